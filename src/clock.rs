@@ -1,0 +1,208 @@
+//! Monotonic and wall clocks, for real processes and for simulated hosts.
+//!
+//! Node and client code read time only through [`Clock`]: `now` is the
+//! monotonic clock (elapsed time, lock validity, sleeps), `wall_ms` is the wall
+//! clock (key expiry, as Redis uses it). [`SystemClock`] is the machine's.
+//! [`SimClock`] is one simulated host's, as TigerBeetle's `testing/time.zig`
+//! does it: a [`ClockModel`] maps the simulation's global time to the host's
+//! monotonic time (its rate, no jumps) and wall time (offset, rate, jumps).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A sleep, as returned by [`Clock::sleep`].
+pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The time source of a node or a client.
+pub trait Clock: Send + Sync {
+    /// Monotonic time since an arbitrary origin of this host. Never jumps.
+    fn now(&self) -> Duration;
+    /// Wall-clock time, milliseconds since the Unix epoch. May jump.
+    fn wall_ms(&self) -> i64;
+    /// Completes once `d` has passed on this host's monotonic clock.
+    fn sleep(&self, d: Duration) -> Sleep;
+}
+
+/// The machine's clocks: `Instant` and `SystemTime`, tokio's timer.
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl SystemClock {
+    pub fn new() -> Self {
+        SystemClock { origin: Instant::now() }
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for SystemClock {
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+
+    fn wall_ms(&self) -> i64 {
+        // Real processes only: the simulation never builds a SystemClock.
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    }
+
+    fn sleep(&self, d: Duration) -> Sleep {
+        Box::pin(tokio::time::sleep(d))
+    }
+}
+
+/// One host's clocks as a function of global simulated time `g`.
+///
+/// Both clocks run at `rate` (1.0 is true time). Since the last rate change
+/// at global time `base_g`, monotonic time is `mono_base + (g − base_g)·rate`
+/// and wall time is `wall_base + (g − base_g)·rate`; jumps move `wall_base`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClockModel {
+    rate: f64,
+    base_g: Duration,
+    mono_base_ns: f64,
+    wall_base_ms: f64,
+}
+
+impl ClockModel {
+    /// A clock whose wall time at global time zero is `epoch_ms + offset_ms`.
+    pub fn new(epoch_ms: i64, offset_ms: f64, rate: f64) -> Self {
+        ClockModel {
+            rate,
+            base_g: Duration::ZERO,
+            mono_base_ns: 0.0,
+            wall_base_ms: epoch_ms as f64 + offset_ms,
+        }
+    }
+
+    fn since_base_ns(&self, g: Duration) -> f64 {
+        g.saturating_sub(self.base_g).as_nanos() as f64 * self.rate
+    }
+
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    pub fn mono_at(&self, g: Duration) -> Duration {
+        Duration::from_nanos((self.mono_base_ns + self.since_base_ns(g)) as u64)
+    }
+
+    pub fn wall_ms_at(&self, g: Duration) -> i64 {
+        (self.wall_base_ms + self.since_base_ns(g) / 1e6).floor() as i64
+    }
+
+    /// Changes the rate from global time `g` on; both clocks stay continuous.
+    pub fn set_rate(&mut self, g: Duration, rate: f64) {
+        let since = self.since_base_ns(g);
+        self.mono_base_ns += since;
+        self.wall_base_ms += since / 1e6;
+        self.base_g = self.base_g.max(g);
+        self.rate = rate;
+    }
+
+    /// Steps the wall clock by `by_ms` (negative steps back).
+    pub fn jump(&mut self, by_ms: f64) {
+        self.wall_base_ms += by_ms;
+    }
+
+    /// How much global time passes while this clock's monotonic time advances
+    /// by `d`, at the current rate (rounded up, so a sleep never ends early).
+    pub fn global_for(&self, d: Duration) -> Duration {
+        Duration::from_nanos((d.as_nanos() as f64 / self.rate).ceil() as u64)
+    }
+}
+
+/// A simulated host's clock, read by code running inside a turmoil host.
+/// The simulation driver changes the shared model (rate, jumps) from outside.
+#[derive(Clone)]
+pub struct SimClock {
+    model: Arc<Mutex<ClockModel>>,
+}
+
+impl SimClock {
+    pub fn new(model: ClockModel) -> Self {
+        SimClock { model: Arc::new(Mutex::new(model)) }
+    }
+
+    /// The shared model, for the driver to change rate or jump.
+    pub fn model(&self) -> &Arc<Mutex<ClockModel>> {
+        &self.model
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&ClockModel) -> T) -> T {
+        f(&self.model.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Global simulated time, read inside a turmoil host.
+pub fn sim_now() -> Duration {
+    turmoil::sim_elapsed().unwrap_or(Duration::ZERO)
+}
+
+impl Clock for SimClock {
+    fn now(&self) -> Duration {
+        let g = sim_now();
+        self.with(|m| m.mono_at(g))
+    }
+
+    fn wall_ms(&self) -> i64 {
+        let g = sim_now();
+        self.with(|m| m.wall_ms_at(g))
+    }
+
+    fn sleep(&self, d: Duration) -> Sleep {
+        let clock = self.clone();
+        Box::pin(async move {
+            let target = clock.now() + d;
+            // Re-check after each wake: the rate may change while we sleep.
+            loop {
+                let now = clock.now();
+                if now >= target {
+                    return;
+                }
+                let g = clock.with(|m| m.global_for(target - now));
+                tokio::time::sleep(g.max(Duration::from_micros(1))).await;
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn rate_scales_both_clocks() {
+        let m = ClockModel::new(1_000_000, 50.0, 1.5);
+        assert_eq!(m.mono_at(2 * S), 3 * S);
+        assert_eq!(m.wall_ms_at(2 * S), 1_000_000 + 50 + 3000);
+    }
+
+    #[test]
+    fn rate_change_is_continuous_and_jumps_touch_only_wall() {
+        let mut m = ClockModel::new(0, 0.0, 1.0);
+        m.set_rate(10 * S, 2.0);
+        assert_eq!(m.mono_at(10 * S), 10 * S);
+        assert_eq!(m.mono_at(11 * S), 12 * S);
+        m.jump(-5000.0);
+        assert_eq!(m.mono_at(11 * S), 12 * S);
+        assert_eq!(m.wall_ms_at(11 * S), 7000);
+        assert_eq!(m.global_for(2 * S), S);
+    }
+
+    #[test]
+    fn slow_clock_sleeps_longer_in_global_time() {
+        let m = ClockModel::new(0, 0.0, 0.5);
+        assert_eq!(m.global_for(S), 2 * S);
+    }
+}

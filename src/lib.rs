@@ -1,0 +1,13 @@
+//! redlock-sim: a deterministic simulation and fault-injection harness for
+//! Redis locks (the single-instance lock and Redlock).
+//!
+//! The pieces, in the order data flows through them:
+//! - [`resp`]: RESP2 frames and codec, shared by node and client;
+//! - [`node`]: the Redis-like server (keyspace, expiry, commands);
+//! - [`client`]: the real Redlock client, used on real Redis and in simulation;
+//! - [`clock`]: monotonic and wall clocks, system and simulated;
+//! - [`duration`]: durations as users write them.
+
+pub mod clock;
+pub mod duration;
+pub mod resp;

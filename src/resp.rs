@@ -1,0 +1,424 @@
+//! RESP2 frames and an incremental codec, shared by the node and the client.
+//!
+//! [`Frame`] is one RESP2 value. [`parse`] looks at the front of a buffer and
+//! returns a whole frame with the number of bytes it used, `Ok(None)` when the
+//! buffer holds only part of one, or a [`ProtocolError`] for bytes that can
+//! never become a frame. [`Connection`] reads and writes frames on any async
+//! byte stream (a tokio or a turmoil `TcpStream`). Malformed input is an error,
+//! never a panic: lengths are bounded, nesting is bounded, and nothing is
+//! allocated from a length before the bytes behind it have arrived.
+
+use bytes::{Buf, Bytes, BytesMut};
+use std::fmt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Largest bulk string accepted, as Redis's default `proto-max-bulk-len`.
+pub const MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
+/// Largest number of elements in one array.
+pub const MAX_ARRAY_LEN: i64 = 1024 * 1024;
+/// Deepest nesting of arrays accepted.
+pub const MAX_DEPTH: usize = 32;
+/// Longest inline command or header line.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// One RESP2 value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    Simple(String),
+    Error(String),
+    Integer(i64),
+    Bulk(Bytes),
+    /// `$-1`, the null bulk string (also what `*-1` parses to).
+    Null,
+    Array(Vec<Frame>),
+}
+
+/// Bytes that can never be part of a valid RESP2 stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Protocol error: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+fn perr<T>(msg: impl Into<String>) -> Result<T, ProtocolError> {
+    Err(ProtocolError(msg.into()))
+}
+
+impl Frame {
+    /// A command as clients send it: an array of bulk strings.
+    pub fn command<I, A>(args: I) -> Frame
+    where
+        I: IntoIterator<Item = A>,
+        A: AsRef<[u8]>,
+    {
+        Frame::Array(
+            args.into_iter()
+                .map(|a| Frame::Bulk(Bytes::copy_from_slice(a.as_ref())))
+                .collect(),
+        )
+    }
+
+    pub fn ok() -> Frame {
+        Frame::Simple("OK".into())
+    }
+
+    pub fn err(msg: impl Into<String>) -> Frame {
+        Frame::Error(msg.into())
+    }
+
+    pub fn bulk(b: impl AsRef<[u8]>) -> Frame {
+        Frame::Bulk(Bytes::copy_from_slice(b.as_ref()))
+    }
+
+    /// Appends the wire form of this frame to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Frame::Simple(s) => line(out, b'+', s.as_bytes()),
+            Frame::Error(s) => line(out, b'-', s.as_bytes()),
+            Frame::Integer(n) => line(out, b':', n.to_string().as_bytes()),
+            Frame::Null => out.extend_from_slice(b"$-1\r\n"),
+            Frame::Bulk(b) => {
+                line(out, b'$', b.len().to_string().as_bytes());
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Frame::Array(items) => {
+                line(out, b'*', items.len().to_string().as_bytes());
+                for item in items {
+                    item.encode(out);
+                }
+            }
+        }
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+}
+
+fn line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
+    out.push(tag);
+    // Simple strings and errors cannot carry CR or LF; replace them so the
+    // stream stays well formed whatever the message says.
+    out.extend(body.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Parses one frame from the front of `buf`.
+pub fn parse(buf: &[u8]) -> Result<Option<(Frame, usize)>, ProtocolError> {
+    let mut pos = 0;
+    match parse_at(buf, &mut pos, 0)? {
+        Some(frame) => Ok(Some((frame, pos))),
+        None => Ok(None),
+    }
+}
+
+/// Parses one request from the front of `buf`: a RESP array of bulk strings,
+/// or an inline command (`PING\r\n`, as typed into telnet). Returns the
+/// arguments; an empty inline line yields an empty list.
+pub fn parse_request(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, ProtocolError> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    if buf[0] != b'*' {
+        let Some(end) = find_crlf_or_lf(buf) else {
+            if buf.len() > MAX_LINE {
+                return perr("too big inline request");
+            }
+            return Ok(None);
+        };
+        let (text_end, used) = end;
+        let args = buf[..text_end]
+            .split(|c| c.is_ascii_whitespace())
+            .filter(|a| !a.is_empty())
+            .map(Bytes::copy_from_slice)
+            .collect();
+        return Ok(Some((args, used)));
+    }
+    let Some((frame, used)) = parse(buf)? else {
+        return Ok(None);
+    };
+    let Frame::Array(items) = frame else {
+        return perr("expected an array of bulk strings");
+    };
+    let mut args = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Frame::Bulk(b) => args.push(b),
+            _ => return perr("expected '$', got something else"),
+        }
+    }
+    Ok(Some((args, used)))
+}
+
+fn find_crlf_or_lf(buf: &[u8]) -> Option<(usize, usize)> {
+    let nl = buf.iter().take(MAX_LINE + 2).position(|&c| c == b'\n')?;
+    let text_end = if nl > 0 && buf[nl - 1] == b'\r' { nl - 1 } else { nl };
+    Some((text_end, nl + 1))
+}
+
+fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, ProtocolError> {
+    if depth > MAX_DEPTH {
+        return perr("nesting too deep");
+    }
+    let Some(&tag) = buf.get(*pos) else {
+        return Ok(None);
+    };
+    let Some(body) = read_line(buf, *pos + 1)? else {
+        return Ok(None);
+    };
+    let after_line = *pos + 1 + body.len() + 2;
+    match tag {
+        b'+' | b'-' => {
+            let s = String::from_utf8_lossy(body).into_owned();
+            *pos = after_line;
+            Ok(Some(if tag == b'+' { Frame::Simple(s) } else { Frame::Error(s) }))
+        }
+        b':' => {
+            let n = parse_int(body)?;
+            *pos = after_line;
+            Ok(Some(Frame::Integer(n)))
+        }
+        b'$' => {
+            let len = parse_int(body)?;
+            if len == -1 {
+                *pos = after_line;
+                return Ok(Some(Frame::Null));
+            }
+            if !(0..=MAX_BULK_LEN).contains(&len) {
+                return perr("invalid bulk length");
+            }
+            let len = len as usize;
+            let end = after_line + len;
+            if buf.len() < end + 2 {
+                return Ok(None);
+            }
+            if &buf[end..end + 2] != b"\r\n" {
+                return perr("bulk string not terminated by CRLF");
+            }
+            *pos = end + 2;
+            Ok(Some(Frame::Bulk(Bytes::copy_from_slice(&buf[after_line..end]))))
+        }
+        b'*' => {
+            let len = parse_int(body)?;
+            if len == -1 {
+                *pos = after_line;
+                return Ok(Some(Frame::Null));
+            }
+            if !(0..=MAX_ARRAY_LEN).contains(&len) {
+                return perr("invalid multibulk length");
+            }
+            let mut p = after_line;
+            // Grow as elements arrive: never trust the length for allocation.
+            let mut items = Vec::new();
+            for _ in 0..len {
+                match parse_at(buf, &mut p, depth + 1)? {
+                    Some(f) => items.push(f),
+                    None => return Ok(None),
+                }
+            }
+            *pos = p;
+            Ok(Some(Frame::Array(items)))
+        }
+        other => perr(format!("unexpected type byte {other:#04x}")),
+    }
+}
+
+/// The bytes of the line starting at `start`, without its CRLF.
+fn read_line(buf: &[u8], start: usize) -> Result<Option<&[u8]>, ProtocolError> {
+    let rest = buf.get(start..).unwrap_or(&[]);
+    let limit = rest.len().min(MAX_LINE + 2);
+    match rest[..limit].windows(2).position(|w| w == b"\r\n") {
+        Some(i) => Ok(Some(&rest[..i])),
+        None if rest.len() > MAX_LINE => perr("line too long"),
+        None => Ok(None),
+    }
+}
+
+fn parse_int(body: &[u8]) -> Result<i64, ProtocolError> {
+    std::str::from_utf8(body)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .map_or_else(|| perr("invalid integer"), Ok)
+}
+
+/// Error from a [`Connection`].
+#[derive(Debug)]
+pub enum ConnError {
+    Io(std::io::Error),
+    Protocol(ProtocolError),
+    /// The peer closed the stream.
+    Closed,
+}
+
+impl fmt::Display for ConnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnError::Io(e) => write!(f, "i/o error: {e}"),
+            ConnError::Protocol(e) => write!(f, "{e}"),
+            ConnError::Closed => write!(f, "connection closed by peer"),
+        }
+    }
+}
+
+impl std::error::Error for ConnError {}
+
+impl From<std::io::Error> for ConnError {
+    fn from(e: std::io::Error) -> Self {
+        ConnError::Io(e)
+    }
+}
+
+impl From<ProtocolError> for ConnError {
+    fn from(e: ProtocolError) -> Self {
+        ConnError::Protocol(e)
+    }
+}
+
+/// Frames over a byte stream, with a read buffer.
+pub struct Connection<S> {
+    stream: S,
+    buf: BytesMut,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+    pub fn new(stream: S) -> Self {
+        Connection { stream, buf: BytesMut::with_capacity(4096) }
+    }
+
+    /// Reads the next frame (a reply, on the client side).
+    pub async fn read_frame(&mut self) -> Result<Frame, ConnError> {
+        loop {
+            if let Some((frame, used)) = parse(&self.buf)? {
+                self.buf.advance(used);
+                return Ok(frame);
+            }
+            self.fill().await?;
+        }
+    }
+
+    /// Reads the next request (on the server side). `Ok(None)` on a clean close
+    /// between requests.
+    pub async fn read_request(&mut self) -> Result<Option<Vec<Bytes>>, ConnError> {
+        loop {
+            if let Some((args, used)) = parse_request(&self.buf)? {
+                self.buf.advance(used);
+                return Ok(Some(args));
+            }
+            match self.fill().await {
+                Err(ConnError::Closed) if self.buf.is_empty() => return Ok(None),
+                Err(e) => return Err(e),
+                Ok(()) => {}
+            }
+        }
+    }
+
+    async fn fill(&mut self) -> Result<(), ConnError> {
+        if self.stream.read_buf(&mut self.buf).await? == 0 {
+            return Err(ConnError::Closed);
+        }
+        Ok(())
+    }
+
+    pub async fn write_frame(&mut self, frame: &Frame) -> Result<(), ConnError> {
+        self.stream.write_all(&frame.to_bytes()).await?;
+        self.stream.flush().await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn roundtrip(f: Frame) {
+        let bytes = f.to_bytes();
+        assert_eq!(parse(&bytes).unwrap(), Some((f, bytes.len())));
+        // Every strict prefix is incomplete, never an error.
+        for cut in 0..bytes.len() {
+            assert_eq!(parse(&bytes[..cut]).unwrap(), None, "prefix {cut}");
+        }
+    }
+
+    #[test]
+    fn frames_roundtrip_and_prefixes_are_incomplete() {
+        roundtrip(Frame::Simple("OK".into()));
+        roundtrip(Frame::Error("ERR boom".into()));
+        roundtrip(Frame::Integer(-42));
+        roundtrip(Frame::bulk(b"a\r\nb"));
+        roundtrip(Frame::bulk(b""));
+        roundtrip(Frame::Null);
+        roundtrip(Frame::Array(vec![]));
+        roundtrip(Frame::Array(vec![Frame::Integer(1), Frame::Array(vec![Frame::Null])]));
+    }
+
+    #[test]
+    fn null_array_is_null() {
+        assert_eq!(parse(b"*-1\r\n").unwrap(), Some((Frame::Null, 5)));
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(parse(b"?x\r\n").is_err());
+        assert!(parse(b":12a\r\n").is_err());
+        assert!(parse(b"$-2\r\n").is_err());
+        assert!(parse(b"$3\r\nabcX\r\n").is_err());
+        assert!(parse(b"*-7\r\n").is_err());
+        let deep = "*1\r\n".repeat(MAX_DEPTH + 2);
+        assert!(parse(deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn huge_lengths_allocate_nothing_and_wait() {
+        assert_eq!(parse(b"*1000000\r\n").unwrap(), None);
+        assert_eq!(parse(b"$536870912\r\n").unwrap(), None);
+        assert!(parse(b"$536870913\r\n").is_err());
+    }
+
+    #[test]
+    fn inline_requests() {
+        let (args, used) = parse_request(b"SET  k v\r\nGET").unwrap().unwrap();
+        assert_eq!(args, vec![Bytes::from("SET"), Bytes::from("k"), Bytes::from("v")]);
+        assert_eq!(used, 10);
+        assert_eq!(parse_request(b"PING").unwrap(), None);
+        let (args, _) = parse_request(b"\r\n").unwrap().unwrap();
+        assert!(args.is_empty());
+        assert!(parse_request(b"*1\r\n:1\r\n").is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = parse(&bytes);
+            let _ = parse_request(&bytes);
+        }
+
+        #[test]
+        fn random_resp_like_bytes_never_panic(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just(b"*".to_vec()), Just(b"$".to_vec()), Just(b":".to_vec()),
+                    Just(b"+".to_vec()), Just(b"-".to_vec()), Just(b"\r\n".to_vec()),
+                    Just(b"-1".to_vec()), Just(b"3".to_vec()), Just(b"99999999999999999999".to_vec()),
+                    proptest::collection::vec(any::<u8>(), 0..4),
+                ], 0..40)
+        ) {
+            let bytes: Vec<u8> = parts.concat();
+            if let Ok(Some((_, used))) = parse(&bytes) {
+                prop_assert!(used <= bytes.len());
+            }
+            if let Ok(Some((_, used))) = parse_request(&bytes) {
+                prop_assert!(used <= bytes.len());
+            }
+        }
+    }
+}
