@@ -8,6 +8,8 @@
 //! - [`clock`]: monotonic and wall clocks, system and simulated;
 //! - [`duration`]: durations as users write them.
 
+pub mod client;
 pub mod clock;
 pub mod duration;
+pub mod node;
 pub mod resp;

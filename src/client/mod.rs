@@ -1,0 +1,17 @@
+//! The Redlock client: real code, used against real Redis servers and in the
+//! simulation alike. Time, randomness and connections reach it only through
+//! [`crate::clock::Clock`], a seeded `ChaCha20Rng`, and [`Connector`].
+//!
+//! - [`connection`]: connectors and the per-node connection with timeouts;
+//! - [`scripts`]: the compare-and-delete and compare-and-pexpire scripts;
+//! - [`redlock`]: the quorum lock (one node: the single-instance lock);
+//! - [`watchdog`]: extension every ttl/3 while a lock is held.
+
+pub mod connection;
+pub mod redlock;
+pub mod scripts;
+pub mod watchdog;
+
+pub use connection::{Connector, SimConnector, TcpConnector};
+pub use redlock::{Config, Lock, LockError, NodeOutcome, Redlock};
+pub use watchdog::{Status, Watchdog};

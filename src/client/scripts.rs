@@ -1,0 +1,17 @@
+//! The Lua scripts the lock client sends, and their SHA1s.
+//!
+//! The texts are the ones the Redis distributed-locks page gives; the node
+//! recognises them by SHA1 and runs them natively (it has no Lua), so any
+//! change here must keep `node::scripting` in step.
+
+/// Compare-and-delete: release the lock only if it still holds our token.
+pub const RELEASE: &str = "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend";
+
+/// Compare-and-pexpire: extend the lock only if it still holds our token.
+/// Never re-creates a key that has expired.
+pub const EXTEND: &str = "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"pexpire\",KEYS[1],ARGV[2])\nelse\n    return 0\nend";
+
+/// Lowercase hex SHA1 of a script, as `SCRIPT LOAD` returns it.
+pub fn sha1_hex(script: &[u8]) -> String {
+    sha1_smol::Sha1::from(script).digest().to_string()
+}

@@ -1,0 +1,100 @@
+//! Command dispatch: the command table with Redis's arities, and the error
+//! replies for unknown commands and wrong arity, worded as Redis 7 words them.
+
+use super::keyspace::Keyspace;
+use super::{keys, scripting, server, strings};
+use crate::resp::Frame;
+use bytes::Bytes;
+
+/// A command's implementation: the keyspace, the arguments (name first), and
+/// the node's wall clock in milliseconds, read once per command.
+pub type Handler = fn(&mut Keyspace, &[Bytes], i64) -> Frame;
+
+/// Name, arity (positive: exactly; negative: at least), handler.
+const TABLE: &[(&str, i32, Handler)] = &[
+    ("ping", -1, server::ping),
+    ("info", -1, server::info),
+    ("role", 1, server::role),
+    ("command", -1, server::command),
+    ("select", 2, server::select),
+    ("get", 2, strings::get),
+    ("set", -3, strings::set),
+    ("setnx", 3, strings::setnx),
+    ("getset", 3, strings::getset),
+    ("incr", 2, strings::incr),
+    ("del", -2, keys::del),
+    ("exists", -2, keys::exists),
+    ("pexpire", -3, keys::pexpire),
+    ("pexpireat", -3, keys::pexpireat),
+    ("pttl", 2, keys::pttl),
+    ("ttl", 2, keys::ttl),
+    ("flushall", -1, keys::flushall),
+    ("eval", -3, scripting::eval),
+    ("evalsha", -3, scripting::evalsha),
+    ("script", -2, scripting::script),
+];
+
+/// Runs one command and returns its reply.
+pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let Some(name) = args.first() else {
+        return Frame::err("ERR empty command");
+    };
+    let lname = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let Some((cname, arity, handler)) = TABLE.iter().find(|(n, _, _)| *n == lname) else {
+        return unknown_command(args);
+    };
+    if !arity_ok(*arity, args.len()) {
+        return wrong_arity(cname);
+    }
+    handler(ks, args, now)
+}
+
+pub fn arity_ok(arity: i32, argc: usize) -> bool {
+    let argc = argc as i64;
+    let arity = arity as i64;
+    if arity > 0 {
+        argc == arity
+    } else {
+        argc >= -arity
+    }
+}
+
+pub fn wrong_arity(fullname: &str) -> Frame {
+    Frame::err(format!(
+        "ERR wrong number of arguments for '{fullname}' command"
+    ))
+}
+
+fn unknown_command(args: &[Bytes]) -> Frame {
+    let mut listed = String::new();
+    for a in &args[1..] {
+        if listed.len() >= 128 {
+            break;
+        }
+        let room = 128 - listed.len();
+        let s = String::from_utf8_lossy(a);
+        let cut: String = s.chars().take(room).collect();
+        listed.push_str(&format!("'{cut}' "));
+    }
+    let name: String = String::from_utf8_lossy(&args[0])
+        .chars()
+        .take(128)
+        .collect();
+    Frame::err(format!(
+        "ERR unknown command '{name}', with args beginning with: {listed}"
+    ))
+}
+
+/// The reply Redis gives for an argument that is not an integer.
+pub fn not_an_integer() -> Frame {
+    Frame::err("ERR value is not an integer or out of range")
+}
+
+pub fn syntax_error() -> Frame {
+    Frame::err("ERR syntax error")
+}
+
+/// Case-insensitive comparison of an argument with an ASCII word.
+pub fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}

@@ -1,0 +1,112 @@
+//! Keyspace commands: `DEL`, `EXISTS`, `PEXPIRE`, `PEXPIREAT` (with
+//! `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `FLUSHALL`.
+
+use super::command::{is, not_an_integer, syntax_error};
+use super::keyspace::{parse_i64, Keyspace, Role};
+use crate::resp::Frame;
+use bytes::Bytes;
+
+pub fn del(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let mut n = 0;
+    for key in &args[1..] {
+        if ks.exists(key, now) && ks.remove(key) {
+            n += 1;
+        }
+    }
+    Frame::Integer(n)
+}
+
+pub fn exists(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    Frame::Integer(args[1..].iter().filter(|k| ks.exists(k, now)).count() as i64)
+}
+
+pub fn pexpire(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    expire_generic(ks, args, now, now)
+}
+
+pub fn pexpireat(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    expire_generic(ks, args, now, 0)
+}
+
+/// Redis 7.0's `expireGenericCommand` for milliseconds: options first, then
+/// the number, then the key; a time not after now deletes the key (on a
+/// master; a replica keeps it and waits for the master's `DEL`).
+fn expire_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, base: i64) -> Frame {
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for opt in &args[3..] {
+        if is(opt, "nx") {
+            nx = true;
+        } else if is(opt, "xx") {
+            xx = true;
+        } else if is(opt, "gt") {
+            gt = true;
+        } else if is(opt, "lt") {
+            lt = true;
+        } else {
+            return Frame::err(format!(
+                "ERR Unsupported option {}",
+                String::from_utf8_lossy(opt)
+            ));
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return Frame::err("ERR NX and XX, GT or LT options at the same time are not compatible");
+    }
+    if gt && lt {
+        return Frame::err("ERR GT and LT options at the same time are not compatible");
+    }
+    let Some(when) = parse_i64(&args[2]) else {
+        return not_an_integer();
+    };
+    let Some(when) = when.checked_add(base) else {
+        return Frame::err(format!(
+            "ERR invalid expire time in '{}' command",
+            String::from_utf8_lossy(&args[0]).to_ascii_lowercase()
+        ));
+    };
+    let key = &args[1];
+    let Some(entry) = ks.get(key, now) else {
+        return Frame::Integer(0);
+    };
+    let current = entry.expires_at;
+    let refused = (nx && current.is_some())
+        || (xx && current.is_none())
+        || (gt && current.is_none_or(|c| when <= c))
+        || (lt && current.is_some_and(|c| when >= c));
+    if refused {
+        return Frame::Integer(0);
+    }
+    if when <= now && ks.role == Role::Master {
+        ks.remove(key);
+    } else {
+        ks.set_expiry(key, when);
+    }
+    Frame::Integer(1)
+}
+
+/// Remaining milliseconds; -2 for no key, -1 for a key without expiry.
+fn ttl_ms(ks: &mut Keyspace, key: &[u8], now: i64) -> i64 {
+    match ks.get(key, now) {
+        None => -2,
+        Some(e) => e.expires_at.map_or(-1, |t| (t - now).max(0)),
+    }
+}
+
+pub fn pttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    Frame::Integer(ttl_ms(ks, &args[1], now))
+}
+
+pub fn ttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let ms = ttl_ms(ks, &args[1], now);
+    Frame::Integer(if ms < 0 { ms } else { (ms + 500) / 1000 })
+}
+
+pub fn flushall(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    match args.len() {
+        1 => {}
+        2 if is(&args[1], "sync") || is(&args[1], "async") => {}
+        _ => return syntax_error(),
+    }
+    ks.flush();
+    Frame::ok()
+}

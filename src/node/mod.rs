@@ -1,0 +1,135 @@
+//! The Redis-like node: a keyspace served over RESP2.
+//!
+//! [`Node`] is a cheap handle on one node's state and clock. [`serve`] accepts
+//! connections from any [`Listener`] (a tokio `TcpListener` on a real port, a
+//! turmoil one in the simulation) and answers each request with
+//! [`Node::execute`]. [`active_expiry`] is the background sweep Redis runs ten
+//! times a second. Commands live one family per file: [`strings`], [`keys`],
+//! [`scripting`], [`server`]; [`command`] dispatches them.
+
+pub mod command;
+pub mod keys;
+pub mod keyspace;
+pub mod scripting;
+pub mod server;
+pub mod strings;
+
+use crate::clock::Clock;
+use crate::resp::{ConnError, Connection, Frame};
+use bytes::Bytes;
+use keyspace::Keyspace;
+use std::future::Future;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// How often the active expiry sweep runs (Redis's default `hz 10`).
+pub const EXPIRY_PERIOD: Duration = Duration::from_millis(100);
+
+/// A handle on one node: its keyspace and its clock.
+#[derive(Clone)]
+pub struct Node {
+    keyspace: Arc<Mutex<Keyspace>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Node {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self::with_keyspace(clock, Keyspace::default())
+    }
+
+    /// A node that starts from existing data (a restart from disk).
+    pub fn with_keyspace(clock: Arc<dyn Clock>, keyspace: Keyspace) -> Self {
+        Node {
+            keyspace: Arc::new(Mutex::new(keyspace)),
+            clock,
+        }
+    }
+
+    /// Runs one command at the node's current wall-clock time.
+    pub fn execute(&self, args: &[Bytes]) -> Frame {
+        let now = self.clock.wall_ms();
+        command::dispatch(&mut self.keyspace(), args, now)
+    }
+
+    /// Locks and returns the keyspace (for replication, persistence, tests).
+    pub fn keyspace(&self) -> MutexGuard<'_, Keyspace> {
+        self.keyspace.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+}
+
+/// Something that accepts byte-stream connections.
+pub trait Listener {
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    fn accept(&mut self) -> impl Future<Output = io::Result<Self::Stream>>;
+}
+
+impl Listener for tokio::net::TcpListener {
+    type Stream = tokio::net::TcpStream;
+    async fn accept(&mut self) -> io::Result<Self::Stream> {
+        let (s, _) = tokio::net::TcpListener::accept(self).await?;
+        s.set_nodelay(true)?;
+        Ok(s)
+    }
+}
+
+impl Listener for turmoil::net::TcpListener {
+    type Stream = turmoil::net::TcpStream;
+    async fn accept(&mut self) -> io::Result<Self::Stream> {
+        let (s, _) = turmoil::net::TcpListener::accept(self).await?;
+        Ok(s)
+    }
+}
+
+/// Serves the node on `listener` until accepting fails. Each connection gets
+/// its own task; the active expiry sweep runs beside them.
+pub async fn serve<L: Listener>(node: Node, mut listener: L) -> io::Result<()> {
+    let sweeper = tokio::spawn(active_expiry(node.clone()));
+    let result = loop {
+        match listener.accept().await {
+            Ok(stream) => {
+                tokio::spawn(handle_connection(node.clone(), stream));
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    sweeper.abort();
+    result
+}
+
+/// Answers requests on one connection until the peer closes it. A protocol
+/// error gets an error reply, then the connection is closed, as Redis does.
+pub async fn handle_connection<S>(node: Node, stream: S)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut conn = Connection::new(stream);
+    loop {
+        let reply = match conn.read_request().await {
+            Ok(Some(args)) if args.is_empty() => continue,
+            Ok(Some(args)) => node.execute(&args),
+            Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
+            Err(ConnError::Protocol(e)) => {
+                let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
+                return;
+            }
+        };
+        if conn.write_frame(&reply).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Deletes expired keys every [`EXPIRY_PERIOD`] of the node's clock.
+pub async fn active_expiry(node: Node) {
+    loop {
+        node.clock.sleep(EXPIRY_PERIOD).await;
+        let now = node.clock.wall_ms();
+        node.keyspace().expire_active(now);
+    }
+}

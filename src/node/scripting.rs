@@ -1,0 +1,132 @@
+//! `EVAL`, `EVALSHA`, `SCRIPT LOAD|EXISTS|FLUSH`.
+//!
+//! The node has no Lua. It recognises the lock client's scripts by SHA1
+//! (compare-and-delete, compare-and-pexpire: see `client::scripts`) and runs
+//! them natively with the same effects; any other script is cached like Redis
+//! caches it, but running it is an error that says why.
+
+use super::command::{is, not_an_integer, wrong_arity};
+use super::keys;
+use super::keyspace::{parse_i64, Keyspace};
+use crate::client::scripts::{sha1_hex, EXTEND, RELEASE};
+use crate::resp::Frame;
+use bytes::Bytes;
+
+const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+pub fn eval(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let body = args[1].clone();
+    let Some((keys, argv)) = split_keys(args) else {
+        return numkeys_error(&args[2], args.len());
+    };
+    let sha = sha1_hex(&body);
+    ks.scripts.insert(sha.clone(), body);
+    run(ks, &sha, keys, argv, now)
+}
+
+pub fn evalsha(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    if args[1].len() != 40 {
+        return Frame::err(NOSCRIPT);
+    }
+    let Some((keys, argv)) = split_keys(args) else {
+        return numkeys_error(&args[2], args.len());
+    };
+    let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    if !ks.scripts.contains_key(&sha) {
+        return Frame::err(NOSCRIPT);
+    }
+    run(ks, &sha, keys, argv, now)
+}
+
+/// Splits `script numkeys key... arg...` into keys and args.
+fn split_keys(args: &[Bytes]) -> Option<(&[Bytes], &[Bytes])> {
+    let n = parse_i64(&args[2])?;
+    let rest = &args[3..];
+    (n >= 0 && n as usize <= rest.len()).then(|| rest.split_at(n as usize))
+}
+
+fn numkeys_error(raw: &[u8], argc: usize) -> Frame {
+    match parse_i64(raw) {
+        None => not_an_integer(),
+        Some(n) if n < 0 => Frame::err("ERR Number of keys can't be negative"),
+        Some(_) => {
+            debug_assert!(argc >= 3);
+            Frame::err("ERR Number of keys can't be greater than number of args")
+        }
+    }
+}
+
+fn run(ks: &mut Keyspace, sha: &str, keys: &[Bytes], argv: &[Bytes], now: i64) -> Frame {
+    let script = if sha == sha1_hex(RELEASE.as_bytes()) {
+        Known::Release
+    } else if sha == sha1_hex(EXTEND.as_bytes()) {
+        Known::Extend
+    } else {
+        return Frame::err(format!(
+            "ERR redlock-sim node runs only the lock scripts (compare-and-delete, \
+             compare-and-pexpire); script {sha} is not one of them"
+        ));
+    };
+    let (Some(key), Some(token)) = (keys.first(), argv.first()) else {
+        return Frame::err("ERR lock script called without KEYS[1] and ARGV[1]");
+    };
+    let holds = ks.get(key, now).is_some_and(|e| e.value == *token);
+    if !holds {
+        return Frame::Integer(0);
+    }
+    match script {
+        Known::Release => Frame::Integer(ks.remove(key) as i64),
+        Known::Extend => {
+            let Some(ms) = argv.get(1) else {
+                return Frame::err("ERR compare-and-pexpire called without ARGV[2]");
+            };
+            let cmd = [Bytes::from_static(b"pexpire"), key.clone(), ms.clone()];
+            match keys::pexpire(ks, &cmd, now) {
+                Frame::Error(e) => Frame::err(format!("{e} script: {sha}, on @user_script:4.")),
+                reply => reply,
+            }
+        }
+    }
+}
+
+enum Known {
+    Release,
+    Extend,
+}
+
+/// `SCRIPT LOAD body`, `SCRIPT EXISTS sha...`, `SCRIPT FLUSH [ASYNC|SYNC]`.
+pub fn script(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    let sub = &args[1];
+    let argc = args.len();
+    if is(sub, "load") {
+        if argc != 3 {
+            return wrong_arity("script|load");
+        }
+        let sha = sha1_hex(&args[2]);
+        ks.scripts.insert(sha.clone(), args[2].clone());
+        Frame::bulk(sha)
+    } else if is(sub, "exists") {
+        if argc < 3 {
+            return wrong_arity("script|exists");
+        }
+        let known = |a: &Bytes| {
+            let sha = String::from_utf8_lossy(a).to_ascii_lowercase();
+            Frame::Integer(ks.scripts.contains_key(&sha) as i64)
+        };
+        Frame::Array(args[2..].iter().map(known).collect())
+    } else if is(sub, "flush") {
+        if argc > 3 || (argc == 3 && !is(&args[2], "sync") && !is(&args[2], "async")) {
+            return Frame::err("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+        }
+        ks.scripts.clear();
+        Frame::ok()
+    } else {
+        Frame::err(format!(
+            "ERR unknown subcommand '{}'. Try SCRIPT HELP.",
+            String::from_utf8_lossy(sub)
+                .chars()
+                .take(128)
+                .collect::<String>()
+        ))
+    }
+}
