@@ -11,5 +11,6 @@
 pub mod client;
 pub mod clock;
 pub mod duration;
+pub mod flock;
 pub mod node;
 pub mod resp;

@@ -1,1 +1,122 @@
-fn main(){}
+//! The `redlock-sim` command line: parse, call the library, print.
+
+use clap::{Parser, Subcommand};
+use redlock_sim::{client, clock, duration, flock, node};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "redlock-sim",
+    version,
+    about = "Deterministic simulation and fault injection for Redis locks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+fn dur(s: &str) -> Result<Duration, String> {
+    duration::parse(s)
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Take a lock on real Redis servers and run a command while holding it
+    /// (a distributed flock): extends the lock every ttl/3, sends the command
+    /// SIGTERM if the lock is lost, releases it at the end, exits with the
+    /// command's exit code (75 if the lock could not be acquired in time).
+    Lock {
+        /// Redis servers, comma-separated host:port (one: single-instance lock).
+        #[arg(long, value_delimiter = ',', required = true)]
+        nodes: Vec<String>,
+        /// The lock's key.
+        #[arg(long)]
+        resource: String,
+        /// Lock TTL (extended every ttl/3 while the command runs).
+        #[arg(long, default_value = "10s", value_parser = dur)]
+        ttl: Duration,
+        /// How long to keep trying to acquire before giving up (exit 75).
+        #[arg(long, default_value = "30s", value_parser = dur)]
+        wait: Duration,
+        /// Upper bound of the random wait between attempts.
+        #[arg(long, default_value = "200ms", value_parser = dur)]
+        retry_delay: Duration,
+        /// Per-node request timeout.
+        #[arg(long, default_value = "50ms", value_parser = dur)]
+        request_timeout: Duration,
+        /// The command to run, after `--`.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Serve the Redis-like node on a real TCP port (redis-cli can talk to it).
+    Node {
+        #[arg(long, default_value_t = 6379)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: String,
+    },
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Lock {
+            nodes,
+            resource,
+            ttl,
+            wait,
+            retry_delay,
+            request_timeout,
+            command,
+        } => {
+            if ttl < Duration::from_millis(3) {
+                eprintln!("redlock-sim: --ttl: {} is too short: the 2ms drift allowance leaves no validity", duration::format(ttl));
+                return ExitCode::from(2);
+            }
+            let config = client::Config {
+                retry_count: 1,
+                retry_delay,
+                request_timeout,
+                ..Default::default()
+            };
+            let opts = flock::Options {
+                nodes,
+                resource,
+                ttl,
+                wait,
+                config,
+                command,
+            };
+            let code = runtime().block_on(flock::run(opts));
+            ExitCode::from(code.clamp(0, 255) as u8)
+        }
+        Command::Node { port, bind } => {
+            let rt = runtime();
+            let result = rt.block_on(async {
+                let listener = tokio::net::TcpListener::bind((bind.as_str(), port)).await?;
+                eprintln!("redlock-sim node listening on {}", listener.local_addr()?);
+                node::serve(
+                    node::Node::new(Arc::new(clock::SystemClock::new())),
+                    listener,
+                )
+                .await
+            });
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("redlock-sim node: {bind}:{port}: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}

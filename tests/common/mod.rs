@@ -1,0 +1,130 @@
+//! Test support: real `redis-server` processes on free loopback ports, and
+//! the project's own node served in-process.
+//!
+//! When `redis-server` is missing, tests that need it fail under CI (the
+//! `CI` environment variable is set) with a message saying so, and otherwise
+//! print why they skip and return.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One `redis-server` child process, killed when dropped.
+pub struct RedisServer {
+    pub port: u16,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server with SIGKILL (no shutdown, no save).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Is `redis-server` on the PATH? If not: panic under CI, else print why the
+/// calling test skips and return false.
+pub fn redis_available(test: &str) -> bool {
+    let found = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if found {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{test}: redis-server is not installed, and CI must run this test (.ci/run installs it)");
+    }
+    eprintln!("SKIPPED {test}: redis-server is not installed (apt-get install redis-server)");
+    false
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts `n` redis-servers without persistence and waits until each answers.
+pub fn start_redis(n: usize) -> Vec<RedisServer> {
+    (0..n).map(|_| start_one()).collect()
+}
+
+fn start_one() -> RedisServer {
+    for _ in 0..5 {
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        let mut server = RedisServer { port, child: Some(child) };
+        if wait_ready(port, Duration::from_secs(5)) {
+            return server;
+        }
+        server.kill();
+    }
+    panic!("redis-server did not start on a free port after 5 tries");
+}
+
+/// Waits until something on `port` answers PING.
+pub fn wait_ready(port: u16, limit: Duration) -> bool {
+    use std::io::{Read, Write};
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut buf = [0u8; 7];
+            if s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Serves a fresh redlock-sim node on a free loopback port, on the current
+/// tokio runtime, with the system clock. Returns its address.
+pub async fn start_sim_node() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let node = redlock_sim::node::Node::new(Arc::new(redlock_sim::clock::SystemClock::new()));
+    tokio::spawn(redlock_sim::node::serve(node, listener));
+    addr
+}
+
+/// A minimal blocking RESP client for tests: sends a command, reads a reply.
+pub struct Client {
+    conn: redlock_sim::resp::Connection<tokio::net::TcpStream>,
+}
+
+impl Client {
+    pub async fn connect(addr: &str) -> Client {
+        let s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.set_nodelay(true).unwrap();
+        Client { conn: redlock_sim::resp::Connection::new(s) }
+    }
+
+    pub async fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> redlock_sim::resp::Frame {
+        let cmd = redlock_sim::resp::Frame::command(args);
+        self.conn.write_frame(&cmd).await.unwrap();
+        self.conn.read_frame().await.unwrap()
+    }
+}
