@@ -32,7 +32,9 @@ pub struct SystemClock {
 
 impl SystemClock {
     pub fn new() -> Self {
-        SystemClock { origin: Instant::now() }
+        SystemClock {
+            origin: Instant::now(),
+        }
     }
 }
 
@@ -129,7 +131,9 @@ pub struct SimClock {
 
 impl SimClock {
     pub fn new(model: ClockModel) -> Self {
-        SimClock { model: Arc::new(Mutex::new(model)) }
+        SimClock {
+            model: Arc::new(Mutex::new(model)),
+        }
     }
 
     /// The shared model, for the driver to change rate or jump.

@@ -36,7 +36,9 @@ pub fn parse_signed_ms(text: &str) -> Result<f64, String> {
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite() && *v >= 0.0 && !num.trim().is_empty())
-        .ok_or_else(|| format!("\"{text}\" is not a duration: \"{num}\" is not a non-negative number"))?;
+        .ok_or_else(|| {
+            format!("\"{text}\" is not a duration: \"{num}\" is not a non-negative number")
+        })?;
     Ok(sign * value * scale)
 }
 
@@ -44,7 +46,9 @@ pub fn parse_signed_ms(text: &str) -> Result<f64, String> {
 pub fn parse(text: &str) -> Result<Duration, String> {
     let ms = parse_signed_ms(text)?;
     if ms < 0.0 {
-        return Err(format!("\"{text}\" is negative; a duration here must be zero or more"));
+        return Err(format!(
+            "\"{text}\" is negative; a duration here must be zero or more"
+        ));
     }
     if ms > 1e12 {
         return Err(format!("\"{text}\" is too long"));
@@ -83,7 +87,9 @@ mod tests {
 
     #[test]
     fn rejects() {
-        for bad in ["10", "", "s", "ms", "abc", "1.5", "-1s", "1e400s", "NaNs", "1 parsec"] {
+        for bad in [
+            "10", "", "s", "ms", "abc", "1.5", "-1s", "1e400s", "NaNs", "1 parsec",
+        ] {
             assert!(parse(bad).is_err(), "{bad} accepted");
         }
         assert!(parse("10").unwrap_err().contains("unit"));

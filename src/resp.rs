@@ -107,7 +107,10 @@ fn line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
     out.push(tag);
     // Simple strings and errors cannot carry CR or LF; replace them so the
     // stream stays well formed whatever the message says.
-    out.extend(body.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+    out.extend(
+        body.iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+    );
     out.extend_from_slice(b"\r\n");
 }
 
@@ -160,7 +163,11 @@ pub fn parse_request(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, Protocol
 
 fn find_crlf_or_lf(buf: &[u8]) -> Option<(usize, usize)> {
     let nl = buf.iter().take(MAX_LINE + 2).position(|&c| c == b'\n')?;
-    let text_end = if nl > 0 && buf[nl - 1] == b'\r' { nl - 1 } else { nl };
+    let text_end = if nl > 0 && buf[nl - 1] == b'\r' {
+        nl - 1
+    } else {
+        nl
+    };
     Some((text_end, nl + 1))
 }
 
@@ -179,7 +186,11 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
         b'+' | b'-' => {
             let s = String::from_utf8_lossy(body).into_owned();
             *pos = after_line;
-            Ok(Some(if tag == b'+' { Frame::Simple(s) } else { Frame::Error(s) }))
+            Ok(Some(if tag == b'+' {
+                Frame::Simple(s)
+            } else {
+                Frame::Error(s)
+            }))
         }
         b':' => {
             let n = parse_int(body)?;
@@ -204,7 +215,9 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
                 return perr("bulk string not terminated by CRLF");
             }
             *pos = end + 2;
-            Ok(Some(Frame::Bulk(Bytes::copy_from_slice(&buf[after_line..end]))))
+            Ok(Some(Frame::Bulk(Bytes::copy_from_slice(
+                &buf[after_line..end],
+            ))))
         }
         b'*' => {
             let len = parse_int(body)?;
@@ -290,7 +303,10 @@ pub struct Connection<S> {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub fn new(stream: S) -> Self {
-        Connection { stream, buf: BytesMut::with_capacity(4096) }
+        Connection {
+            stream,
+            buf: BytesMut::with_capacity(4096),
+        }
     }
 
     /// Reads the next frame (a reply, on the client side).
@@ -357,7 +373,10 @@ mod tests {
         roundtrip(Frame::bulk(b""));
         roundtrip(Frame::Null);
         roundtrip(Frame::Array(vec![]));
-        roundtrip(Frame::Array(vec![Frame::Integer(1), Frame::Array(vec![Frame::Null])]));
+        roundtrip(Frame::Array(vec![
+            Frame::Integer(1),
+            Frame::Array(vec![Frame::Null]),
+        ]));
     }
 
     #[test]
@@ -386,7 +405,10 @@ mod tests {
     #[test]
     fn inline_requests() {
         let (args, used) = parse_request(b"SET  k v\r\nGET").unwrap().unwrap();
-        assert_eq!(args, vec![Bytes::from("SET"), Bytes::from("k"), Bytes::from("v")]);
+        assert_eq!(
+            args,
+            vec![Bytes::from("SET"), Bytes::from("k"), Bytes::from("v")]
+        );
         assert_eq!(used, 10);
         assert_eq!(parse_request(b"PING").unwrap(), None);
         let (args, _) = parse_request(b"\r\n").unwrap().unwrap();
