@@ -3,7 +3,8 @@
 //! Takes the lock with the same client code the simulation runs, runs the
 //! command while a watchdog extends the lock every ttl/3, sends the command
 //! SIGTERM if the lock is lost, releases the lock at the end, and returns the
-//! command's exit code (128 + signal if a signal ended it).
+//! command's exit code (128 + signal if a signal ended it). The command runs
+//! in its own process group; lock loss, SIGTERM and SIGINT reach all of it.
 
 use crate::client::{Config, Lock, LockError, Redlock};
 use std::sync::Arc;
@@ -45,7 +46,13 @@ pub async fn run(opts: Options) -> i32 {
         }
     };
     let (program, args) = opts.command.split_first().expect("clap requires a command");
-    let mut child = match tokio::process::Command::new(program).args(args).spawn() {
+    // Its own process group, as timeout(1) does, so that SIGTERM reaches every
+    // process the command started, not just the first.
+    let mut child = match tokio::process::Command::new(program)
+        .args(args)
+        .process_group(0)
+        .spawn()
+    {
         Ok(c) => c,
         Err(e) => {
             eprintln!("redlock-sim lock: cannot run {program}: {e}");
@@ -107,11 +114,12 @@ async fn acquire(client: &Redlock, opts: &Options) -> Result<Lock, LockError> {
     }
 }
 
+/// Sends `sig` to the command's whole process group.
 fn send(pid: Option<i32>, sig: i32) {
     if let Some(pid) = pid {
-        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        // SAFETY: kill(2) on our own child's process group; no memory is involved.
         unsafe {
-            libc::kill(pid, sig);
+            libc::kill(-pid, sig);
         }
     }
 }

@@ -25,7 +25,8 @@ fn dur(s: &str) -> Result<Duration, String> {
 enum Command {
     /// Take a lock on real Redis servers and run a command while holding it
     /// (a distributed flock): extends the lock every ttl/3, sends the command
-    /// SIGTERM if the lock is lost, releases it at the end, exits with the
+    /// (its whole process group) SIGTERM if the lock is lost, releases it at
+    /// the end, exits with the
     /// command's exit code (75 if the lock could not be acquired in time).
     Lock {
         /// Redis servers, comma-separated host:port (one: single-instance lock).

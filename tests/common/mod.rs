@@ -57,7 +57,11 @@ pub fn redis_available(test: &str) -> bool {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Starts `n` redis-servers without persistence and waits until each answers.
@@ -69,12 +73,24 @@ fn start_one() -> RedisServer {
     for _ in 0..5 {
         let port = free_port();
         let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server");
-        let mut server = RedisServer { port, child: Some(child) };
+        let mut server = RedisServer {
+            port,
+            child: Some(child),
+        };
         if wait_ready(port, Duration::from_secs(5)) {
             return server;
         }
@@ -91,7 +107,10 @@ pub fn wait_ready(port: u16, limit: Duration) -> bool {
         if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
             let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
             let mut buf = [0u8; 7];
-            if s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+            if s.write_all(b"PING\r\n").is_ok()
+                && s.read_exact(&mut buf).is_ok()
+                && &buf == b"+PONG\r\n"
+            {
                 return true;
             }
         }
@@ -119,7 +138,9 @@ impl Client {
     pub async fn connect(addr: &str) -> Client {
         let s = tokio::net::TcpStream::connect(addr).await.unwrap();
         s.set_nodelay(true).unwrap();
-        Client { conn: redlock_sim::resp::Connection::new(s) }
+        Client {
+            conn: redlock_sim::resp::Connection::new(s),
+        }
     }
 
     pub async fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> redlock_sim::resp::Frame {
