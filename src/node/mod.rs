@@ -27,11 +27,17 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// How often the active expiry sweep runs (Redis's default `hz 10`).
 pub const EXPIRY_PERIOD: Duration = Duration::from_millis(100);
 
-/// A handle on one node: its keyspace and its clock.
+/// Receives the effects of each command (see [`keyspace`]), in order, while
+/// the keyspace is still locked: for the append-only file, replicas and the
+/// simulation's history.
+pub type EffectsSink = Arc<dyn Fn(&[Vec<Bytes>]) + Send + Sync>;
+
+/// A handle on one node: its keyspace, its clock, and who hears its writes.
 #[derive(Clone)]
 pub struct Node {
     keyspace: Arc<Mutex<Keyspace>>,
     clock: Arc<dyn Clock>,
+    sinks: Arc<Mutex<Vec<EffectsSink>>>,
 }
 
 impl Node {
@@ -130,6 +136,6 @@ pub async fn active_expiry(node: Node) {
     loop {
         node.clock.sleep(EXPIRY_PERIOD).await;
         let now = node.clock.wall_ms();
-        node.keyspace().expire_active(now);
+        node.with_keyspace(|ks| ks.expire_active(now));
     }
 }

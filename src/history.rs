@@ -1,0 +1,328 @@
+//! The history of one run: every event with its simulated global time and
+//! host, in the order it happened.
+//!
+//! Hosts record into a shared [`Recorder`]; the checkers ([`crate::check`])
+//! and the reports read the finished [`History`]. An event's CSV row is
+//! `time_ms,host,event,detail` and the run's `trace` is a 64-bit FNV-1a hash
+//! of all rows, so the same file and seed give the same trace on any machine.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One acquisition, numbered per client from 1: `(client, n)`.
+pub type AcqId = (String, u64);
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventKind {
+    // --- clients ---
+    /// A lock call starts.
+    LockCall { call: u64 },
+    /// The lock call returned success.
+    Acquired {
+        acq: u64,
+        token: String,
+        /// Validity computed by the client.
+        validity: Duration,
+        /// Global time at which the client's monotonic clock reaches the end
+        /// of the validity (at the client's clock rate when it acquired).
+        valid_until: Duration,
+        nodes: usize,
+        /// The fencing token, when fencing is on.
+        fence: Option<u64>,
+    },
+    /// The lock call failed.
+    LockFailed { call: u64, reason: String },
+    /// The client sends write `seq` of acquisition `acq` to the store.
+    WriteSent { acq: u64, seq: u32 },
+    /// Before a later write, the client found its validity over and stops.
+    ValidityExpired { acq: u64 },
+    /// The watchdog extended the lock; the hold now ends at `valid_until`.
+    Extended {
+        acq: u64,
+        validity: Duration,
+        valid_until: Duration,
+    },
+    /// The watchdog lost the lock.
+    Lost { acq: u64, reason: String },
+    /// The client starts releasing.
+    ReleaseStart { acq: u64 },
+    /// Release finished; the key was deleted on `nodes` nodes.
+    Released { acq: u64, nodes: usize },
+    // --- the protected store ---
+    /// The store applied a write.
+    WriteApplied {
+        client: String,
+        acq: u64,
+        seq: u32,
+        fence: Option<u64>,
+    },
+    /// The store refused a write whose fencing token was stale.
+    WriteRejected {
+        client: String,
+        acq: u64,
+        seq: u32,
+        fence: u64,
+        highest: u64,
+    },
+    // --- nodes ---
+    /// A node stored the lock key (its token, expiry on its wall clock).
+    KeySet {
+        key: String,
+        token: String,
+        expires_at: Option<i64>,
+    },
+    /// A node's lock key got a new expiry.
+    KeyExpiry { key: String, expires_at: i64 },
+    /// A node removed the lock key (release, expiry or flush).
+    KeyRemoved { key: String },
+    /// A node started (at the beginning or after a restart) with `keys` keys.
+    NodeUp { keys: usize },
+    // --- faults and the sentinel ---
+    /// A fault was applied; `what` is its name (`crash`, `partition`, ...).
+    Fault { what: String, detail: String },
+    /// The sentinel promoted `new_master`.
+    Failover {
+        old_master: String,
+        new_master: String,
+    },
+    /// The run's end: no new lock attempt starts after this.
+    End,
+}
+
+impl EventKind {
+    /// The `event` column of `history.csv`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::LockCall { .. } => "lock_call",
+            EventKind::Acquired { .. } => "acquired",
+            EventKind::LockFailed { .. } => "lock_failed",
+            EventKind::WriteSent { .. } => "write_sent",
+            EventKind::ValidityExpired { .. } => "validity_expired",
+            EventKind::Extended { .. } => "extended",
+            EventKind::Lost { .. } => "lost",
+            EventKind::ReleaseStart { .. } => "release_start",
+            EventKind::Released { .. } => "released",
+            EventKind::WriteApplied { .. } => "write_applied",
+            EventKind::WriteRejected { .. } => "write_rejected",
+            EventKind::KeySet { .. } => "key_set",
+            EventKind::KeyExpiry { .. } => "key_expiry",
+            EventKind::KeyRemoved { .. } => "key_removed",
+            EventKind::NodeUp { .. } => "node_up",
+            EventKind::Fault { .. } => "fault",
+            EventKind::Failover { .. } => "failover",
+            EventKind::End => "end",
+        }
+    }
+
+    /// The `detail` column: `key=value` pairs separated by spaces.
+    pub fn detail(&self) -> String {
+        let ms = |d: &Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
+        let opt = |o: &Option<u64>| o.map_or("-".to_string(), |v| v.to_string());
+        match self {
+            EventKind::LockCall { call } => format!("call={call}"),
+            EventKind::Acquired {
+                acq,
+                token,
+                validity,
+                valid_until,
+                nodes,
+                fence,
+            } => format!(
+                "acq={acq} token={token} validity_ms={} valid_until_ms={} nodes={nodes} fence={}",
+                ms(validity),
+                ms(valid_until),
+                opt(fence)
+            ),
+            EventKind::LockFailed { call, reason } => format!("call={call} reason={reason}"),
+            EventKind::WriteSent { acq, seq } => format!("acq={acq} seq={seq}"),
+            EventKind::ValidityExpired { acq } => format!("acq={acq}"),
+            EventKind::Extended {
+                acq,
+                validity,
+                valid_until,
+            } => {
+                format!(
+                    "acq={acq} validity_ms={} valid_until_ms={}",
+                    ms(validity),
+                    ms(valid_until)
+                )
+            }
+            EventKind::Lost { acq, reason } => format!("acq={acq} reason={reason}"),
+            EventKind::ReleaseStart { acq } => format!("acq={acq}"),
+            EventKind::Released { acq, nodes } => format!("acq={acq} nodes={nodes}"),
+            EventKind::WriteApplied {
+                client,
+                acq,
+                seq,
+                fence,
+            } => {
+                format!("client={client} acq={acq} seq={seq} fence={}", opt(fence))
+            }
+            EventKind::WriteRejected {
+                client,
+                acq,
+                seq,
+                fence,
+                highest,
+            } => {
+                format!("client={client} acq={acq} seq={seq} fence={fence} highest={highest}")
+            }
+            EventKind::KeySet {
+                key,
+                token,
+                expires_at,
+            } => format!(
+                "key={key} token={token} expires_at={}",
+                expires_at.map_or("-".to_string(), |t| t.to_string())
+            ),
+            EventKind::KeyExpiry { key, expires_at } => {
+                format!("key={key} expires_at={expires_at}")
+            }
+            EventKind::KeyRemoved { key } => format!("key={key}"),
+            EventKind::NodeUp { keys } => format!("keys={keys}"),
+            EventKind::Fault { what, detail } if detail.is_empty() => format!("what={what}"),
+            EventKind::Fault { what, detail } => format!("what={what} {detail}"),
+            EventKind::Failover {
+                old_master,
+                new_master,
+            } => format!("old={old_master} new={new_master}"),
+            EventKind::End => String::new(),
+        }
+    }
+}
+
+/// One event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// Simulated global time since the start of the run.
+    pub time: Duration,
+    pub host: String,
+    pub kind: EventKind,
+}
+
+impl Event {
+    /// `time_ms` with 3 decimals, as in `history.csv`.
+    pub fn time_ms(&self) -> String {
+        format!("{:.3}", self.time.as_secs_f64() * 1e3)
+    }
+
+    /// The CSV fields: time_ms, host, event, detail.
+    pub fn row(&self) -> [String; 4] {
+        [
+            self.time_ms(),
+            self.host.clone(),
+            self.kind.name().to_string(),
+            self.kind.detail(),
+        ]
+    }
+}
+
+/// A finished history.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    pub events: Vec<Event>,
+}
+
+impl History {
+    /// 64-bit FNV-1a over every row (fields joined by `,`, rows ended by
+    /// `\n`), as 16 hex digits.
+    pub fn trace(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut line = String::new();
+        for e in &self.events {
+            line.clear();
+            let [t, host, ev, detail] = e.row();
+            let _ = writeln!(line, "{t},{host},{ev},{detail}");
+            for b in line.bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        format!("{h:016x}")
+    }
+
+    /// Events of one host.
+    pub fn of<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a Event> + 'a {
+        self.events.iter().filter(move |e| e.host == host)
+    }
+}
+
+/// Where hosts record events. Cheap to clone; shared by every host of a run.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    events: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Recorder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `kind` for `host` at global time `time`.
+    pub fn record(&self, time: Duration, host: &str, kind: EventKind) {
+        self.lock().push(Event {
+            time,
+            host: host.to_string(),
+            kind,
+        });
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
+        self.events.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of events so far.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` on the events recorded since index `from`.
+    pub fn since<T>(&self, from: usize, f: impl FnOnce(&[Event]) -> T) -> T {
+        let ev = self.lock();
+        f(&ev[from.min(ev.len())..])
+    }
+
+    /// The finished history, sorted by time (stable: same-time events keep
+    /// the order they were recorded in).
+    pub fn finish(&self) -> History {
+        let mut events = self.lock().clone();
+        events.sort_by_key(|e| e.time);
+        History { events }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_depends_on_every_field_and_order() {
+        let r = Recorder::new();
+        r.record(
+            Duration::from_millis(1),
+            "c1",
+            EventKind::LockCall { call: 1 },
+        );
+        r.record(
+            Duration::from_millis(2),
+            "n1",
+            EventKind::KeyRemoved { key: "lock".into() },
+        );
+        let a = r.finish();
+        let mut b = a.clone();
+        b.events[1].host = "n2".into();
+        let mut c = a.clone();
+        c.events.swap(0, 1);
+        assert_ne!(a.trace(), b.trace());
+        assert_ne!(a.trace(), c.trace());
+        assert_eq!(a.trace(), r.finish().trace());
+        assert_eq!(a.trace().len(), 16);
+        assert_eq!(a.events[0].row()[0], "1.000");
+    }
+}
