@@ -42,24 +42,45 @@ pub struct Node {
 
 impl Node {
     pub fn new(clock: Arc<dyn Clock>) -> Self {
-        Self::with_keyspace(clock, Keyspace::default())
+        Self::from_keyspace(clock, Keyspace::default())
     }
 
     /// A node that starts from existing data (a restart from disk).
-    pub fn with_keyspace(clock: Arc<dyn Clock>, keyspace: Keyspace) -> Self {
+    pub fn from_keyspace(clock: Arc<dyn Clock>, keyspace: Keyspace) -> Self {
         Node {
             keyspace: Arc::new(Mutex::new(keyspace)),
             clock,
+            sinks: Arc::new(Mutex::new(Vec::new())),
         }
+    }
+
+    /// Adds a receiver of every write's effects.
+    pub fn add_effects_sink(&self, sink: EffectsSink) {
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).push(sink);
     }
 
     /// Runs one command at the node's current wall-clock time.
     pub fn execute(&self, args: &[Bytes]) -> Frame {
         let now = self.clock.wall_ms();
-        command::dispatch(&mut self.keyspace(), args, now)
+        self.with_keyspace(|ks| command::dispatch(ks, args, now))
     }
 
-    /// Locks and returns the keyspace (for replication, persistence, tests).
+    /// Runs `f` on the keyspace, then hands the effects it produced to the
+    /// sinks before anyone else can touch the keyspace.
+    pub fn with_keyspace<T>(&self, f: impl FnOnce(&mut Keyspace) -> T) -> T {
+        let mut ks = self.keyspace();
+        let out = f(&mut ks);
+        let effects = ks.take_effects();
+        if !effects.is_empty() {
+            for sink in self.sinks.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                sink(&effects);
+            }
+        }
+        out
+    }
+
+    /// Locks and returns the keyspace, for reading. Writes go through
+    /// [`Node::with_keyspace`] so that their effects reach the sinks.
     pub fn keyspace(&self) -> MutexGuard<'_, Keyspace> {
         self.keyspace.lock().unwrap_or_else(|e| e.into_inner())
     }
