@@ -12,5 +12,7 @@ pub mod client;
 pub mod clock;
 pub mod duration;
 pub mod flock;
+pub mod history;
 pub mod node;
 pub mod resp;
+pub mod scenario;

@@ -89,6 +89,11 @@ impl Watchdog {
         self.status.borrow().clone()
     }
 
+    /// A receiver that sees every change of status (each extension, the loss).
+    pub fn subscribe(&self) -> watch::Receiver<Status> {
+        self.status.clone()
+    }
+
     /// The lock as last extended.
     pub fn lock(&self) -> Lock {
         self.status.borrow().lock.clone()

@@ -1,0 +1,685 @@
+//! Validation of the raw tree into a [`Scenario`]: sections, defaults,
+//! per-host overrides, TTL multiples, faults and the nemesis.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::check::*;
+use super::raw::{RawKind, RawTable};
+use super::sweep::sweep;
+use super::types::*;
+
+/// Largest `nodes` and `count`.
+const MAX_HOSTS: i64 = 1024;
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "duration",
+    "tick",
+    "expect",
+    "cluster",
+    "network",
+    "clients",
+    "clocks",
+    "hosts",
+    "faults",
+    "nemesis",
+    "sweep",
+];
+const CLUSTER_KEYS: &[&str] = &[
+    "topology",
+    "nodes",
+    "replication_delay",
+    "failover_after",
+    "persistence",
+    "restart",
+];
+const NETWORK_KEYS: &[&str] = &["latency"];
+const CLIENT_KEYS: &[&str] = &[
+    "count",
+    "resource",
+    "ttl",
+    "hold",
+    "writes",
+    "think",
+    "start",
+    "retry_count",
+    "retry_delay",
+    "request_timeout",
+    "drift_factor",
+    "renew",
+    "fencing",
+    "variant",
+];
+const CLIENT_HOST_KEYS: &[&str] = &[
+    "clock_rate",
+    "clock_offset",
+    "resource",
+    "ttl",
+    "hold",
+    "writes",
+    "think",
+    "start",
+    "retry_count",
+    "retry_delay",
+    "request_timeout",
+    "drift_factor",
+    "renew",
+    "fencing",
+    "variant",
+];
+const OTHER_HOST_KEYS: &[&str] = &["clock_rate", "clock_offset"];
+const CLOCKS_KEYS: &[&str] = &["drift", "offset"];
+const NEMESIS_KEYS: &[&str] = &[
+    "crash_every",
+    "crash_target",
+    "partition_every",
+    "partition_for",
+    "pause_every",
+    "pause_for",
+    "clock_jump_every",
+    "clock_jump",
+];
+
+/// Keys of each fault kind: (`do`, required, optional), besides `at`, `do`, `after`.
+const FAULT_KEYS: &[(&str, &[&str], &[&str])] = &[
+    ("crash", &["host"], &["restart"]),
+    ("restart", &["host"], &[]),
+    ("partition", &["sides"], &["oneway", "for"]),
+    ("isolate", &["host"], &["for"]),
+    ("heal", &[], &[]),
+    ("pause", &["host", "for"], &[]),
+    ("clock-jump", &["host", "by"], &[]),
+    ("clock-rate", &["host", "rate"], &[]),
+    ("latency", &["between", "latency"], &["for"]),
+];
+
+fn default_client(i: usize) -> ClientSpec {
+    ClientSpec {
+        name: format!("c{i}"),
+        resource: "lock".to_string(),
+        ttl: Duration::from_secs(10),
+        hold: DurRange {
+            lo: Duration::from_secs(1),
+            hi: Duration::from_secs(3),
+        },
+        writes: 2,
+        think: DurRange {
+            lo: Duration::ZERO,
+            hi: Duration::from_millis(500),
+        },
+        start: DurRange::fixed(Duration::ZERO),
+        retry_count: 3,
+        retry_delay: Duration::from_millis(200),
+        request_timeout: Duration::from_millis(50),
+        drift_factor: 0.01,
+        renew: false,
+        fencing: false,
+        variant: Variant::Spec,
+    }
+}
+
+/// Applies the client keys present in `t` to `spec` (not `count`, not clock keys).
+fn apply_client_keys(cx: &Cx, t: &Tbl, spec: &mut ClientSpec) -> R<()> {
+    for e in &t.table.entries {
+        let Some(v) = t.get(&e.key) else { continue };
+        match e.key.as_str() {
+            "resource" => {
+                let s = v.str(cx)?;
+                if s.is_empty() {
+                    return Err(v.err(cx, "the resource name must not be empty"));
+                }
+                spec.resource = s.to_string();
+            }
+            "ttl" => spec.ttl = v.positive(cx, None)?,
+            "hold" => spec.hold = v.dur_range(cx)?,
+            "writes" => spec.writes = v.int_in(cx, 0, 1_000_000)? as u32,
+            "think" => spec.think = v.dur_range(cx)?,
+            "start" => spec.start = v.dur_range(cx)?,
+            "retry_count" => spec.retry_count = v.int_in(cx, 1, 1_000_000)? as u32,
+            "retry_delay" => spec.retry_delay = v.duration(cx, None)?,
+            "request_timeout" => spec.request_timeout = v.positive(cx, None)?,
+            "drift_factor" => {
+                let f = v.float(cx)?;
+                if f < 0.0 {
+                    return Err(v.err(
+                        cx,
+                        format!("{f} is negative; drift_factor must be 0 or more"),
+                    ));
+                }
+                spec.drift_factor = f;
+            }
+            "renew" => spec.renew = v.bool(cx)?,
+            "fencing" => spec.fencing = v.bool(cx)?,
+            "variant" => {
+                let options: Vec<(&str, Variant)> =
+                    Variant::ALL.iter().map(|v| (v.as_str(), *v)).collect();
+                spec.variant = v.choice(cx, &options)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Clock keys of a `[hosts.X]` table, if any.
+fn host_clock(cx: &Cx, t: &Tbl) -> R<Option<HostClock>> {
+    let clock_rate = match t.get("clock_rate") {
+        Some(v) => Some(rate(cx, &v)?),
+        None => None,
+    };
+    let clock_offset = match t.get("clock_offset") {
+        Some(v) => Some(v.signed_range(cx)?),
+        None => None,
+    };
+    Ok(
+        (clock_rate.is_some() || clock_offset.is_some()).then_some(HostClock {
+            clock_rate,
+            clock_offset,
+        }),
+    )
+}
+
+/// A clock rate: more than 0, at most 1000.
+fn rate(cx: &Cx, v: &Val) -> R<f64> {
+    let r = v.float(cx)?;
+    if !(r > 0.0 && r <= 1000.0) {
+        return Err(v.err(
+            cx,
+            format!("{r} is not a clock rate: it must be more than 0 and at most 1000"),
+        ));
+    }
+    Ok(r)
+}
+
+/// Validates a raw tree into a scenario; `file` names it and gives the
+/// default name.
+pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
+    let cx = Cx { file };
+    let top = Tbl::root(root);
+    top.check_keys(&cx, TOP_KEYS)?;
+
+    // Top-level scalars.
+    let name = match top.get("name") {
+        Some(v) => {
+            let s = v.str(&cx)?;
+            if s.is_empty()
+                || s.starts_with('.')
+                || s.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+            {
+                return Err(v.err(
+                    &cx,
+                    format!("{s:?} cannot be used in output paths: it must be non-empty, not start with '.', and hold no '/', '\\' or control characters"),
+                ));
+            }
+            s.to_string()
+        }
+        None => std::path::Path::new(file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "scenario".to_string()),
+    };
+    let description = match top.get("description") {
+        Some(v) => v.str(&cx)?.to_string(),
+        None => String::new(),
+    };
+    let seed = match top.get("seed") {
+        Some(v) => v.int_in(&cx, 0, i64::MAX)? as u64,
+        None => 1,
+    };
+    let duration = match top.get("duration") {
+        Some(v) => v.positive(&cx, None)?,
+        None => return Err(cx.err(
+            "duration",
+            None,
+            "required key `duration` is missing: add e.g. `duration = \"30s\"` at the top level",
+        )),
+    };
+    let tick = match top.get("tick") {
+        Some(v) => v.positive(&cx, None)?,
+        None => Duration::from_millis(1),
+    };
+    let expect = match top.get("expect") {
+        Some(v) => v.choice(
+            &cx,
+            &[
+                ("safe", Expect::Safe),
+                ("violation", Expect::Violation),
+                ("degraded", Expect::Degraded),
+            ],
+        )?,
+        None => Expect::Safe,
+    };
+
+    // [cluster], but for `restart`, which needs the TTL.
+    let cluster_t = top.table(&cx, "cluster")?;
+    if let Some(t) = &cluster_t {
+        t.check_keys(&cx, CLUSTER_KEYS)?;
+    }
+    let cget = |key: &str| cluster_t.as_ref().and_then(|t| t.get(key));
+    let topology = match cget("topology") {
+        Some(v) => v.choice(
+            &cx,
+            &[("redlock", Topology::Redlock), ("single", Topology::Single)],
+        )?,
+        None => Topology::Redlock,
+    };
+    let nodes = match cget("nodes") {
+        Some(v) => v.int_in(&cx, 1, MAX_HOSTS)? as usize,
+        None => 5,
+    };
+    let replication_delay = match cget("replication_delay") {
+        Some(v) => v.duration(&cx, None)?,
+        None => Duration::ZERO,
+    };
+    let failover_after = match cget("failover_after") {
+        Some(v) => Some(v.duration(&cx, None)?),
+        None => None,
+    };
+    let persistence = match cget("persistence") {
+        Some(v) => v.choice(
+            &cx,
+            &[
+                ("none", Persistence::None),
+                ("everysec", Persistence::Everysec),
+                ("always", Persistence::Always),
+            ],
+        )?,
+        None => Persistence::None,
+    };
+
+    // [network]
+    let network = match top.table(&cx, "network")? {
+        Some(t) => {
+            t.check_keys(&cx, NETWORK_KEYS)?;
+            Network {
+                latency: match t.get("latency") {
+                    Some(v) => v.dur_range(&cx)?,
+                    None => DurRange {
+                        lo: Duration::from_millis(1),
+                        hi: Duration::from_millis(5),
+                    },
+                },
+            }
+        }
+        None => Network {
+            latency: DurRange {
+                lo: Duration::from_millis(1),
+                hi: Duration::from_millis(5),
+            },
+        },
+    };
+
+    // [clients] and [hosts.X]
+    let clients_t = top.table(&cx, "clients")?;
+    let mut base = default_client(0);
+    let mut count = 2;
+    if let Some(t) = &clients_t {
+        t.check_keys(&cx, CLIENT_KEYS)?;
+        if let Some(v) = t.get("count") {
+            count = v.int_in(&cx, 1, MAX_HOSTS)? as usize;
+        }
+        apply_client_keys(&cx, t, &mut base)?;
+    }
+    let universe = Hosts {
+        nodes,
+        clients: count,
+        single: topology == Topology::Single,
+    };
+    let mut clients: Vec<ClientSpec> = (1..=count)
+        .map(|i| ClientSpec {
+            name: format!("c{i}"),
+            ..base.clone()
+        })
+        .collect();
+    let mut hosts = BTreeMap::new();
+    if let Some(t) = top.table(&cx, "hosts")? {
+        for e in &t.table.entries {
+            let path = join("hosts", &e.key);
+            let Some(kind) = universe.kind(&e.key) else {
+                return Err(cx.err(&path, e.key_line.or(e.value.line), universe.unknown(&e.key)));
+            };
+            let Some(v) = t.get(&e.key) else { continue };
+            let ht = v.table(&cx, &format!("[{path}]"))?;
+            match kind {
+                Kind::Client(i) => {
+                    ht.check_keys(&cx, CLIENT_HOST_KEYS)?;
+                    if let Some(spec) = clients.get_mut(i - 1) {
+                        apply_client_keys(&cx, &ht, spec)?;
+                    }
+                }
+                _ => ht.check_keys(&cx, OTHER_HOST_KEYS)?,
+            }
+            if let Some(clock) = host_clock(&cx, &ht)? {
+                hosts.insert(e.key.clone(), clock);
+            }
+        }
+    }
+    let max_ttl = clients.iter().map(|c| c.ttl).max().unwrap_or(base.ttl);
+
+    let restart = match cget("restart") {
+        Some(v) => v.restart(&cx, max_ttl)?,
+        None => Restart::Immediate,
+    };
+    let cluster = Cluster {
+        topology,
+        nodes,
+        replication_delay,
+        failover_after,
+        persistence,
+        restart,
+    };
+
+    // [clocks]
+    let mut clocks = Clocks {
+        drift: 0.0,
+        offset: SignedRange::fixed(0.0),
+    };
+    if let Some(t) = top.table(&cx, "clocks")? {
+        t.check_keys(&cx, CLOCKS_KEYS)?;
+        if let Some(v) = t.get("drift") {
+            let d = v.float(&cx)?;
+            if !(0.0..1.0).contains(&d) {
+                return Err(v.err(
+                    &cx,
+                    format!("{d} is out of range: drift must be at least 0 and below 1"),
+                ));
+            }
+            clocks.drift = d;
+        }
+        if let Some(v) = t.get("offset") {
+            clocks.offset = v.signed_range(&cx)?;
+        }
+    }
+
+    // [[faults]]
+    let mut faults = Vec::new();
+    if let Some(v) = top.get("faults") {
+        if let RawKind::Table(_) = v.node.kind {
+            return Err(v.err(
+                &cx,
+                "faults must be an array of tables: write each one as [[faults]]",
+            ));
+        }
+        for item in v.array(&cx)? {
+            let t = item.table(&cx, "this [[faults]] entry")?;
+            faults.push(fault(&cx, &t, &universe, max_ttl)?);
+        }
+    }
+
+    let nemesis = match top.table(&cx, "nemesis")? {
+        Some(t) => Some(nemesis(&cx, &t, &universe)?),
+        None => None,
+    };
+    let sweep = match top.table(&cx, "sweep")? {
+        Some(t) => Some(sweep(&cx, &t)?),
+        None => None,
+    };
+
+    Ok(Scenario {
+        name,
+        description,
+        seed,
+        duration,
+        tick,
+        expect,
+        cluster,
+        network,
+        clients,
+        clocks,
+        hosts,
+        faults,
+        nemesis,
+        sweep,
+        max_ttl,
+    })
+}
+
+/// One `[[faults]]` table.
+fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration) -> R<Fault> {
+    let do_v = t.require(cx, "do")?;
+    let kind = do_v.str(cx)?;
+    let Some((kind, required, optional)) = FAULT_KEYS.iter().find(|(k, _, _)| *k == kind) else {
+        let hint = closest(kind, &FaultAction::KINDS)
+            .map(|k| format!(" (did you mean \"{k}\"?)"))
+            .unwrap_or_default();
+        return Err(do_v.err(
+            cx,
+            format!(
+                "unknown fault {kind:?}{hint}; `do` is one of: {}",
+                FaultAction::KINDS.join(", ")
+            ),
+        ));
+    };
+    let mut allowed = vec!["at", "after", "do"];
+    allowed.extend_from_slice(required);
+    allowed.extend_from_slice(optional);
+    let t = Tbl {
+        path: t.path.clone(),
+        table: t.table,
+        line: t.line,
+        what: format!("{} (do = \"{kind}\")", t.what),
+    };
+    t.check_keys(cx, &allowed)?;
+    let at = t.require(cx, "at")?.duration(cx, Some(ttl))?;
+    for key in *required {
+        t.require(cx, key)?;
+    }
+    let get = |key: &str| {
+        t.get(key)
+            .ok_or_else(|| cx.err(&join(&t.path, key), t.line, "missing"))
+    };
+    let for_ = match t.get("for") {
+        Some(v) => Some(v.duration(cx, Some(ttl))?),
+        None => None,
+    };
+    let node_only = "crash and restart apply to nodes (n1..nN) or \"master\"";
+    let action = match *kind {
+        "crash" => FaultAction::Crash {
+            host: hosts.target(cx, &get("host")?, is_node, node_only)?,
+            restart: match t.get("restart") {
+                Some(v) => Some(v.restart(cx, ttl)?),
+                None => None,
+            },
+        },
+        "restart" => FaultAction::Restart {
+            host: hosts.target(cx, &get("host")?, is_node, node_only)?,
+        },
+        "partition" => {
+            let oneway = match t.get("oneway") {
+                Some(v) => v.bool(cx)?,
+                None => false,
+            };
+            FaultAction::Partition {
+                sides: sides(cx, &get("sides")?, hosts, oneway)?,
+                oneway,
+                for_,
+            }
+        }
+        "isolate" => FaultAction::Isolate {
+            host: hosts.target(cx, &get("host")?, any_host, "")?,
+            for_,
+        },
+        "heal" => FaultAction::Heal,
+        "pause" => FaultAction::Pause {
+            host: hosts.target(
+                cx,
+                &get("host")?,
+                is_node_or_client,
+                "pause applies to a client or a node",
+            )?,
+            for_: for_.unwrap_or_default(),
+        },
+        "clock-jump" => FaultAction::ClockJump {
+            host: hosts.target(cx, &get("host")?, any_host, "")?,
+            by_ms: get("by")?.signed_ms(cx)?,
+        },
+        "clock-rate" => FaultAction::ClockRate {
+            host: hosts.target(cx, &get("host")?, any_host, "")?,
+            rate: rate(cx, &get("rate")?)?,
+        },
+        _ => {
+            let between = get("between")?;
+            let items = between.array(cx)?;
+            if items.len() != 2 {
+                return Err(between.err(
+                    cx,
+                    format!("`between` names exactly two hosts, not {}", items.len()),
+                ));
+            }
+            let (a, _) = hosts.host(cx, &items[0])?;
+            let (b, _) = hosts.host(cx, &items[1])?;
+            if a == b {
+                return Err(between.err(
+                    cx,
+                    format!("`between` needs two different hosts, not {a:?} twice"),
+                ));
+            }
+            FaultAction::Latency {
+                between: (a, b),
+                latency: get("latency")?.dur_range(cx)?,
+                for_,
+            }
+        }
+    };
+    let after = match t.get("after") {
+        Some(v) => trigger(cx, &v, hosts)?,
+        None => Trigger::Start,
+    };
+    Ok(Fault {
+        at,
+        after,
+        line: t.line.unwrap_or(0),
+        action,
+    })
+}
+
+/// `after = "c1:acquired"`.
+fn trigger(cx: &Cx, v: &Val, hosts: &Hosts) -> R<Trigger> {
+    let s = v.str(cx)?;
+    let usage = "write it as \"CLIENT:EVENT\", like \"c1:acquired\", with EVENT one of acquired, released, lost";
+    let Some((client, event)) = s.split_once(':') else {
+        return Err(v.err(cx, format!("{s:?} is not a trigger: {usage}")));
+    };
+    match hosts.kind(client) {
+        Some(Kind::Client(_)) => {}
+        Some(_) => {
+            return Err(v.err(
+                cx,
+                format!("{client:?} is not a client; triggers follow a client's lock"),
+            ))
+        }
+        None => return Err(v.err(cx, hosts.unknown(client))),
+    }
+    let client = client.to_string();
+    match event {
+        "acquired" => Ok(Trigger::Acquired(client)),
+        "released" => Ok(Trigger::Released(client)),
+        "lost" => Ok(Trigger::Lost(client)),
+        _ => Err(v.err(cx, format!("unknown event {event:?}: {usage}"))),
+    }
+}
+
+/// A partition's `sides`.
+fn sides(cx: &Cx, v: &Val, hosts: &Hosts, oneway: bool) -> R<Vec<Vec<String>>> {
+    let list = v.array(cx)?;
+    if list.len() < 2 {
+        return Err(v.err(
+            cx,
+            "a partition needs at least two sides, e.g. sides = [[\"c1\"], [\"n1\", \"n2\"]]",
+        ));
+    }
+    if oneway && list.len() != 2 {
+        return Err(v.err(
+            cx,
+            format!(
+                "a oneway partition has exactly two sides, not {}",
+                list.len()
+            ),
+        ));
+    }
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, side) in list.iter().enumerate() {
+        let names = side.array(cx)?;
+        if names.is_empty() {
+            return Err(side.err(cx, "a side must list at least one host"));
+        }
+        let mut hs = Vec::new();
+        for n in &names {
+            let (name, _) = hosts.host(cx, n)?;
+            if let Some(j) = seen.insert(name.clone(), i) {
+                let msg = if j == i {
+                    format!("host {name:?} is listed twice on side {}", i + 1)
+                } else {
+                    format!("host {name:?} is on two sides ({} and {})", j + 1, i + 1)
+                };
+                return Err(n.err(cx, msg));
+            }
+            hs.push(name);
+        }
+        out.push(hs);
+    }
+    Ok(out)
+}
+
+/// `[nemesis]`, defaults as documented on [`Nemesis`].
+fn nemesis(cx: &Cx, t: &Tbl, hosts: &Hosts) -> R<Nemesis> {
+    t.check_keys(cx, NEMESIS_KEYS)?;
+    let every = |key: &str| -> R<Option<Duration>> {
+        match t.get(key) {
+            Some(v) => {
+                let d = v.duration(cx, None)?;
+                if d.is_zero() {
+                    return Err(v.err(cx, "must be more than zero; leave the key out for never"));
+                }
+                Ok(Some(d))
+            }
+            None => Ok(None),
+        }
+    };
+    let range = |key: &str, lo: u64, hi: u64| -> R<DurRange> {
+        match t.get(key) {
+            Some(v) => v.dur_range(cx),
+            None => Ok(DurRange {
+                lo: Duration::from_millis(lo),
+                hi: Duration::from_millis(hi),
+            }),
+        }
+    };
+    let crash_target = match t.get("crash_target") {
+        Some(v) => {
+            let target = v.choice(
+                cx,
+                &[("node", CrashTarget::Node), ("master", CrashTarget::Master)],
+            )?;
+            if target == CrashTarget::Master && !hosts.single {
+                return Err(v.err(
+                    cx,
+                    "\"master\" needs cluster.topology = \"single\" (redlock has no master)",
+                ));
+            }
+            target
+        }
+        None => CrashTarget::Node,
+    };
+    Ok(Nemesis {
+        crash_every: every("crash_every")?,
+        crash_target,
+        partition_every: every("partition_every")?,
+        partition_for: range("partition_for", 1000, 5000)?,
+        pause_every: every("pause_every")?,
+        pause_for: range("pause_for", 100, 2000)?,
+        clock_jump_every: every("clock_jump_every")?,
+        clock_jump: match t.get("clock_jump") {
+            Some(v) => v.signed_range(cx)?,
+            None => SignedRange {
+                lo_ms: -2000.0,
+                hi_ms: 2000.0,
+            },
+        },
+    })
+}

@@ -1,0 +1,498 @@
+//! The resolved, validated scenario: plain data with every default applied.
+
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+/// A validated scenario with every default applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// Used in output paths and reports; defaults to the file stem.
+    pub name: String,
+    /// One paragraph shown at the top of the report.
+    pub description: String,
+    /// Seed for `run` unless `--seed` is given.
+    pub seed: u64,
+    /// Simulated time; no new lock attempt starts after it.
+    pub duration: Duration,
+    /// Simulation step.
+    pub tick: Duration,
+    /// What the scenario is meant to show.
+    pub expect: Expect,
+    /// `[cluster]`.
+    pub cluster: Cluster,
+    /// `[network]`.
+    pub network: Network,
+    /// Clients `c1..cC` (index 0 is `c1`), each with its `[hosts.cN]` applied.
+    pub clients: Vec<ClientSpec>,
+    /// `[clocks]`.
+    pub clocks: Clocks,
+    /// Per-host clock overrides, for every `[hosts.X]` carrying
+    /// `clock_rate` or `clock_offset` (nodes, clients, store, sentinel).
+    pub hosts: BTreeMap<String, HostClock>,
+    /// `[[faults]]`, in file order.
+    pub faults: Vec<Fault>,
+    /// `[nemesis]`, when present.
+    pub nemesis: Option<Nemesis>,
+    /// `[sweep]`, when present.
+    pub sweep: Option<Sweep>,
+    /// The largest client `ttl`: what `"ttl"` multiples were resolved against.
+    pub max_ttl: Duration,
+}
+
+impl Scenario {
+    /// Every host of the scenario: `n1..nN`, `c1..cC`, `store`, and
+    /// `sentinel` with the single topology.
+    pub fn host_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = (1..=self.cluster.nodes).map(|i| format!("n{i}")).collect();
+        out.extend(self.clients.iter().map(|c| c.name.clone()));
+        out.push("store".to_string());
+        if self.cluster.topology == Topology::Single {
+            out.push("sentinel".to_string());
+        }
+        out
+    }
+}
+
+/// What a scenario is meant to show (`expect`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// No violation.
+    Safe,
+    /// At least one violation.
+    Violation,
+    /// Safe but degraded (an addition to the format's two values).
+    Degraded,
+}
+
+impl Expect {
+    /// The spelling used in files and outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expect::Safe => "safe",
+            Expect::Violation => "violation",
+            Expect::Degraded => "degraded",
+        }
+    }
+}
+
+/// A duration range `"1ms..5ms"`, or a single `"3ms"` (then `lo == hi`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DurRange {
+    /// Lower bound, inclusive.
+    pub lo: Duration,
+    /// Upper bound, inclusive; never below `lo`.
+    pub hi: Duration,
+}
+
+impl DurRange {
+    /// A range holding one value.
+    pub fn fixed(d: Duration) -> Self {
+        DurRange { lo: d, hi: d }
+    }
+
+    /// Draws a value uniformly (nanosecond resolution); consumes no
+    /// randomness when `lo == hi`.
+    pub fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let (lo, hi) = (nanos(self.lo), nanos(self.hi));
+        if lo >= hi {
+            return self.lo;
+        }
+        Duration::from_nanos(rng.random_range(lo..=hi))
+    }
+}
+
+/// A signed range in milliseconds (`"-50ms..50ms"`, or one value).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SignedRange {
+    /// Lower bound in ms, inclusive.
+    pub lo_ms: f64,
+    /// Upper bound in ms, inclusive; never below `lo_ms`.
+    pub hi_ms: f64,
+}
+
+impl SignedRange {
+    /// A range holding one value.
+    pub fn fixed(ms: f64) -> Self {
+        SignedRange {
+            lo_ms: ms,
+            hi_ms: ms,
+        }
+    }
+
+    /// Draws a value uniformly; consumes no randomness when `lo == hi`.
+    pub fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        let finite = self.lo_ms.is_finite() && self.hi_ms.is_finite();
+        if !finite || self.lo_ms >= self.hi_ms {
+            return self.lo_ms;
+        }
+        rng.random_range(self.lo_ms..=self.hi_ms)
+    }
+}
+
+/// `cluster.topology`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Topology {
+    /// `nodes` independent masters, quorum algorithm.
+    Redlock,
+    /// n1 master, other nodes async replicas, sentinel failover.
+    Single,
+}
+
+impl Topology {
+    /// The spelling used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topology::Redlock => "redlock",
+            Topology::Single => "single",
+        }
+    }
+}
+
+/// `cluster.persistence`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persistence {
+    /// A crash loses everything.
+    None,
+    /// AOF fsynced once per second of the node's clock.
+    Everysec,
+    /// fsync before each reply.
+    Always,
+}
+
+impl Persistence {
+    /// The spelling used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Persistence::None => "none",
+            Persistence::Everysec => "everysec",
+            Persistence::Always => "always",
+        }
+    }
+}
+
+/// What a crashed node does (`cluster.restart`, a crash fault's `restart`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restart {
+    /// Comes back at once.
+    Immediate,
+    /// Stays down.
+    Never,
+    /// Stays down this long (TTL multiples already resolved).
+    After(Duration),
+}
+
+/// `[cluster]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cluster {
+    /// Redlock or single-instance with replicas.
+    pub topology: Topology,
+    /// Number of servers, hosts `n1..nN`; at least 1.
+    pub nodes: usize,
+    /// Single: delay before the master ships each write (ignored by redlock).
+    pub replication_delay: Duration,
+    /// Single: sentinel failover delay; `None` means no failover (ignored by redlock).
+    pub failover_after: Option<Duration>,
+    /// What survives a crash.
+    pub persistence: Persistence,
+    /// What a crashed node does.
+    pub restart: Restart,
+}
+
+/// `[network]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Network {
+    /// Bounds of one-way message latency.
+    pub latency: DurRange,
+}
+
+/// Client algorithm variant (`variant`): the correct algorithm or one of the
+/// known mistakes, to show what each costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Variant {
+    /// The algorithm as specified.
+    Spec,
+    /// Skips the validity check after acquiring.
+    NoValidityCheck,
+    /// Extends with a plain SET that recreates an expired key.
+    ExtendResurrects,
+    /// Measures elapsed time with the wall clock.
+    WallClockElapsed,
+    /// Leaves out the drift allowance from validity.
+    NoDriftAllowance,
+    /// Treats a negative validity as a huge positive one.
+    UnsignedValidity,
+    /// Releases with a plain DEL, not compare-and-delete.
+    PlainDelRelease,
+    /// Does not release the nodes it did lock when acquisition fails.
+    NoReleaseOnFailure,
+    /// Contacts nodes one after another instead of at once.
+    Sequential,
+    /// Uses SETNX + EXPIRE instead of SET NX PX.
+    LegacySetnx,
+    /// Counts a majority of the nodes that answered, not of all nodes.
+    MajorityOfResponders,
+}
+
+impl Variant {
+    /// Every variant, `Spec` first.
+    pub const ALL: [Variant; 11] = [
+        Variant::Spec,
+        Variant::NoValidityCheck,
+        Variant::ExtendResurrects,
+        Variant::WallClockElapsed,
+        Variant::NoDriftAllowance,
+        Variant::UnsignedValidity,
+        Variant::PlainDelRelease,
+        Variant::NoReleaseOnFailure,
+        Variant::Sequential,
+        Variant::LegacySetnx,
+        Variant::MajorityOfResponders,
+    ];
+
+    /// The spelling used in files (`"no-validity-check"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::Spec => "spec",
+            Variant::NoValidityCheck => "no-validity-check",
+            Variant::ExtendResurrects => "extend-resurrects",
+            Variant::WallClockElapsed => "wall-clock-elapsed",
+            Variant::NoDriftAllowance => "no-drift-allowance",
+            Variant::UnsignedValidity => "unsigned-validity",
+            Variant::PlainDelRelease => "plain-del-release",
+            Variant::NoReleaseOnFailure => "no-release-on-failure",
+            Variant::Sequential => "sequential",
+            Variant::LegacySetnx => "legacy-setnx",
+            Variant::MajorityOfResponders => "majority-of-responders",
+        }
+    }
+
+    /// The variant spelled `name`, if any.
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.iter().copied().find(|v| v.as_str() == name)
+    }
+}
+
+/// One client (`[clients]` merged with its `[hosts.cN]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientSpec {
+    /// Host name, `"c1"`...
+    pub name: String,
+    /// The lock's key.
+    pub resource: String,
+    /// Lock TTL (more than zero).
+    pub ttl: Duration,
+    /// Time spent holding the lock, on the client's own clock.
+    pub hold: DurRange,
+    /// Writes to the resource per acquisition.
+    pub writes: u32,
+    /// Pause between attempts.
+    pub think: DurRange,
+    /// Delay before the first attempt.
+    pub start: DurRange,
+    /// Acquisition attempts per lock call (at least 1).
+    pub retry_count: u32,
+    /// Wait between attempts, drawn from [d/2, d].
+    pub retry_delay: Duration,
+    /// Per-node request timeout.
+    pub request_timeout: Duration,
+    /// Clock drift allowance factor (>= 0).
+    pub drift_factor: f64,
+    /// Extend the lock every ttl/3 while holding it.
+    pub renew: bool,
+    /// Fencing tokens checked by the store.
+    pub fencing: bool,
+    /// Algorithm variant.
+    pub variant: Variant,
+}
+
+/// `[clocks]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clocks {
+    /// Each host's rate is drawn from [1 - drift, 1 + drift]; 0 <= drift < 1.
+    pub drift: f64,
+    /// Each host's initial wall-clock offset.
+    pub offset: SignedRange,
+}
+
+/// Clock overrides of one host (`[hosts.X]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostClock {
+    /// Fixed clock rate (> 0), replacing the drawn one.
+    pub clock_rate: Option<f64>,
+    /// Initial wall-clock offset, replacing `[clocks] offset`.
+    pub clock_offset: Option<SignedRange>,
+}
+
+/// When a fault's `at` starts counting (`after`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// From the start of the simulation (no `after`).
+    Start,
+    /// From the first time this client acquires the lock.
+    Acquired(String),
+    /// From the first time this client releases the lock.
+    Released(String),
+    /// From the first time this client loses the lock.
+    Lost(String),
+}
+
+/// A fault's `host`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A named host.
+    Host(String),
+    /// The node the sentinel currently names as master (single topology).
+    Master,
+}
+
+/// One `[[faults]]` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    /// Delay from the start, or from `after`.
+    pub at: Duration,
+    /// What `at` counts from.
+    pub after: Trigger,
+    /// Line of the entry in the file (0 when it came from an override).
+    pub line: usize,
+    /// What happens.
+    pub action: FaultAction,
+}
+
+/// What a fault does (`do` and its keys).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultAction {
+    /// Power loss of a node: cut off, stopped, memory and unsynced writes lost.
+    Crash {
+        /// The node (or the current master).
+        host: Target,
+        /// Overrides `cluster.restart` for this crash.
+        restart: Option<Restart>,
+    },
+    /// Restart a crashed node now.
+    Restart {
+        /// The node (or the current master).
+        host: Target,
+    },
+    /// Hosts on different sides cannot talk; hosts not listed keep their links.
+    Partition {
+        /// At least two non-empty, disjoint lists of host names.
+        sides: Vec<Vec<String>>,
+        /// Only side 1 -> side 2 is cut (exactly two sides).
+        oneway: bool,
+        /// Heals after this long; `None` lasts until a `heal`.
+        for_: Option<Duration>,
+    },
+    /// Cut one host off from every other.
+    Isolate {
+        /// Any host (or the current master).
+        host: Target,
+        /// Ends after this long; `None` when `for` is absent.
+        for_: Option<Duration>,
+    },
+    /// Remove every partition.
+    Heal,
+    /// Stop-the-world pause of a client or node; its clocks keep running.
+    Pause {
+        /// A client or a node (or the current master).
+        host: Target,
+        /// How long it runs nothing.
+        for_: Duration,
+    },
+    /// Step the host's wall clock.
+    ClockJump {
+        /// Any host (or the current master).
+        host: Target,
+        /// The step in ms; may be negative.
+        by_ms: f64,
+    },
+    /// Change the host's clock rate from now on.
+    ClockRate {
+        /// Any host (or the current master).
+        host: Target,
+        /// The new rate, in (0, 1000].
+        rate: f64,
+    },
+    /// Slow one link.
+    Latency {
+        /// The two distinct hosts of the link.
+        between: (String, String),
+        /// The link's one-way latency while slowed.
+        latency: DurRange,
+        /// Ends after this long; `None` when `for` is absent.
+        for_: Option<Duration>,
+    },
+}
+
+impl FaultAction {
+    /// Every `do` value, in the format's order.
+    pub const KINDS: [&'static str; 9] = [
+        "crash",
+        "restart",
+        "partition",
+        "isolate",
+        "heal",
+        "pause",
+        "clock-jump",
+        "clock-rate",
+        "latency",
+    ];
+
+    /// The `do` value of this action.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FaultAction::Crash { .. } => "crash",
+            FaultAction::Restart { .. } => "restart",
+            FaultAction::Partition { .. } => "partition",
+            FaultAction::Isolate { .. } => "isolate",
+            FaultAction::Heal => "heal",
+            FaultAction::Pause { .. } => "pause",
+            FaultAction::ClockJump { .. } => "clock-jump",
+            FaultAction::ClockRate { .. } => "clock-rate",
+            FaultAction::Latency { .. } => "latency",
+        }
+    }
+}
+
+/// `nemesis.crash_target`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashTarget {
+    /// A random node.
+    Node,
+    /// The current master (single topology).
+    Master,
+}
+
+/// `[nemesis]`: random faults. Each `*_every` is the mean of an exponential
+/// interval, `None` meaning never. Defaults when absent:
+/// `crash_target = "node"`, `partition_for = "1s..5s"`,
+/// `pause_for = "100ms..2s"`, `clock_jump = "-2s..2s"`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Nemesis {
+    /// Mean interval between crashes.
+    pub crash_every: Option<Duration>,
+    /// What a crash hits.
+    pub crash_target: CrashTarget,
+    /// Mean interval between random two-sided partitions.
+    pub partition_every: Option<Duration>,
+    /// How long a partition lasts.
+    pub partition_for: DurRange,
+    /// Mean interval between pauses of a random client or node.
+    pub pause_every: Option<Duration>,
+    /// How long a pause lasts.
+    pub pause_for: DurRange,
+    /// Mean interval between jumps of a random node's wall clock.
+    pub clock_jump_every: Option<Duration>,
+    /// Size of a jump in ms.
+    pub clock_jump: SignedRange,
+}
+
+/// `[sweep]`: seeds and the values to vary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    /// `seeds = 500` is `1..=500`; `"1000..=1999"` as written.
+    pub seeds: RangeInclusive<u64>,
+    /// Dotted path and its values, in file order.
+    pub vary: Vec<(String, Vec<toml::Value>)>,
+}
