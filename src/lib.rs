@@ -16,3 +16,4 @@ pub mod history;
 pub mod node;
 pub mod resp;
 pub mod scenario;
+pub mod sim;

@@ -1,0 +1,175 @@
+//! What every simulated host shares with the driver: the history recorder,
+//! each host's clock, pause windows, the sentinel's current master, the
+//! fencing-token service, and the faults waiting on a trigger.
+//!
+//! Hosts run inside turmoil; they read global simulated time with
+//! [`crate::clock::sim_now`]. The driver reads and changes this context
+//! between steps. Everything here is ordered (`BTreeMap`, `Vec`), so a run
+//! depends on nothing but the scenario and the seed.
+
+use crate::clock::SimClock;
+use crate::history::{EventKind, Recorder};
+use crate::scenario::{FaultAction, Trigger};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// A fault waiting for its trigger (`after = "c1:acquired"`).
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    pub trigger: Trigger,
+    pub at: Duration,
+    pub action: FaultAction,
+}
+
+/// A fault due at a global time.
+#[derive(Clone, Debug)]
+pub struct Due {
+    pub time: Duration,
+    pub action: FaultAction,
+}
+
+#[derive(Default)]
+struct State {
+    /// Pause windows per host: (start, end) in global time.
+    pauses: BTreeMap<String, Vec<(Duration, Duration)>>,
+    master: String,
+    waiting: Vec<Waiting>,
+    /// Triggered faults, to be applied by the driver in order.
+    due: Vec<Due>,
+}
+
+/// The shared context of one run.
+pub struct Context {
+    pub recorder: Recorder,
+    pub clocks: BTreeMap<String, SimClock>,
+    /// The lock keys clients use (node events are recorded for these only).
+    pub resources: Vec<String>,
+    /// No new lock attempt starts after this global time.
+    pub end: Duration,
+    fence: AtomicU64,
+    state: Mutex<State>,
+}
+
+impl Context {
+    pub fn new(
+        clocks: BTreeMap<String, SimClock>,
+        resources: Vec<String>,
+        end: Duration,
+        master: String,
+        waiting: Vec<Waiting>,
+    ) -> Arc<Self> {
+        Arc::new(Context {
+            recorder: Recorder::new(),
+            clocks,
+            resources,
+            end,
+            fence: AtomicU64::new(0),
+            state: Mutex::new(State {
+                master,
+                waiting,
+                ..State::default()
+            }),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn clock(&self, host: &str) -> SimClock {
+        self.clocks
+            .get(host)
+            .cloned()
+            .expect("every host has a clock")
+    }
+
+    /// Records an event of `host` at the current global time, and releases
+    /// the faults this event triggers. A triggered pause of the recording
+    /// host takes effect at once, before the host runs another instruction.
+    pub fn record(&self, host: &str, kind: EventKind) {
+        self.record_at(crate::clock::sim_now(), host, kind);
+    }
+
+    pub fn record_at(&self, time: Duration, host: &str, kind: EventKind) {
+        let fired = match &kind {
+            EventKind::Acquired { .. } => Some(Trigger::Acquired(host.to_string())),
+            EventKind::Released { .. } => Some(Trigger::Released(host.to_string())),
+            EventKind::Lost { .. } | EventKind::ValidityExpired { .. } => {
+                Some(Trigger::Lost(host.to_string()))
+            }
+            _ => None,
+        };
+        self.recorder.record(time, host, kind);
+        let Some(fired) = fired else { return };
+        let mut st = self.state();
+        let (now_due, still): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(&mut st.waiting)
+            .into_iter()
+            .partition(|w| w.trigger == fired);
+        st.waiting = still;
+        for w in now_due {
+            let at = time + w.at;
+            if let FaultAction::Pause {
+                host: crate::scenario::Target::Host(h),
+                for_,
+            } = &w.action
+            {
+                st.pauses
+                    .entry(h.clone())
+                    .or_default()
+                    .push((at, at + *for_));
+            }
+            st.due.push(Due {
+                time: at,
+                action: w.action,
+            });
+        }
+    }
+
+    /// Takes the triggered faults released since the last call.
+    pub fn take_due(&self) -> Vec<Due> {
+        std::mem::take(&mut self.state().due)
+    }
+
+    /// Adds a pause window for `host`.
+    pub fn add_pause(&self, host: &str, start: Duration, end: Duration) {
+        self.state()
+            .pauses
+            .entry(host.to_string())
+            .or_default()
+            .push((start, end));
+    }
+
+    /// The end of the pause `host` is in at global time `now`, if any.
+    pub fn paused_until(&self, host: &str, now: Duration) -> Option<Duration> {
+        let st = self.state();
+        st.pauses
+            .get(host)?
+            .iter()
+            .filter(|(s, e)| *s <= now && now < *e)
+            .map(|(_, e)| *e)
+            .max()
+    }
+
+    /// Waits while `host` is paused (a stop-the-world pause: it runs nothing;
+    /// its clocks keep running).
+    pub async fn pause_point(&self, host: &str) {
+        while let Some(until) = self.paused_until(host, crate::clock::sim_now()) {
+            tokio::time::sleep(until - crate::clock::sim_now()).await;
+        }
+    }
+
+    pub fn master(&self) -> String {
+        self.state().master.clone()
+    }
+
+    pub fn set_master(&self, name: &str) {
+        self.state().master = name.to_string();
+    }
+
+    /// The next fencing token of the ideal consensus service: 1, 2, 3, ...
+    pub fn next_fence(&self) -> u64 {
+        self.fence.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}

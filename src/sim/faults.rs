@@ -1,0 +1,155 @@
+//! Applying one fault to the world: crash (power loss: cut off, then
+//! stopped), restart, partition, isolate, heal, pause, clock jump, clock
+//! rate, slow link. Each is recorded in the history as a `fault` event whose
+//! detail names the host(s) and durations.
+
+use super::world::{Timer, World};
+use crate::duration::format as fmt;
+use crate::scenario::{FaultAction, Target};
+use std::time::Duration;
+
+fn ms(d: Duration) -> String {
+    format!("{}", d.as_millis())
+}
+
+impl World<'_> {
+    fn resolve(&self, t: &Target) -> String {
+        match t {
+            Target::Host(h) => h.clone(),
+            Target::Master => self.ctx.master(),
+        }
+    }
+
+    /// Applies `action` at global time `now` (it was due at `due`).
+    pub fn apply(&mut self, now: Duration, due: Duration, action: FaultAction) {
+        let id = self.id();
+        match action {
+            FaultAction::Crash { host, restart } => {
+                let host = self.resolve(&host);
+                if self.down.contains_key(&host) {
+                    return;
+                }
+                // Power loss: first cut off (what is in flight is lost), then stopped.
+                let others: Vec<String> =
+                    self.hosts.iter().filter(|h| **h != host).cloned().collect();
+                for o in &others {
+                    self.net.cut(&host, o, (id, "crash"));
+                    self.net.cut(o, &host, (id, "crash"));
+                }
+                self.net.apply(&mut self.sim, &self.hosts);
+                self.sim.crash(host.as_str());
+                for hook in &mut self.crash_hooks {
+                    hook(&host);
+                }
+                self.down.insert(host.clone(), id);
+                let policy = restart.unwrap_or(self.scenario.cluster.restart);
+                self.record_fault(
+                    now,
+                    "crash",
+                    format!("host={host} restart={}", restart_name(policy)),
+                );
+                self.schedule_restart(now, &host, policy);
+            }
+            FaultAction::Restart { host } => {
+                let host = self.resolve(&host);
+                self.restart(now, &host);
+            }
+            FaultAction::Partition {
+                sides,
+                oneway,
+                for_,
+            } => {
+                for (i, a_side) in sides.iter().enumerate() {
+                    for b_side in &sides[i + 1..] {
+                        for a in a_side {
+                            for b in b_side {
+                                self.net.cut(a, b, (id, "partition"));
+                                if !oneway {
+                                    self.net.cut(b, a, (id, "partition"));
+                                }
+                            }
+                        }
+                    }
+                }
+                let text: Vec<String> = sides.iter().map(|s| s.join(" ")).collect();
+                let mut detail =
+                    format!("sides={} oneway={oneway}", text.join("|").replace(' ', "+"));
+                if let Some(f) = for_ {
+                    detail.push_str(&format!(" for_ms={}", ms(f)));
+                    self.after(now + f, Timer::Clear(id));
+                }
+                self.record_fault(now, "partition", detail);
+            }
+            FaultAction::Isolate { host, for_ } => {
+                let host = self.resolve(&host);
+                for o in self.hosts.clone().iter().filter(|h| **h != host) {
+                    self.net.cut(&host, o, (id, "isolate"));
+                    self.net.cut(o, &host, (id, "isolate"));
+                }
+                let mut detail = format!("host={host}");
+                if let Some(f) = for_ {
+                    detail.push_str(&format!(" for_ms={}", ms(f)));
+                    self.after(now + f, Timer::Clear(id));
+                }
+                self.record_fault(now, "isolate", detail);
+            }
+            FaultAction::Heal => {
+                self.net.clear_kinds(&["partition", "isolate"]);
+                self.record_fault(now, "heal", String::new());
+            }
+            FaultAction::Pause { host, for_ } => {
+                let host = self.resolve(&host);
+                // A triggered pause already took effect inside its host, at `due`.
+                let end = due + for_;
+                self.ctx.add_pause(&host, due, end);
+                for o in self.hosts.clone().iter().filter(|h| **h != host) {
+                    self.net.hold(&host, o, (id, "pause"));
+                }
+                self.after(end.max(now), Timer::Clear(id));
+                self.record_fault(due, "pause", format!("host={host} for_ms={}", ms(for_)));
+            }
+            FaultAction::ClockJump { host, by_ms } => {
+                let host = self.resolve(&host);
+                self.ctx
+                    .clock(&host)
+                    .model()
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .jump(by_ms);
+                self.record_fault(now, "clock-jump", format!("host={host} by_ms={by_ms}"));
+            }
+            FaultAction::ClockRate { host, rate } => {
+                let host = self.resolve(&host);
+                self.ctx
+                    .clock(&host)
+                    .model()
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .set_rate(now, rate);
+                self.record_fault(now, "clock-rate", format!("host={host} rate={rate}"));
+            }
+            FaultAction::Latency {
+                between: (a, b),
+                latency,
+                for_,
+            } => {
+                let value = latency.draw(&mut self.rng);
+                self.sim.set_link_latency(a.as_str(), b.as_str(), value);
+                let mut detail = format!("between={a}+{b} latency_ms={}", ms(value));
+                if let Some(f) = for_ {
+                    detail.push_str(&format!(" for_ms={}", ms(f)));
+                    self.after(now + f, Timer::RestoreLatency(a, b));
+                }
+                self.record_fault(now, "latency", detail);
+            }
+        }
+    }
+}
+
+fn restart_name(r: crate::scenario::Restart) -> String {
+    match r {
+        crate::scenario::Restart::Immediate => "immediate".into(),
+        crate::scenario::Restart::Never => "never".into(),
+        crate::scenario::Restart::After(d) => fmt(d),
+    }
+}

@@ -1,0 +1,154 @@
+//! The simulated world: one turmoil simulation per run of a scenario.
+//!
+//! - [`context`]: what hosts share with the driver (history, clocks, pauses);
+//! - [`world`]: the driver loop; [`faults`]: applying a fault;
+//!   [`net`]: the network's fault state; [`nemesis`]: random faults;
+//! - host programs: [`nodes`] (the real node), [`workload`] (clients running
+//!   the real lock client), [`store`] (the protected resource).
+//!
+//! [`run`] builds the world for a scenario and a seed, runs it, and returns
+//! the history. Every random choice is drawn from ChaCha generators derived
+//! from the seed; turmoil's own generator is seeded with it too, and its
+//! epoch is fixed, so a run depends on nothing else.
+
+pub mod context;
+pub mod faults;
+pub mod nemesis;
+pub mod net;
+pub mod nodes;
+pub mod store;
+pub mod workload;
+pub mod world;
+
+use crate::clock::{ClockModel, SimClock};
+use crate::history::History;
+use crate::node::Node;
+use crate::scenario::{Scenario, Topology, Trigger};
+use context::{Context, Due, Waiting};
+use rand::Rng;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+use workload::{rng_for, ClientParams, NODE_PORT};
+pub use world::RunError;
+
+/// Seconds since the Unix epoch at which every simulation starts.
+pub const EPOCH_SECS: u64 = 1_700_000_000;
+
+/// Each host's clock: rates drawn from `[1 − drift, 1 + drift]`, offsets from
+/// `clocks.offset`, per-host overrides applied after the draw (so overriding
+/// one host does not change the others).
+fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
+    let mut rng = rng_for(seed, "world", "clocks");
+    let epoch_ms = EPOCH_SECS as i64 * 1000;
+    let d = s.clocks.drift;
+    s.host_names()
+        .into_iter()
+        .map(|h| {
+            let mut rate = if d > 0.0 {
+                rng.random_range(1.0 - d..=1.0 + d)
+            } else {
+                1.0
+            };
+            let mut offset = s.clocks.offset.draw(&mut rng);
+            if let Some(o) = s.hosts.get(&h) {
+                rate = o.clock_rate.unwrap_or(rate);
+                if let Some(r) = &o.clock_offset {
+                    offset = r.draw(&mut rng);
+                }
+            }
+            let clock = SimClock::new(ClockModel::new(epoch_ms, offset, rate));
+            (h, clock)
+        })
+        .collect()
+}
+
+/// Runs `s` with `seed` and returns the history.
+pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
+    if s.cluster.topology == Topology::Single {
+        return Err(RunError("the single topology is not available yet".into()));
+    }
+    let hosts = s.host_names();
+    let mut queue = Vec::new();
+    let mut waiting = Vec::new();
+    for f in &s.faults {
+        match &f.after {
+            Trigger::Start => queue.push(Due {
+                time: f.at,
+                action: f.action.clone(),
+            }),
+            t => waiting.push(Waiting {
+                trigger: t.clone(),
+                at: f.at,
+                action: f.action.clone(),
+            }),
+        }
+    }
+    if let Some(n) = &s.nemesis {
+        queue.extend(nemesis::plan(s, n, &mut rng_for(seed, "world", "nemesis")));
+    }
+    queue.sort_by_key(|d| d.time);
+    let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
+    resources.sort();
+    resources.dedup();
+    let ctx = Context::new(clocks(s, seed), resources, s.duration, "n1".into(), waiting);
+
+    let latency = &s.network.latency;
+    let limit = s.duration + s.max_ttl * 2 + Duration::from_secs(60);
+    let mut builder = turmoil::Builder::new();
+    builder
+        .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
+        .tick_duration(s.tick)
+        .simulation_duration(limit + Duration::from_secs(60))
+        .rng_seed(seed)
+        .min_message_latency(latency.lo)
+        .max_message_latency(latency.hi);
+    let mut sim = builder.build();
+
+    let node_addrs: Vec<String> = (1..=s.cluster.nodes)
+        .map(|i| format!("n{i}:{NODE_PORT}"))
+        .collect();
+    for i in 1..=s.cluster.nodes {
+        let name = format!("n{i}");
+        let ctx = ctx.clone();
+        sim.host(name.clone(), move || {
+            let (ctx, name) = (ctx.clone(), name.clone());
+            async move {
+                let node = Node::new(Arc::new(ctx.clock(&name)));
+                nodes::serve(ctx, &name, node).await
+            }
+        });
+    }
+    {
+        let ctx = ctx.clone();
+        sim.host("store", move || store::store_main(ctx.clone()));
+    }
+    for spec in &s.clients {
+        let params = ClientParams {
+            spec: spec.clone(),
+            nodes: Some(node_addrs.clone()),
+            seed,
+        };
+        sim.client(
+            spec.name.clone(),
+            workload::client_main(ctx.clone(), params),
+        );
+    }
+
+    let mut world = world::World {
+        sim,
+        ctx: ctx.clone(),
+        scenario: s.clone(),
+        hosts,
+        net: net::Net::default(),
+        rng: rng_for(seed, "world", "faults"),
+        queue,
+        timers: BTreeMap::new(),
+        down: BTreeMap::new(),
+        next_id: 0,
+        crash_hooks: Vec::new(),
+    };
+    world.run()?;
+    drop(world);
+    Ok(ctx.recorder.finish())
+}

@@ -1,0 +1,64 @@
+//! A simulated node host: the real node code on turmoil's network, with the
+//! host's simulated clock, and the lock key's changes recorded in the
+//! history (from the node's effects: `SET`, `PEXPIREAT`, `DEL`, `FLUSHALL`).
+
+use super::context::Context;
+use super::workload::NODE_PORT;
+use crate::history::EventKind;
+use crate::node::{self, Node};
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// Records changes of the lock keys in the history.
+pub fn history_sink(ctx: Arc<Context>, host: String) -> node::EffectsSink {
+    Arc::new(move |effects: &[Vec<Bytes>]| {
+        for cmd in effects {
+            for kind in key_events(&ctx.resources, cmd) {
+                ctx.record(&host, kind);
+            }
+        }
+    })
+}
+
+fn key_events(resources: &[String], cmd: &[Bytes]) -> Vec<EventKind> {
+    let s = |i: usize| {
+        cmd.get(i)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
+    };
+    let ours = |k: &str| resources.iter().any(|r| r == k);
+    let name = s(0).to_ascii_uppercase();
+    match name.as_str() {
+        "SET" if ours(&s(1)) => vec![EventKind::KeySet {
+            key: s(1),
+            token: s(2),
+            expires_at: if s(3).eq_ignore_ascii_case("PXAT") {
+                s(4).parse().ok()
+            } else {
+                None
+            },
+        }],
+        "PEXPIREAT" if ours(&s(1)) => {
+            vec![EventKind::KeyExpiry {
+                key: s(1),
+                expires_at: s(2).parse().unwrap_or(0),
+            }]
+        }
+        "DEL" if ours(&s(1)) => vec![EventKind::KeyRemoved { key: s(1) }],
+        "FLUSHALL" => resources
+            .iter()
+            .map(|r| EventKind::KeyRemoved { key: r.clone() })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// Serves `node` on the node port of this host, after recording that it is up.
+pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result {
+    node.add_effects_sink(history_sink(ctx.clone(), host.to_string()));
+    let keys = node.keyspace().counts().0;
+    ctx.record(host, EventKind::NodeUp { keys });
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", NODE_PORT)).await?;
+    node::serve(node, listener).await?;
+    Ok(())
+}

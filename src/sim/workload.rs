@@ -1,0 +1,297 @@
+//! The workload: what each simulated client does, with the real client code.
+//!
+//! A client loops as the scenario format says: wait `think`, call `lock`,
+//! and when it has the lock do `writes` writes to the store spread evenly
+//! over `hold`, then release. The first write goes out at once, on the
+//! validity the acquisition just computed; before each later write the client
+//! checks its validity on its own monotonic clock and stops if it is over.
+//! A pause can strike between that check and the write. With the single
+//! topology the client asks the sentinel which node is master, at the start
+//! and again after a failed lock call.
+
+use super::context::Context;
+use crate::client::connection::NodeConn;
+use crate::client::{Config, Lock, Redlock, SimConnector, Status, Watchdog};
+use crate::clock::{sim_now, Clock, SimClock};
+use crate::history::EventKind;
+use crate::resp::Frame;
+use crate::scenario::ClientSpec;
+use rand::SeedableRng;
+use rand_chacha::{ChaCha20Rng, ChaCha8Rng};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Port the nodes listen on.
+pub const NODE_PORT: u16 = 6379;
+/// Port of the protected store.
+pub const STORE_ADDR: &str = "store:7000";
+/// Port of the sentinel.
+pub const SENTINEL_ADDR: &str = "sentinel:26379";
+/// How long a client waits for the store to answer a write.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A generator for one purpose of one host, derived from the run's seed.
+pub fn rng_for(seed: u64, host: &str, purpose: &str) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed ^ fnv(host) ^ fnv(purpose).rotate_left(17))
+}
+
+/// 64-bit FNV-1a of a label.
+pub fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Everything one client needs.
+pub struct ClientParams {
+    pub spec: ClientSpec,
+    /// Node addresses for the quorum lock (`None`: ask the sentinel).
+    pub nodes: Option<Vec<String>>,
+    pub seed: u64,
+}
+
+struct Client {
+    ctx: Arc<Context>,
+    name: String,
+    spec: ClientSpec,
+    clock: SimClock,
+    seed: u64,
+    rng: ChaCha8Rng,
+    store: NodeConn,
+    /// Redlock clients built so far (a new one each time the master moves).
+    generation: u64,
+}
+
+/// The client host's program.
+pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result {
+    let name = p.spec.name.clone();
+    let mut c = Client {
+        clock: ctx.clock(&name),
+        rng: rng_for(p.seed, &name, "workload"),
+        store: NodeConn::new(STORE_ADDR),
+        ctx,
+        name,
+        spec: p.spec,
+        seed: p.seed,
+        generation: 0,
+    };
+    let sentinel = NodeConn::new(SENTINEL_ADDR);
+    let mut master: Option<String> = None;
+    let mut redlock = p.nodes.map(|n| c.redlock(n));
+    let start = c.spec.start.draw(&mut c.rng);
+    c.clock.sleep(start).await;
+    let mut call = 0;
+    let mut acq = 0;
+    loop {
+        c.ctx.pause_point(&c.name).await;
+        if sim_now() >= c.ctx.end {
+            return Ok(());
+        }
+        if p_single(&redlock, &master) || redlock.is_none() {
+            if let Some(m) = c.ask_sentinel(&sentinel).await {
+                if master.as_deref() != Some(&m) || redlock.is_none() {
+                    redlock = Some(c.redlock(vec![format!("{m}:{NODE_PORT}")]));
+                    master = Some(m);
+                }
+            }
+        }
+        if let Some(lock_client) = redlock.clone() {
+            call += 1;
+            c.ctx.record(&c.name, EventKind::LockCall { call });
+            match lock_client.lock(&c.spec.resource, c.spec.ttl).await {
+                Ok(lock) => {
+                    acq += 1;
+                    c.hold(&lock_client, lock, acq).await;
+                }
+                Err(e) => {
+                    c.ctx.record(
+                        &c.name,
+                        EventKind::LockFailed {
+                            call,
+                            reason: short(&e.to_string()),
+                        },
+                    );
+                    if master.is_some() {
+                        master = Some(String::new()); // re-ask the sentinel
+                    }
+                }
+            }
+        }
+        let think = c.spec.think.draw(&mut c.rng);
+        c.clock.sleep(think.max(Duration::from_millis(1))).await;
+    }
+}
+
+/// With the single topology, is it time to re-ask the sentinel?
+fn p_single(redlock: &Option<Arc<Redlock>>, master: &Option<String>) -> bool {
+    redlock.is_some() && master.as_deref() == Some("")
+}
+
+impl Client {
+    fn redlock(&mut self, nodes: Vec<String>) -> Arc<Redlock> {
+        self.generation += 1;
+        let config = Config {
+            retry_count: self.spec.retry_count,
+            retry_delay: self.spec.retry_delay,
+            request_timeout: self.spec.request_timeout,
+            drift_factor: self.spec.drift_factor,
+        };
+        let token_seed = self.seed ^ fnv(&self.name) ^ fnv("tokens").wrapping_add(self.generation);
+        Arc::new(Redlock::new(
+            nodes,
+            config,
+            Arc::new(self.clock.clone()),
+            Arc::new(SimConnector),
+            ChaCha20Rng::seed_from_u64(token_seed),
+        ))
+    }
+
+    async fn ask_sentinel(&self, sentinel: &NodeConn) -> Option<String> {
+        let cmd = Frame::command(["SENTINEL", "get-master-addr-by-name", "mymaster"]);
+        match sentinel
+            .request(
+                &SimConnector,
+                &self.clock,
+                &cmd,
+                self.spec.request_timeout * 4,
+            )
+            .await
+        {
+            Ok(Frame::Array(items)) => match items.first() {
+                Some(Frame::Bulk(host)) => Some(String::from_utf8_lossy(host).into_owned()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Global time at which this client's monotonic clock reads `mono`.
+    fn global_of(&self, mono: Duration) -> Duration {
+        let rest = mono.saturating_sub(self.clock.now());
+        let g = self
+            .clock
+            .model()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .global_for(rest);
+        sim_now() + g
+    }
+
+    async fn hold(&mut self, redlock: &Arc<Redlock>, lock: Lock, acq: u64) {
+        let fence = self.spec.fencing.then(|| self.ctx.next_fence());
+        self.ctx.record(
+            &self.name,
+            EventKind::Acquired {
+                acq,
+                token: lock.token.clone(),
+                validity: lock.validity,
+                valid_until: self.global_of(lock.valid_until),
+                nodes: lock.nodes_locked,
+                fence,
+            },
+        );
+        let hold = self.spec.hold.draw(&mut self.rng);
+        let dog = self.spec.renew.then(|| redlock.watchdog(lock.clone()));
+        let watcher = dog.as_ref().map(|d| self.watch(d, acq));
+        let writes = self.spec.writes;
+        let gap = if writes > 1 {
+            hold / (writes - 1)
+        } else {
+            hold
+        };
+        for seq in 1..=writes {
+            if seq > 1 {
+                self.clock.sleep(gap).await;
+                self.ctx.pause_point(&self.name).await;
+                let (valid_until, lost) = match &dog {
+                    Some(d) => {
+                        let s = d.status();
+                        (s.lock.valid_until, s.lost.is_some())
+                    }
+                    None => (lock.valid_until, false),
+                };
+                if lost || self.clock.now() >= valid_until {
+                    self.ctx
+                        .record(&self.name, EventKind::ValidityExpired { acq });
+                    break;
+                }
+            }
+            self.ctx.pause_point(&self.name).await;
+            self.ctx
+                .record(&self.name, EventKind::WriteSent { acq, seq });
+            let fence_arg = fence.map_or("-".to_string(), |f| f.to_string());
+            let cmd = Frame::command([
+                "WRITE",
+                &self.name,
+                &acq.to_string(),
+                &seq.to_string(),
+                &fence_arg,
+                &self.spec.resource,
+            ]);
+            let _ = self
+                .store
+                .request(&SimConnector, &self.clock, &cmd, WRITE_TIMEOUT)
+                .await;
+        }
+        if writes <= 1 {
+            self.clock.sleep(hold).await;
+        }
+        self.ctx.pause_point(&self.name).await;
+        self.ctx.record(&self.name, EventKind::ReleaseStart { acq });
+        let nodes = match dog {
+            Some(d) => d.release().await,
+            None => redlock.unlock(&lock).await,
+        };
+        if let Some(w) = watcher {
+            w.abort();
+        }
+        self.ctx
+            .record(&self.name, EventKind::Released { acq, nodes });
+    }
+
+    /// Records the watchdog's extensions and the loss as they happen.
+    fn watch(&self, dog: &Watchdog, acq: u64) -> tokio::task::JoinHandle<()> {
+        let mut rx = dog.subscribe();
+        let ctx = self.ctx.clone();
+        let name = self.name.clone();
+        let clock = self.clock.clone();
+        tokio::spawn(async move {
+            while rx.changed().await.is_ok() {
+                let Status { lock, lost } = rx.borrow_and_update().clone();
+                let kind = match lost {
+                    Some(e) => EventKind::Lost {
+                        acq,
+                        reason: short(&e.to_string()),
+                    },
+                    None => {
+                        let rest = lock.valid_until.saturating_sub(clock.now());
+                        let g = clock
+                            .model()
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .global_for(rest);
+                        EventKind::Extended {
+                            acq,
+                            validity: lock.validity,
+                            valid_until: sim_now() + g,
+                        }
+                    }
+                };
+                let done = matches!(kind, EventKind::Lost { .. });
+                ctx.record(&name, kind);
+                if done {
+                    return;
+                }
+            }
+        })
+    }
+}
+
+/// A reason for the history: no commas or newlines, not too long.
+fn short(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| if c == ',' || c == '\n' { ';' } else { c })
+        .collect();
+    s.chars().take(200).collect::<String>().replace(' ', "_")
+}

@@ -1,0 +1,168 @@
+//! The driver: one turmoil `Sim` per run, stepped tick by tick, with faults
+//! applied between ticks.
+//!
+//! [`World`] owns the `Sim`, the network fault state ([`Net`]), the queue of
+//! due faults and the timers that end them (heal after `for`, restart after a
+//! delay, end of a pause). Hosts talk to it only through the shared
+//! [`Context`]. The loop stops when every client has finished (no new lock
+//! attempt starts after `duration`; a held lock is still released) or at a
+//! hard limit past the end.
+
+use super::context::{Context, Due};
+use super::net::Net;
+use crate::history::EventKind;
+use crate::scenario::{Restart, Scenario};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+use turmoil::Sim;
+
+/// Something to do later, at a global time.
+#[derive(Clone, Debug)]
+pub enum Timer {
+    /// Restart a crashed node.
+    Restart(String),
+    /// Remove the network cuts and holds of fault `id`.
+    Clear(u64),
+    /// Give a slowed link back the network's latency.
+    RestoreLatency(String, String),
+}
+
+pub struct World<'a> {
+    pub sim: Sim<'a>,
+    pub ctx: Arc<Context>,
+    pub scenario: Scenario,
+    pub hosts: Vec<String>,
+    pub net: Net,
+    pub rng: ChaCha8Rng,
+    /// Faults not yet applied, sorted by time (ties keep file order).
+    pub queue: Vec<Due>,
+    pub timers: BTreeMap<(Duration, u64), Timer>,
+    /// Nodes that are down, with the id of their crash.
+    pub down: BTreeMap<String, u64>,
+    /// Ids for faults and timers, in the order they are made.
+    pub next_id: u64,
+    pub crash_hooks: Vec<Box<dyn FnMut(&str) + 'a>>,
+}
+
+/// Why a run could not complete.
+#[derive(Debug)]
+pub struct RunError(pub String);
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "simulation failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl<'a> World<'a> {
+    pub fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub fn after(&mut self, at: Duration, timer: Timer) {
+        let id = self.id();
+        self.timers.insert((at, id), timer);
+    }
+
+    /// Records a fault in the history at global time `now`.
+    pub fn record_fault(&self, now: Duration, what: &str, detail: String) {
+        self.ctx.record_at(
+            now,
+            "driver",
+            EventKind::Fault {
+                what: what.to_string(),
+                detail,
+            },
+        );
+    }
+
+    /// Runs the simulation to the end.
+    pub fn run(&mut self) -> Result<(), RunError> {
+        let end = self.ctx.end;
+        let limit = end + self.scenario.max_ttl * 2 + Duration::from_secs(30);
+        let mut ended = false;
+        loop {
+            let now = self.sim.elapsed();
+            self.apply_due(now);
+            if !ended && now >= end {
+                self.ctx.record_at(now, "driver", EventKind::End);
+                ended = true;
+            }
+            let done = self.sim.step().map_err(|e| RunError(e.to_string()))?;
+            if done || now > limit {
+                return Ok(());
+            }
+        }
+    }
+
+    fn apply_due(&mut self, now: Duration) {
+        let triggered = self.ctx.take_due();
+        if !triggered.is_empty() {
+            self.queue.extend(triggered);
+            self.queue.sort_by_key(|d| d.time);
+        }
+        let mut changed = false;
+        while self.queue.first().is_some_and(|d| d.time <= now) {
+            let due = self.queue.remove(0);
+            self.apply(now, due.time, due.action);
+            changed = true;
+        }
+        while let Some(entry) = self.timers.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let timer = entry.remove();
+            self.fire(now, timer);
+            changed = true;
+        }
+        if changed {
+            self.net.apply(&mut self.sim, &self.hosts);
+        }
+    }
+
+    fn fire(&mut self, now: Duration, timer: Timer) {
+        match timer {
+            Timer::Restart(host) => self.restart(now, &host),
+            Timer::Clear(id) => self.net.clear(id),
+            Timer::RestoreLatency(a, b) => {
+                let lat = self.scenario.network.latency.clone();
+                self.sim.set_link_latency(a.as_str(), b.as_str(), lat.lo);
+                self.sim
+                    .set_link_max_message_latency(a.as_str(), b.as_str(), lat.hi);
+            }
+        }
+    }
+
+    /// Schedules the restart of a node that just crashed, by `policy`.
+    pub fn schedule_restart(&mut self, now: Duration, host: &str, policy: Restart) {
+        match policy {
+            Restart::Never => {}
+            Restart::Immediate => self.after(now, Timer::Restart(host.to_string())),
+            Restart::After(d) => self.after(now + d, Timer::Restart(host.to_string())),
+        }
+    }
+
+    /// Brings a crashed node back: links repaired, software started again.
+    pub fn restart(&mut self, now: Duration, host: &str) {
+        let Some(crash_id) = self.down.remove(host) else {
+            return;
+        };
+        self.net.clear(crash_id);
+        self.net.apply(&mut self.sim, &self.hosts);
+        self.sim.bounce(host);
+        self.record_fault(now, "restart", format!("host={host}"));
+    }
+
+    /// The names of the hosts that are not down.
+    pub fn up_nodes(&self) -> BTreeSet<String> {
+        (1..=self.scenario.cluster.nodes)
+            .map(|i| format!("n{i}"))
+            .filter(|n| !self.down.contains_key(n))
+            .collect()
+    }
+}
