@@ -67,26 +67,39 @@ fn run(ks: &mut Keyspace, sha: &str, keys: &[Bytes], argv: &[Bytes], now: i64) -
              compare-and-pexpire); script {sha} is not one of them"
         ));
     };
-    let (Some(key), Some(token)) = (keys.first(), argv.first()) else {
-        return Frame::err("ERR lock script called without KEYS[1] and ARGV[1]");
+    // Line 1 calls GET with KEYS[1]: no key is a Lua argument error. A missing
+    // ARGV[1] is nil, which no reply of GET equals: the script returns 0.
+    let Some(key) = keys.first() else {
+        return script_error(LUA_ARGS_ERROR, sha, 1);
     };
-    let holds = ks.get(key, now).is_some_and(|e| e.value == *token);
+    let holds = ks
+        .get(key, now)
+        .is_some_and(|e| argv.first() == Some(&e.value));
     if !holds {
         return Frame::Integer(0);
     }
+    // Line 2 calls DEL or PEXPIRE; an error there is reported at line 2.
     match script {
         Known::Release => Frame::Integer(ks.remove(key) as i64),
         Known::Extend => {
             let Some(ms) = argv.get(1) else {
-                return Frame::err("ERR compare-and-pexpire called without ARGV[2]");
+                return script_error(LUA_ARGS_ERROR, sha, 2);
             };
             let cmd = [Bytes::from_static(b"pexpire"), key.clone(), ms.clone()];
             match keys::pexpire(ks, &cmd, now) {
-                Frame::Error(e) => Frame::err(format!("{e} script: {sha}, on @user_script:4.")),
+                Frame::Error(e) => script_error(&e, sha, 2),
                 reply => reply,
             }
         }
     }
+}
+
+/// What Redis 7.0 replies when `redis.call` is given a nil argument.
+const LUA_ARGS_ERROR: &str = "ERR Lua redis lib command arguments must be strings or integers";
+
+/// An error raised inside a script, located as Redis 7.0 locates it.
+fn script_error(e: &str, sha: &str, line: u32) -> Frame {
+    Frame::err(format!("{e} script: {sha}, on @user_script:{line}."))
 }
 
 enum Known {

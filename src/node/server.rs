@@ -80,6 +80,10 @@ pub fn select(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     match parse_i64(&args[1]) {
         None => not_an_integer(),
         Some(0) => Frame::ok(),
+        // Redis reads the index with `getIntFromObjectOrReply`.
+        Some(n) if i32::try_from(n).is_err() => {
+            Frame::err("ERR value is out of range, value must between -2147483648 and 2147483647")
+        }
         Some(_) => Frame::err("ERR DB index is out of range"),
     }
 }
