@@ -2,7 +2,8 @@
 //! replies for unknown commands and wrong arity, worded as Redis 7 words them.
 
 use super::keyspace::Keyspace;
-use super::{keys, scripting, server, strings};
+use super::keyspace::Role;
+use super::{keys, replication, scripting, server, strings};
 use crate::resp::Frame;
 use bytes::Bytes;
 
@@ -32,6 +33,23 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("eval", -3, scripting::eval),
     ("evalsha", -3, scripting::evalsha),
     ("script", -2, scripting::script),
+    ("replicaof", 3, replication::replicaof),
+    ("slaveof", 3, replication::replicaof),
+];
+
+/// Commands a replica refuses from clients (`-READONLY`). The scripts count
+/// as writes: the lock scripts write when they do anything.
+const WRITES: &[&str] = &[
+    "set",
+    "setnx",
+    "getset",
+    "incr",
+    "del",
+    "pexpire",
+    "pexpireat",
+    "flushall",
+    "eval",
+    "evalsha",
 ];
 
 /// Runs one command and returns its reply.
@@ -45,6 +63,9 @@ pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     };
     if !arity_ok(*arity, args.len()) {
         return wrong_arity(cname);
+    }
+    if ks.role != Role::Master && WRITES.contains(cname) {
+        return Frame::err("READONLY You can't write against a read only replica.");
     }
     handler(ks, args, now)
 }

@@ -10,6 +10,8 @@
 pub mod command;
 pub mod keys;
 pub mod keyspace;
+pub mod persistence;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod strings;
@@ -38,6 +40,8 @@ pub struct Node {
     keyspace: Arc<Mutex<Keyspace>>,
     clock: Arc<dyn Clock>,
     sinks: Arc<Mutex<Vec<EffectsSink>>>,
+    /// Replication delay and streaming replicas (see [`replication`]).
+    repl: Arc<replication::Shared>,
 }
 
 impl Node {
@@ -51,12 +55,16 @@ impl Node {
             keyspace: Arc::new(Mutex::new(keyspace)),
             clock,
             sinks: Arc::new(Mutex::new(Vec::new())),
+            repl: Arc::default(),
         }
     }
 
     /// Adds a receiver of every write's effects.
     pub fn add_effects_sink(&self, sink: EffectsSink) {
-        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).push(sink);
+        self.sinks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(sink);
     }
 
     /// Runs one command at the node's current wall-clock time.
@@ -139,6 +147,10 @@ where
     loop {
         let reply = match conn.read_request().await {
             Ok(Some(args)) if args.is_empty() => continue,
+            // A replica asking for the stream: the connection is its now.
+            Ok(Some(args)) if replication::is_sync(&args) => {
+                return replication::serve_sync(node, conn).await;
+            }
             Ok(Some(args)) => node.execute(&args),
             Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
             Err(ConnError::Protocol(e)) => {

@@ -1,0 +1,586 @@
+//! Redis-style asynchronous replication: `REPLICAOF`, the master's stream of
+//! effects, and the replica's task that follows it.
+//!
+//! **Roles.** `REPLICAOF host port` makes a node a replica of `host:port`
+//! (stored as [`Role::Replica`] with `master = "host:port"`), `REPLICAOF NO
+//! ONE` makes it a master again, keeping its data and offset. `SLAVEOF` is an
+//! alias. Replicas refuse client writes with `-READONLY` (see
+//! [`super::command`]); the replication stream is applied with
+//! [`apply_effect`], which bypasses that check.
+//!
+//! **Master side.** A connection whose first request is `SYNC` becomes a
+//! replication stream ([`serve_sync`], called from
+//! [`super::handle_connection`]). Under the keyspace lock the master takes a
+//! snapshot and subscribes to its effects, then sends one frame
+//! `[+FULLRESYNC, :offset, [snapshot commands...]]` (the snapshot is
+//! `FLUSHALL` then `SET k v [PXAT t]` per live key), then every later effect
+//! as a RESP array, each no earlier than the node's replication delay (on the
+//! node's monotonic clock) after it happened ([`set_replication_delay`]).
+//! When it has nothing to send for [`HEARTBEAT`] it sends `PING`. A write
+//! that cannot complete within [`REPL_TIMEOUT`] (turmoil's TCP does not
+//! retransmit: a segment lost to a partition stalls the stream) ends the
+//! stream, as does the node ceasing to be a master.
+//!
+//! **Replica side.** [`replica_task`] runs on every node for its whole life.
+//! While the node is a replica it keeps one connection to its master, sends
+//! `SYNC`, applies the snapshot atomically, then each streamed effect, and
+//! sets `link_up`. Hearing nothing for [`REPL_TIMEOUT`] (heartbeats included)
+//! or any error drops the link (a full resync follows, after a backoff from
+//! [`MIN_BACKOFF`] doubling to [`MAX_BACKOFF`]); a role change drops it at
+//! once and follows the new master.
+//!
+//! **Offsets.** `Keyspace.offset` counts a master's effects. A replica sets
+//! its offset to the snapshot's master offset, then to that plus the number
+//! of stream entries applied since, so replicas of one master compare (and a
+//! caught-up replica equals its master).
+
+use super::command::is;
+use super::keyspace::{parse_i64, Keyspace, Role};
+use super::Node;
+use crate::client::connection::Connector;
+use crate::clock::Clock;
+use crate::resp::{ConnError, Connection, Frame};
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+
+/// A master with nothing to ship sends `PING` this often.
+pub const HEARTBEAT: Duration = Duration::from_millis(100);
+/// A replica that hears nothing for this long drops the link; a master whose
+/// write to a replica blocks this long drops the stream; connecting to a
+/// master and waiting for the snapshot are bounded by it too.
+pub const REPL_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often the replica task looks at the node's role.
+pub const ROLE_CHECK: Duration = Duration::from_millis(10);
+/// First wait after a failed link; doubles up to [`MAX_BACKOFF`].
+pub const MIN_BACKOFF: Duration = Duration::from_millis(10);
+pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// One batch of effects with the node's monotonic time they happened at.
+type Batch = (Duration, Vec<Vec<Bytes>>);
+
+/// A node's replication state beside its keyspace (kept in [`Node`]).
+#[derive(Default)]
+pub struct Shared {
+    delay: Mutex<Duration>,
+    hub: Mutex<Hub>,
+}
+
+#[derive(Default)]
+struct Hub {
+    /// Whether the fan-out sink is registered with the node yet.
+    installed: bool,
+    /// One sender per streaming replica; closed ones are pruned on send.
+    subscribers: Vec<mpsc::UnboundedSender<Batch>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sets how long the master holds each write before shipping it to its
+/// replicas (the scenario's `replication_delay`), on the node's monotonic
+/// clock. Applies to writes still queued, too. Default: zero.
+pub fn set_replication_delay(node: &Node, d: Duration) {
+    *lock(&node.repl.delay) = d;
+}
+
+pub fn replication_delay(node: &Node) -> Duration {
+    *lock(&node.repl.delay)
+}
+
+/// Number of replicas currently streaming from this node.
+pub fn connected_replicas(node: &Node) -> usize {
+    lock(&node.repl.hub)
+        .subscribers
+        .iter()
+        .filter(|s| !s.is_closed())
+        .count()
+}
+
+// ---------------------------------------------------------------------------
+// REPLICAOF and applying effects
+
+/// `REPLICAOF host port` / `REPLICAOF NO ONE` (and `SLAVEOF`).
+pub fn replicaof(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    if is(&args[1], "no") && is(&args[2], "one") {
+        ks.role = Role::Master;
+        return Frame::ok();
+    }
+    // Redis 7.0: `getRangeLongFromObjectOrReply(..., 0, 65535, "Invalid
+    // master port")`, one message for junk and for out of range.
+    let Some(port) = parse_i64(&args[2]).filter(|p| (0..=65535).contains(p)) else {
+        return Frame::err("ERR Invalid master port");
+    };
+    let master = format!("{}:{port}", String::from_utf8_lossy(&args[1]));
+    if matches!(&ks.role, Role::Replica { master: m, .. } if *m == master) {
+        return Frame::Simple("OK Already connected to specified master".into());
+    }
+    ks.role = Role::Replica {
+        master,
+        link_up: false,
+    };
+    Frame::ok()
+}
+
+/// Applies one effect (`SET k v [PXAT t]`, `PEXPIREAT k t`, `DEL k...`,
+/// `FLUSHALL`) as it was recorded: no role check, no expiry check (an expired
+/// key on a replica stays until its master's `DEL`). Used for the replication
+/// stream and for replaying the append-only file.
+pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
+    let bad = || {
+        let words: Vec<String> = cmd
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
+        format!("not an effect: {}", words.join(" "))
+    };
+    let name = cmd.first().ok_or_else(bad)?;
+    let int = |b: &Bytes| parse_i64(b).ok_or_else(bad);
+    if is(name, "set") && cmd.len() == 3 {
+        ks.set(cmd[1].clone(), cmd[2].clone(), None, false);
+    } else if is(name, "set") && cmd.len() == 5 && is(&cmd[3], "pxat") {
+        ks.set(cmd[1].clone(), cmd[2].clone(), Some(int(&cmd[4])?), false);
+    } else if is(name, "pexpireat") && cmd.len() == 3 {
+        ks.set_expiry(&cmd[1], int(&cmd[2])?);
+    } else if is(name, "del") && cmd.len() >= 2 {
+        for k in &cmd[1..] {
+            ks.remove(k);
+        }
+    } else if is(name, "flushall") && cmd.len() == 1 {
+        ks.flush();
+    } else {
+        return Err(bad());
+    }
+    Ok(())
+}
+
+/// The keyspace as commands: `FLUSHALL`, then `SET k v [PXAT t]` for every
+/// key not expired at `now` (all keys when `now` is `None`), in key order.
+pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
+    let mut out = vec![vec![Bytes::from_static(b"FLUSHALL")]];
+    for (k, e) in ks.entries() {
+        if matches!((now, e.expires_at), (Some(n), Some(t)) if n > t) {
+            continue;
+        }
+        let mut cmd = vec![Bytes::from_static(b"SET"), k.clone(), e.value.clone()];
+        if let Some(t) = e.expires_at {
+            cmd.push(Bytes::from_static(b"PXAT"));
+            cmd.push(Bytes::from(t.to_string()));
+        }
+        out.push(cmd);
+    }
+    out
+}
+
+fn command_frame(cmd: &[Bytes]) -> Frame {
+    Frame::Array(cmd.iter().map(|b| Frame::Bulk(b.clone())).collect())
+}
+
+fn frame_args(f: Frame) -> Option<Vec<Bytes>> {
+    match f {
+        Frame::Array(items) => items
+            .into_iter()
+            .map(|i| match i {
+                Frame::Bulk(b) => Some(b),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Master side
+
+/// Is this request `SYNC` (a replica asking for the stream)?
+pub fn is_sync(args: &[Bytes]) -> bool {
+    args.len() == 1 && is(&args[0], "sync")
+}
+
+/// Snapshot and subscription, atomically under the keyspace lock. `None`
+/// when the node is not a master.
+fn subscribe(node: &Node) -> Option<(Frame, mpsc::UnboundedReceiver<Batch>)> {
+    let ks = node.keyspace();
+    if ks.role != Role::Master {
+        return None;
+    }
+    let now = node.clock().wall_ms();
+    let snap = snapshot(&ks, Some(now));
+    let first = Frame::Array(vec![
+        Frame::Simple("FULLRESYNC".into()),
+        Frame::Integer(ks.offset as i64),
+        Frame::Array(snap.iter().map(|c| command_frame(c)).collect()),
+    ]);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let install = {
+        let mut hub = lock(&node.repl.hub);
+        hub.subscribers.push(tx);
+        !std::mem::replace(&mut hub.installed, true)
+    };
+    if install {
+        let shared = node.repl.clone();
+        let clock = node.clock().clone();
+        // Lock order everywhere: keyspace, then sinks, then hub.
+        node.add_effects_sink(Arc::new(move |effects: &[Vec<Bytes>]| {
+            let mut hub = lock(&shared.hub);
+            if hub.subscribers.is_empty() {
+                return;
+            }
+            let t = clock.now();
+            hub.subscribers
+                .retain(|s| s.send((t, effects.to_vec())).is_ok());
+        }));
+    }
+    drop(ks);
+    Some((first, rx))
+}
+
+async fn write_timed<S>(conn: &mut Connection<S>, clock: &dyn Clock, f: &Frame) -> bool
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let deadline = clock.sleep(REPL_TIMEOUT);
+    tokio::select! {
+        biased;
+        r = conn.write_frame(f) => r.is_ok(),
+        _ = deadline => false,
+    }
+}
+
+/// Serves a replica on `conn` after it sent `SYNC`: the snapshot, then the
+/// delayed stream of effects, until the replica goes, a write blocks for
+/// [`REPL_TIMEOUT`], or this node stops being a master.
+pub async fn serve_sync<S>(node: Node, mut conn: Connection<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let clock = node.clock().clone();
+    let Some((first, mut rx)) = subscribe(&node) else {
+        let _ = conn
+            .write_frame(&Frame::err(
+                "ERR SYNC refused: this node is a replica, not a master",
+            ))
+            .await;
+        return;
+    };
+    if !write_timed(&mut conn, &*clock, &first).await {
+        return;
+    }
+    let ping = command_frame(&[Bytes::from_static(b"PING")]);
+    let mut queue: VecDeque<(Duration, Vec<Bytes>)> = VecDeque::new();
+    let mut last_write = clock.now();
+    loop {
+        while let Ok((t, batch)) = rx.try_recv() {
+            queue.extend(batch.into_iter().map(|c| (t, c)));
+        }
+        if node.keyspace().role != Role::Master {
+            return;
+        }
+        let delay = replication_delay(&node);
+        while queue
+            .front()
+            .is_some_and(|(t, _)| clock.now() >= *t + delay)
+        {
+            let (_, cmd) = queue.pop_front().expect("checked");
+            if !write_timed(&mut conn, &*clock, &command_frame(&cmd)).await {
+                return;
+            }
+            last_write = clock.now();
+        }
+        let now = clock.now();
+        if now >= last_write + HEARTBEAT {
+            if !write_timed(&mut conn, &*clock, &ping).await {
+                return;
+            }
+            last_write = clock.now();
+        }
+        let mut wake = last_write + HEARTBEAT;
+        if let Some((t, _)) = queue.front() {
+            wake = wake.min(*t + delay);
+        }
+        let wait = wake
+            .saturating_sub(clock.now())
+            .max(Duration::from_micros(1));
+        tokio::select! {
+            biased;
+            m = rx.recv() => match m {
+                Some((t, batch)) => queue.extend(batch.into_iter().map(|c| (t, c))),
+                None => return,
+            },
+            _ = clock.sleep(wait) => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Replica side
+
+/// The master this node follows, if it is a replica.
+fn master_of(node: &Node) -> Option<String> {
+    match &node.keyspace().role {
+        Role::Replica { master, .. } => Some(master.clone()),
+        Role::Master => None,
+    }
+}
+
+/// Still a replica of `master`, with the link state we last set?
+fn following(ks: &Keyspace, master: &str, link_up: bool) -> bool {
+    matches!(&ks.role, Role::Replica { master: m, link_up: l } if m == master && *l == link_up)
+}
+
+/// Why the link ended (the reasons are kept for debugging).
+#[allow(dead_code)]
+#[derive(Debug)]
+enum LinkEnd {
+    /// The role changed: follow the new master (or stop) at once.
+    RoleChanged,
+    /// The link failed after a successful sync: retry soon.
+    FailedSynced(String),
+    /// It failed before the sync completed: back off.
+    Failed(String),
+}
+
+/// Follows the node's master for the node's whole life: see the module docs.
+pub async fn replica_task(node: Node, connector: Arc<dyn Connector>) {
+    let clock = node.clock().clone();
+    let mut backoff = MIN_BACKOFF;
+    // After a failure: no new attempt at `master` before this time.
+    let mut retry: Option<(String, Duration)> = None;
+    loop {
+        let Some(master) = master_of(&node) else {
+            retry = None;
+            clock.sleep(ROLE_CHECK).await;
+            continue;
+        };
+        if let Some((m, at)) = &retry {
+            if *m == master && clock.now() < *at {
+                clock.sleep(ROLE_CHECK.min(*at - clock.now())).await;
+                continue;
+            }
+        }
+        let end = follow(&node, &*connector, &master).await;
+        node.with_keyspace(|ks| {
+            if following(ks, &master, true) {
+                ks.role = Role::Replica {
+                    master: master.clone(),
+                    link_up: false,
+                };
+            }
+        });
+        match end {
+            LinkEnd::RoleChanged => {
+                retry = None;
+                backoff = MIN_BACKOFF;
+            }
+            LinkEnd::FailedSynced(_) => {
+                backoff = MIN_BACKOFF;
+                retry = Some((master, clock.now() + backoff));
+            }
+            LinkEnd::Failed(_) => {
+                retry = Some((master, clock.now() + backoff));
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// Runs `fut` unless `REPL_TIMEOUT` passes first or the node stops following
+/// `master` (checked every [`ROLE_CHECK`]).
+async fn bounded<T>(node: &Node, master: &str, fut: impl Future<Output = T>) -> Result<T, LinkEnd> {
+    let clock = node.clock().clone();
+    let deadline = clock.now() + REPL_TIMEOUT;
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            biased;
+            r = &mut fut => return Ok(r),
+            _ = clock.sleep(ROLE_CHECK) => {
+                if master_of(node).as_deref() != Some(master) {
+                    return Err(LinkEnd::RoleChanged);
+                }
+                if clock.now() >= deadline {
+                    return Err(LinkEnd::Failed("timed out".into()));
+                }
+            }
+        }
+    }
+}
+
+async fn follow(node: &Node, connector: &dyn Connector, master: &str) -> LinkEnd {
+    let clock = node.clock().clone();
+    let stream = match bounded(node, master, connector.connect(master)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return LinkEnd::Failed(format!("connect to {master}: {e}")),
+        Err(end) => return end,
+    };
+    let mut conn = Connection::new(stream);
+    let sync = command_frame(&[Bytes::from_static(b"SYNC")]);
+    let first = bounded(node, master, async {
+        conn.write_frame(&sync).await?;
+        conn.read_frame().await
+    })
+    .await;
+    let first = match first {
+        Ok(Ok(f)) => f,
+        Ok(Err(e)) => return LinkEnd::Failed(e.to_string()),
+        Err(end) => return end,
+    };
+    let Some((base, snap)) = parse_fullresync(first) else {
+        return LinkEnd::Failed("bad SYNC reply".into());
+    };
+    let loaded = node.with_keyspace(|ks| {
+        if !following(ks, master, false) {
+            return Ok(false);
+        }
+        // The snapshot starts with FLUSHALL.
+        for cmd in &snap {
+            apply_effect(ks, cmd)?;
+        }
+        ks.offset = base;
+        ks.role = Role::Replica {
+            master: master.to_string(),
+            link_up: true,
+        };
+        Ok(true)
+    });
+    match loaded {
+        Ok(true) => {}
+        Ok(false) => return LinkEnd::RoleChanged,
+        Err(e) => return LinkEnd::Failed(e),
+    }
+    let mut applied: u64 = 0;
+    let mut last_rx = clock.now();
+    loop {
+        let frame = tokio::select! {
+            biased;
+            f = conn.read_frame() => f,
+            _ = clock.sleep(ROLE_CHECK) => {
+                if !following(&node.keyspace(), master, true) {
+                    return LinkEnd::RoleChanged;
+                }
+                if clock.now() >= last_rx + REPL_TIMEOUT {
+                    return LinkEnd::FailedSynced("master timed out".into());
+                }
+                continue;
+            }
+        };
+        let frame = match frame {
+            Ok(f) => f,
+            Err(ConnError::Closed) => return LinkEnd::FailedSynced("master closed".into()),
+            Err(e) => return LinkEnd::FailedSynced(e.to_string()),
+        };
+        last_rx = clock.now();
+        let Some(cmd) = frame_args(frame) else {
+            return LinkEnd::FailedSynced("bad stream entry".into());
+        };
+        if cmd.len() == 1 && is(&cmd[0], "ping") {
+            continue;
+        }
+        let done = node.with_keyspace(|ks| {
+            if !following(ks, master, true) {
+                return Ok(false);
+            }
+            apply_effect(ks, &cmd)?;
+            applied += 1;
+            ks.offset = base + applied;
+            Ok(true)
+        });
+        match done {
+            Ok(true) => {}
+            Ok(false) => return LinkEnd::RoleChanged,
+            Err(e) => return LinkEnd::FailedSynced(e),
+        }
+    }
+}
+
+fn parse_fullresync(f: Frame) -> Option<(u64, Vec<Vec<Bytes>>)> {
+    let Frame::Array(mut items) = f else {
+        return None;
+    };
+    if items.len() != 3 || items[0] != Frame::Simple("FULLRESYNC".into()) {
+        return None;
+    }
+    let Frame::Array(cmds) = items.pop()? else {
+        return None;
+    };
+    let Frame::Integer(off) = items.pop()? else {
+        return None;
+    };
+    let cmds: Option<Vec<Vec<Bytes>>> = cmds.into_iter().map(frame_args).collect();
+    Some((u64::try_from(off).ok()?, cmds?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    fn cmd(s: &str) -> Vec<Bytes> {
+        s.split(' ').map(b).collect()
+    }
+
+    #[test]
+    fn replicaof_sets_the_role() {
+        let mut ks = Keyspace::default();
+        assert_eq!(
+            replicaof(&mut ks, &cmd("REPLICAOF n1 6379"), 0),
+            Frame::ok()
+        );
+        assert_eq!(
+            ks.role,
+            Role::Replica {
+                master: "n1:6379".into(),
+                link_up: false
+            }
+        );
+        assert_eq!(
+            replicaof(&mut ks, &cmd("REPLICAOF n1 6379"), 0),
+            Frame::Simple("OK Already connected to specified master".into())
+        );
+        for bad in ["REPLICAOF n1 x", "REPLICAOF n1 70000", "REPLICAOF n1 -1"] {
+            assert_eq!(
+                replicaof(&mut ks, &cmd(bad), 0),
+                Frame::err("ERR Invalid master port")
+            );
+        }
+        assert_eq!(replicaof(&mut ks, &cmd("SLAVEOF no one"), 0), Frame::ok());
+        assert_eq!(ks.role, Role::Master);
+    }
+
+    #[test]
+    fn effects_replay_to_the_same_keyspace() {
+        let mut a = Keyspace::default();
+        a.set(b("k"), b("v"), Some(5000), false);
+        a.set(b("j"), b("w"), None, false);
+        a.set_expiry(b"j", 7000);
+        a.set(b("gone"), b("x"), None, false);
+        a.remove(b"gone");
+        let mut r = Keyspace::default();
+        r.role = Role::Replica {
+            master: "n1:6379".into(),
+            link_up: true,
+        };
+        for e in a.take_effects() {
+            apply_effect(&mut r, &e).unwrap();
+        }
+        let ea: Vec<_> = a.entries().collect();
+        let er: Vec<_> = r.entries().collect();
+        assert_eq!(ea, er);
+        assert!(apply_effect(&mut r, &cmd("INCR k")).is_err());
+        // The snapshot, replayed, gives the same entries; expired keys skipped.
+        let mut s = Keyspace::default();
+        for e in snapshot(&a, Some(6000)) {
+            apply_effect(&mut s, &e).unwrap();
+        }
+        assert_eq!(s.entries().count(), 1);
+        assert_eq!(s.get(b"j", 6000).unwrap().expires_at, Some(7000));
+    }
+}
