@@ -1,0 +1,490 @@
+//! `timeline.svg`: time across (seconds), a lane of fault markers on top,
+//! then one row per client (lock calls waiting, holds, overlaps in red,
+//! pauses, writes) and one row per node (up, down, paused, and when it held
+//! the lock key, colored by the client that owns the key's token).
+//! Partitions are shaded across the chart, isolations on their host's row.
+//!
+//! Text is measured with DejaVu Sans, shipped in `assets/` and registered
+//! with plotters, so no system font is needed.
+
+use std::collections::BTreeMap;
+use std::sync::Once;
+use std::time::Duration;
+
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{register_font, FontStyle};
+
+use super::{Facts, RunOutput};
+use crate::history::EventKind;
+
+/// DejaVu Sans (see `assets/DejaVuSans-LICENSE.txt`).
+static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+/// The family the font is registered under and the SVG names.
+const FAMILY: &str = "sans-serif";
+
+fn ensure_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = register_font(FAMILY, FontStyle::Normal, FONT);
+    });
+}
+
+/// Colors per client (red is kept for violations).
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4e, 0x79, 0xa7),
+    RGBColor(0xf2, 0x8e, 0x2b),
+    RGBColor(0x59, 0xa1, 0x4f),
+    RGBColor(0xb0, 0x7a, 0xa1),
+    RGBColor(0x76, 0xb7, 0xb2),
+    RGBColor(0xed, 0xc9, 0x48),
+    RGBColor(0x9c, 0x75, 0x5f),
+    RGBColor(0xff, 0x9d, 0xa7),
+    RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0xbc, 0xbd, 0x22),
+];
+const VIOLATION: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+const UNKNOWN_KEY: RGBColor = RGBColor(0xa0, 0xa0, 0xa0);
+const WAITING: RGBColor = RGBColor(0xc8, 0xc8, 0xc8);
+const UP: RGBColor = RGBColor(0xb7, 0xdf, 0xb9);
+const DOWN: RGBColor = RGBColor(0x33, 0x33, 0x33);
+const PAUSED: RGBColor = RGBColor(0xff, 0xb3, 0x00);
+const PARTITION: RGBColor = RGBColor(0x64, 0x95, 0xed);
+const WRITE: RGBColor = RGBColor(0x22, 0x22, 0x22);
+const REJECTED: RGBColor = RGBColor(0xe6, 0x7e, 0x22);
+const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
+
+fn marker_color(what: &str) -> RGBColor {
+    match what {
+        "crash" => RGBColor(0xb2, 0x22, 0x22),
+        "restart" => RGBColor(0x2e, 0x7d, 0x32),
+        "partition" | "isolate" | "heal" => RGBColor(0x1f, 0x5f, 0xbf),
+        "pause" => RGBColor(0xc7, 0x7c, 0x00),
+        "clock-jump" | "clock-rate" => RGBColor(0x6a, 0x1b, 0x9a),
+        "failover" => RGBColor(0x00, 0x00, 0x00),
+        _ => RGBColor(0x55, 0x55, 0x55),
+    }
+}
+
+/// The SVG text of the timeline of `out`.
+pub fn timeline_svg(out: &RunOutput) -> String {
+    render(out, &Facts::new(out))
+}
+
+pub(crate) fn render(out: &RunOutput, f: &Facts) -> String {
+    ensure_font();
+    match draw(out, f) {
+        Ok(svg) => svg,
+        Err(e) => fallback(&e),
+    }
+}
+
+/// A small SVG saying the chart could not be drawn.
+fn fallback(message: &str) -> String {
+    let esc = message
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    format!(
+        "<svg width=\"600\" height=\"60\" viewBox=\"0 0 600 60\" xmlns=\"http://www.w3.org/2000/svg\">\
+         <text x=\"10\" y=\"30\" font-family=\"sans-serif\" font-size=\"13\">timeline not drawn: {esc}</text></svg>\n"
+    )
+}
+
+/// Rows: the fault lane (`LANE` units), then clients, then nodes.
+const LANE: usize = 2;
+
+fn draw(out: &RunOutput, f: &Facts) -> Result<String, String> {
+    let err = |e: &dyn std::fmt::Debug| format!("{e:?}");
+    let c = out.check;
+    let (nc, nn) = (f.clients.len(), f.nodes.len());
+    let units = LANE + nc + nn.max(if nc == 0 { 1 } else { 0 });
+    let rows = units - LANE;
+    let xmax = f.end.max(out.scenario.duration).as_secs_f64().max(0.001);
+    let xmax = if xmax.is_finite() { xmax.min(1e9) } else { 1.0 };
+
+    let row_px: u32 = match rows {
+        0..=30 => 26,
+        31..=80 => 16,
+        _ => 10,
+    };
+    let longest = f
+        .clients
+        .iter()
+        .chain(&f.nodes)
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(6, 24);
+    let label_w = 24 + 8 * longest as u32;
+    let width: u32 = 1200;
+    let chart_h = 36 + 26 * LANE as u32 + row_px * rows as u32 + 42 + 20;
+    let legend_h: u32 = 64;
+    let height = chart_h + legend_h;
+
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (upper, lower) = root.split_vertically(chart_h);
+        let caption = format!(
+            "{} — seed {} — {}",
+            out.scenario.name,
+            out.seed,
+            c.verdict.as_str()
+        );
+        // The title and the fault lane (26 px sub-rows) sit above the rows.
+        let lane_px = 26 * LANE as u32;
+        let (lane_area, rows_area) = upper.split_vertically(36 + lane_px + 10);
+
+        // --- the rows chart ---
+        let mut chart = ChartBuilder::on(&rows_area)
+            .margin_left(10)
+            .margin_right(20)
+            .margin_top(0)
+            .margin_bottom(10)
+            .x_label_area_size(36)
+            .y_label_area_size(label_w)
+            .build_cartesian_2d(0f64..xmax, 0f64..rows.max(1) as f64)
+            .map_err(|e| err(&e))?;
+        let decimals = if xmax < 2.0 {
+            2
+        } else if xmax < 20.0 {
+            1
+        } else {
+            0
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(16)
+            .x_label_formatter(&|x| format!("{x:.decimals$}"))
+            .x_desc("simulated time (s)")
+            .label_style((FAMILY, 14))
+            .axis_desc_style((FAMILY, 15))
+            .light_line_style(RGBColor(0xf4, 0xf4, 0xf4))
+            .bold_line_style(GRID)
+            .draw()
+            .map_err(|e| err(&e))?;
+        let (px_x, _) = chart.plotting_area().get_pixel_range();
+        let px_per_s = (px_x.end - px_x.start).max(1) as f64 / xmax;
+        // Spans shorter than 2 px are widened so they stay visible.
+        let min_w = 2.0 / px_per_s;
+        let nrows = rows.max(1);
+        let clamp = |t: Duration| t.as_secs_f64().clamp(0.0, xmax);
+        let rect = |x0: f64, x1: f64, row: usize, lo: f64, hi: f64| {
+            let base = (nrows - 1 - row.min(nrows - 1)) as f64;
+            let x1 = if x1 - x0 < min_w { x0 + min_w } else { x1 };
+            [(x0, base + lo), (x1, base + hi)]
+        };
+        let row_of: BTreeMap<&str, usize> = f
+            .clients
+            .iter()
+            .chain(&f.nodes)
+            .enumerate()
+            .map(|(i, h)| (h.as_str(), i))
+            .collect();
+        let client_idx: BTreeMap<&str, usize> = f
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.as_str(), i))
+            .collect();
+        let color_of_client = |name: &str| -> RGBColor {
+            client_idx
+                .get(name)
+                .map_or(UNKNOWN_KEY, |&i| PALETTE[i % PALETTE.len()])
+        };
+        let owner_color = |token: &str| -> RGBColor {
+            f.owners
+                .get(token)
+                .map_or(UNKNOWN_KEY, |(cl, _)| color_of_client(cl))
+        };
+        let area = chart.plotting_area();
+        let d = |r: Result<(), _>| r.map_err(|e| err(&e));
+
+        // Partitions across every row; isolations on their row.
+        for p in &f.partitions {
+            let (x0, x1) = (clamp(p.start), clamp(p.end));
+            let shape = match p.host.as_deref().and_then(|h| row_of.get(h)) {
+                Some(&r) => rect(x0, x1, r, 0.0, 1.0),
+                None if p.host.is_none() => [(x0, 0.0), (x1.max(x0 + min_w), nrows as f64)],
+                None => continue,
+            };
+            d(area.draw(&Rectangle::new(shape, PARTITION.mix(0.16).filled())))?;
+        }
+        // Overlaps: a light red band across the chart.
+        for o in &c.overlaps {
+            let (x0, x1) = (clamp(o.from), clamp(o.to));
+            d(area.draw(&Rectangle::new(
+                [(x0, 0.0), (x1.max(x0 + min_w), nrows as f64)],
+                VIOLATION.mix(0.10).filled(),
+            )))?;
+        }
+        // Row separators, and a darker one between clients and nodes.
+        for r in 1..nrows {
+            let y = r as f64;
+            let style = if r == nrows - nc.min(nrows) && nc > 0 && nn > 0 {
+                RGBColor(0x99, 0x99, 0x99).stroke_width(1)
+            } else {
+                GRID.stroke_width(1)
+            };
+            d(area.draw(&PathElement::new(vec![(0.0, y), (xmax, y)], style)))?;
+        }
+        // Nodes: up, key held, down, paused.
+        for (j, node) in f.nodes.iter().enumerate() {
+            let r = nc + j;
+            d(area.draw(&Rectangle::new(rect(0.0, xmax, r, 0.44, 0.56), UP.filled())))?;
+            for k in f.key_spans.iter().filter(|k| &k.node == node) {
+                let color = owner_color(&k.token);
+                d(area.draw(&Rectangle::new(
+                    rect(clamp(k.start), clamp(k.end), r, 0.22, 0.78),
+                    color.mix(if k.restored { 0.5 } else { 1.0 }).filled(),
+                )))?;
+            }
+            for s in f.down.iter().filter(|s| &s.host == node) {
+                d(area.draw(&Rectangle::new(
+                    rect(clamp(s.start), clamp(s.end), r, 0.15, 0.85),
+                    DOWN.filled(),
+                )))?;
+            }
+        }
+        // Clients: waiting, holds, overlaps.
+        for s in &f.waiting {
+            if let Some(&r) = row_of.get(s.host.as_str()) {
+                d(area.draw(&Rectangle::new(
+                    rect(clamp(s.start), clamp(s.end), r, 0.42, 0.58),
+                    WAITING.filled(),
+                )))?;
+            }
+        }
+        for h in &c.holds {
+            if let Some(&r) = row_of.get(h.client.as_str()) {
+                d(area.draw(&Rectangle::new(
+                    rect(clamp(h.start), clamp(h.end), r, 0.2, 0.8),
+                    color_of_client(&h.client).filled(),
+                )))?;
+            }
+        }
+        for o in &c.overlaps {
+            for h in [&o.a, &o.b] {
+                if let Some(&r) = row_of.get(h.client.as_str()) {
+                    d(area.draw(&Rectangle::new(
+                        rect(clamp(o.from), clamp(o.to), r, 0.2, 0.8),
+                        VIOLATION.filled(),
+                    )))?;
+                }
+            }
+        }
+        // Paused hosts (clients or nodes): a strip along the bottom.
+        for s in &f.paused {
+            if let Some(&r) = row_of.get(s.host.as_str()) {
+                d(area.draw(&Rectangle::new(
+                    rect(clamp(s.start), clamp(s.end), r, 0.02, 0.16),
+                    PAUSED.filled(),
+                )))?;
+            }
+        }
+        // Writes applied (dark ticks) and rejected (orange) on the writer's row.
+        for e in &out.history.events {
+            let (client, color) = match &e.kind {
+                EventKind::WriteApplied { client, .. } => (client, WRITE),
+                EventKind::WriteRejected { client, .. } => (client, REJECTED),
+                _ => continue,
+            };
+            if let Some(&r) = row_of.get(client.as_str()) {
+                let x = clamp(e.time);
+                d(area.draw(&Rectangle::new(rect(x, x, r, 0.82, 0.98), color.filled())))?;
+            }
+        }
+        for i in &c.interleavings {
+            for (k, t) in i.times.iter().enumerate() {
+                let who = if k == 1 { &i.second.0 } else { &i.first.0 };
+                if let Some(&r) = row_of.get(who.as_str()) {
+                    let base = (nrows - 1 - r) as f64;
+                    d(area.draw(&Circle::new((clamp(*t), base + 0.9), 4, VIOLATION.filled())))?;
+                }
+            }
+        }
+        // Fault markers through the rows, unless there are so many that
+        // they would hide the rows (then only the lane shows them).
+        let plot_px = (px_x.end - px_x.start).max(1) as usize;
+        let through_rows = f.markers.len() <= plot_px / 8;
+        for m in f.markers.iter().filter(|_| through_rows) {
+            let x = clamp(m.time);
+            d(area.draw(&DashedPathElement::new(
+                vec![(x, 0.0), (x, nrows as f64)],
+                4,
+                3,
+                marker_color(&m.what).mix(0.7).stroke_width(1),
+            )))?;
+        }
+
+        // Row labels, left of the plot.
+        for (i, name) in f.clients.iter().chain(&f.nodes).enumerate() {
+            if i >= nrows {
+                break;
+            }
+            let (px, py) = chart.backend_coord(&(0.0, (nrows - 1 - i) as f64 + 0.5));
+            let size = if row_px < 14 { 12 } else { 16 };
+            let text_style = TextStyle::from((FAMILY, size).into_font())
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            d(root.draw(&Text::new(name.clone(), (px - 8, py), text_style)))?;
+            if i < nc {
+                let sw = color_of_client(name);
+                d(root.draw(&Rectangle::new(
+                    [
+                        (px - label_w as i32 + 6, py - 4),
+                        (px - label_w as i32 + 14, py + 4),
+                    ],
+                    sw.filled(),
+                )))?;
+            }
+        }
+        // --- the fault lane: title and labels above the rows ---
+        let title = TextStyle::from((FAMILY, 20).into_font()).color(&BLACK);
+        d(lane_area.draw(&Text::new(caption, (10 + label_w as i32, 10), title)))?;
+        let (lane_x0, _) = chart.backend_coord(&(0.0, 0.0));
+        let (lane_x1, _) = chart.backend_coord(&(xmax, 0.0));
+        let lane_top = 36;
+        d(lane_area.draw(&Text::new(
+            "faults",
+            (lane_x0 - 8, lane_top + lane_px as i32 / 2),
+            TextStyle::from((FAMILY, 16).into_font())
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+        )))?;
+        let sub_lines = 3;
+        let line_h = lane_px as i32 / sub_lines;
+        let mut right_edge = vec![i32::MIN; sub_lines as usize];
+        let mut skipped = 0usize;
+        for m in &f.markers {
+            let (x, _) = chart.backend_coord(&(clamp(m.time), 0.0));
+            let w = (m.label.chars().count() as f64 * 7.6) as i32 + 6;
+            // Labels start at the marker; near the right edge they end there.
+            let right_aligned = x + w > lane_x1 + 15;
+            let left = if right_aligned { x - w } else { x };
+            let Some(k) = (0..sub_lines as usize).find(|&k| left > right_edge[k] + 4) else {
+                skipped += 1;
+                if !through_rows {
+                    d(lane_area.draw(&PathElement::new(
+                        vec![
+                            (x, lane_top + lane_px as i32 - 6),
+                            (x, lane_top + lane_px as i32 + 10),
+                        ],
+                        marker_color(&m.what).mix(0.7).stroke_width(1),
+                    )))?;
+                }
+                continue;
+            };
+            right_edge[k] = left + w;
+            let y = lane_top + k as i32 * line_h + line_h / 2;
+            let color = marker_color(&m.what);
+            d(lane_area.draw(&PathElement::new(
+                vec![(x, y - line_h / 2 + 1), (x, lane_top + lane_px as i32 + 10)],
+                color.mix(0.7).stroke_width(1),
+            )))?;
+            let (tx, anchor) = if right_aligned {
+                (x - 3, HPos::Right)
+            } else {
+                (x + 3, HPos::Left)
+            };
+            d(lane_area.draw(&Text::new(
+                m.label.clone(),
+                (tx, y),
+                TextStyle::from((FAMILY, 14).into_font())
+                    .color(&color)
+                    .pos(Pos::new(anchor, VPos::Center)),
+            )))?;
+        }
+        if f.markers.is_empty() {
+            d(lane_area.draw(&Text::new(
+                "no faults",
+                (lane_x0 + 4, lane_top + lane_px as i32 / 2),
+                TextStyle::from((FAMILY, 14).into_font())
+                    .color(&RGBColor(0x99, 0x99, 0x99))
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            )))?;
+        }
+
+        // --- legend ---
+        let mut items: Vec<(Swatch, String)> = vec![
+            (
+                Swatch::Bar(PALETTE[0].to_rgba()),
+                "hold (color: client)".into(),
+            ),
+            (Swatch::Bar(VIOLATION.to_rgba()), "overlap".into()),
+            (Swatch::Thin(WAITING), "in a lock call".into()),
+            (Swatch::Tick(WRITE), "write applied".into()),
+        ];
+        if c.rejected_writes > 0 {
+            items.push((Swatch::Tick(REJECTED), "write rejected".into()));
+        }
+        if !c.interleavings.is_empty() {
+            items.push((Swatch::Dot(VIOLATION), "interleaved write".into()));
+        }
+        items.extend([
+            (
+                Swatch::Bar(PALETTE[1].to_rgba()),
+                "node holds key (color: owner)".into(),
+            ),
+            (
+                Swatch::Bar(UNKNOWN_KEY.to_rgba()),
+                "key of a failed attempt".into(),
+            ),
+            (Swatch::Thin(UP), "node up".into()),
+            (Swatch::Bar(DOWN.to_rgba()), "node down".into()),
+            (Swatch::Strip(PAUSED), "paused".into()),
+            (Swatch::Bar(PARTITION.mix(0.3)), "partitioned".into()),
+        ]);
+        if skipped > 0 {
+            items.push((Swatch::None, format!("({skipped} fault labels left out)")));
+        }
+        let mut x = label_w as i32 - 40;
+        let mut y = 14;
+        let item_style = TextStyle::from((FAMILY, 15).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        for (sw, text) in items {
+            let w = 26 + (text.chars().count() as f64 * 7.6) as i32 + 18;
+            if x + w > width as i32 - 10 {
+                x = label_w as i32 - 40;
+                y += 22;
+            }
+            match sw {
+                Swatch::Bar(col) => {
+                    d(lower.draw(&Rectangle::new([(x, y - 6), (x + 18, y + 6)], col.filled())))?
+                }
+                Swatch::Thin(col) => {
+                    d(lower.draw(&Rectangle::new([(x, y - 2), (x + 18, y + 2)], col.filled())))?
+                }
+                Swatch::Strip(col) => {
+                    d(lower.draw(&Rectangle::new([(x, y + 2), (x + 18, y + 6)], col.filled())))?
+                }
+                Swatch::Tick(col) => d(lower.draw(&Rectangle::new(
+                    [(x + 8, y - 6), (x + 10, y + 6)],
+                    col.filled(),
+                )))?,
+                Swatch::Dot(col) => d(lower.draw(&Circle::new((x + 9, y), 4, col.filled())))?,
+                Swatch::None => {}
+            }
+            d(lower.draw(&Text::new(text, (x + 24, y), item_style.clone())))?;
+            x += w;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(buf)
+}
+
+/// How a legend item is drawn.
+enum Swatch {
+    Bar(RGBAColor),
+    Thin(RGBColor),
+    Strip(RGBColor),
+    Tick(RGBColor),
+    Dot(RGBColor),
+    None,
+}
