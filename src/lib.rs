@@ -8,12 +8,15 @@
 //! - [`clock`]: monotonic and wall clocks, system and simulated;
 //! - [`duration`]: durations as users write them.
 
+pub mod check;
 pub mod client;
 pub mod clock;
 pub mod duration;
 pub mod flock;
 pub mod history;
 pub mod node;
+pub mod report;
 pub mod resp;
+pub mod runner;
 pub mod scenario;
 pub mod sim;

@@ -1,7 +1,11 @@
 //! The `redlock-sim` command line: parse, call the library, print.
 
 use clap::{Parser, Subcommand};
-use redlock_sim::{client, clock, duration, flock, node};
+use redlock_sim::{client, clock, duration, flock, node, report, runner};
+
+/// Exit code when the simulation itself failed (an internal error).
+const EXIT_SOFTWARE: u8 = 70;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +27,24 @@ fn dur(s: &str) -> Result<Duration, String> {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run one seed of a scenario: print the summary and write history.csv,
+    /// summary.json, report.md, index.html and timeline.svg. Exits 0 when the
+    /// verdict matches the scenario's `expect`, 1 when it does not.
+    Run {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Output directory (default: reports/<name>/seed-<N>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Validate scenario files: prints `FILE: ok` or the error for each.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Take a lock on real Redis servers and run a command while holding it
     /// (a distributed flock): extends the lock every ttl/3, sends the command
     /// (its whole process group) SIGTERM if the lock is lost, releases it at
@@ -70,6 +92,42 @@ fn runtime() -> tokio::runtime::Runtime {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run { file, seed, out } => match runner::run_file(&file, seed, out) {
+            Ok((run, dir)) => {
+                print!("{}", report::summary_lines(&run.output()));
+                println!("report: {}", dir.join("index.html").display());
+                if run.as_expected() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            }
+            Err(runner::Failure::BadInput(e)) => {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            }
+            Err(e) => {
+                eprintln!("redlock-sim run: {e}");
+                ExitCode::from(EXIT_SOFTWARE)
+            }
+        },
+        Command::Check { files } => {
+            let mut all_ok = true;
+            for f in &files {
+                match runner::check_file(f) {
+                    Ok(()) => println!("{}: ok", f.display()),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        all_ok = false;
+                    }
+                }
+            }
+            if all_ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
+        }
         Command::Lock {
             nodes,
             resource,

@@ -16,14 +16,19 @@ pub mod faults;
 pub mod nemesis;
 pub mod net;
 pub mod nodes;
+pub mod sentinel;
 pub mod store;
 pub mod workload;
 pub mod world;
 
+use crate::client::SimConnector;
+use crate::clock::Clock;
 use crate::clock::{ClockModel, SimClock};
 use crate::history::History;
-use crate::node::Node;
-use crate::scenario::{Scenario, Topology, Trigger};
+use crate::node::persistence::{self, Disk, SharedDisk};
+use crate::node::{replication, Node};
+use crate::scenario::{Persistence, Scenario, Topology, Trigger};
+use bytes::Bytes;
 use context::{Context, Due, Waiting};
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -65,9 +70,6 @@ fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
 
 /// Runs `s` with `seed` and returns the history.
 pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
-    if s.cluster.topology == Topology::Single {
-        return Err(RunError("the single topology is not available yet".into()));
-    }
     let hosts = s.host_names();
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
@@ -108,15 +110,74 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
     let node_addrs: Vec<String> = (1..=s.cluster.nodes)
         .map(|i| format!("n{i}:{NODE_PORT}"))
         .collect();
+    let mut disks: BTreeMap<String, SharedDisk> = BTreeMap::new();
     for i in 1..=s.cluster.nodes {
         let name = format!("n{i}");
+        let disk = Disk::shared();
+        disks.insert(name.clone(), disk.clone());
         let ctx = ctx.clone();
+        let (mode, delay, single) = (
+            persistence_mode(s.cluster.persistence),
+            s.cluster.replication_delay,
+            s.cluster.topology == Topology::Single,
+        );
         sim.host(name.clone(), move || {
-            let (ctx, name) = (ctx.clone(), name.clone());
+            let (ctx, name, disk) = (ctx.clone(), name.clone(), disk.clone());
             async move {
-                let node = Node::new(Arc::new(ctx.clock(&name)));
+                let clock: Arc<dyn Clock> = Arc::new(ctx.clock(&name));
+                let keyspace = disk
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .load(clock.wall_ms());
+                let node = Node::from_keyspace(clock, keyspace);
+                if single {
+                    replication::set_replication_delay(&node, delay);
+                    // A node starts as the replica of the master the sentinel
+                    // names (n1 at first): after a failover, an old master
+                    // comes back as a replica, as Sentinel reconfigures it.
+                    let master = ctx.master();
+                    if master != name {
+                        node.execute(&[
+                            Bytes::from("REPLICAOF"),
+                            Bytes::from(master),
+                            Bytes::from(NODE_PORT.to_string()),
+                        ]);
+                    }
+                    tokio::spawn(replication::replica_task(
+                        node.clone(),
+                        Arc::new(SimConnector),
+                    ));
+                }
+                if let Some(fsync) = persistence::attach(&node, disk, mode) {
+                    tokio::spawn(fsync);
+                }
                 nodes::serve(ctx, &name, node).await
             }
+        });
+    }
+    if s.cluster.topology == Topology::Single {
+        let ctx = ctx.clone();
+        let (addrs, failover_after) = (node_addrs.clone(), s.cluster.failover_after);
+        sim.host("sentinel", move || {
+            let hook_ctx = ctx.clone();
+            sentinel::run(sentinel::SentinelConfig {
+                nodes: addrs.clone(),
+                master: addrs[0].clone(),
+                failover_after,
+                clock: Arc::new(ctx.clock("sentinel")),
+                connector: Arc::new(SimConnector),
+                on_failover: Arc::new(move |old: &str, new: &str| {
+                    let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
+                    hook_ctx.set_master(new);
+                    hook_ctx.record(
+                        "sentinel",
+                        crate::history::EventKind::Failover {
+                            old_master: old.to_string(),
+                            new_master: new.to_string(),
+                        },
+                    );
+                }),
+            })
         });
     }
     {
@@ -124,9 +185,11 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
         sim.host("store", move || store::store_main(ctx.clone()));
     }
     for spec in &s.clients {
+        // Redlock clients know every master; single-master clients ask the sentinel.
+        let nodes = (s.cluster.topology == Topology::Redlock).then(|| node_addrs.clone());
         let params = ClientParams {
             spec: spec.clone(),
-            nodes: Some(node_addrs.clone()),
+            nodes,
             seed,
         };
         sim.client(
@@ -146,9 +209,22 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
         timers: BTreeMap::new(),
         down: BTreeMap::new(),
         next_id: 0,
-        crash_hooks: Vec::new(),
+        crash_hooks: vec![Box::new(move |host: &str| {
+            // Power loss: what was not fsynced is gone.
+            if let Some(d) = disks.get(host) {
+                d.lock().unwrap_or_else(|e| e.into_inner()).crash();
+            }
+        })],
     };
     world.run()?;
     drop(world);
     Ok(ctx.recorder.finish())
+}
+
+fn persistence_mode(p: Persistence) -> persistence::Mode {
+    match p {
+        Persistence::None => persistence::Mode::None,
+        Persistence::Everysec => persistence::Mode::Everysec,
+        Persistence::Always => persistence::Mode::Always,
+    }
 }

@@ -1,0 +1,238 @@
+//! The shipped scenarios show what they claim, runs are deterministic, and
+//! the safe configurations raise no false alarm over many seeds.
+
+use redlock_sim::runner;
+use redlock_sim::scenario;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
+
+fn shipped() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir("scenarios")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("redlock-sim-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn field<'a>(stdout: &'a str, key: &str) -> &'a str {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no '{key}:' line in:\n{stdout}"))
+}
+
+#[test]
+fn every_shipped_scenario_shows_what_it_claims() {
+    let files = shipped();
+    assert!(files.len() >= 11, "scenarios missing: {files:?}");
+    let out = temp_dir("shipped");
+    for f in &files {
+        let dir = out.join(f.file_stem().unwrap());
+        let o = Command::new(BIN)
+            .arg("run")
+            .arg(f)
+            .arg("--out")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: verdict did not match expect\n{stdout}\n{stderr}",
+            f.display()
+        );
+        assert_eq!(
+            field(&stdout, "verdict"),
+            field(&stdout, "expected"),
+            "{}",
+            f.display()
+        );
+        for name in [
+            "history.csv",
+            "summary.json",
+            "report.md",
+            "index.html",
+            "timeline.svg",
+        ] {
+            assert!(
+                dir.join(name).is_file(),
+                "{}: {name} not written",
+                f.display()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn the_same_seed_gives_the_same_trace_in_one_process() {
+    let s = scenario::load(Path::new("tests/data/busy_nemesis.toml")).unwrap();
+    let a = redlock_sim::sim::run(&s, 7).unwrap();
+    let b = redlock_sim::sim::run(&s, 7).unwrap();
+    assert!(
+        a.events.len() > 500,
+        "the nemesis scenario is not busy: {} events",
+        a.events.len()
+    );
+    let faults = a.events.iter().filter(|e| e.kind.name() == "fault").count();
+    assert!(faults >= 10, "only {faults} faults");
+    assert_eq!(a.trace(), b.trace());
+    assert_eq!(a, b);
+    let c = redlock_sim::sim::run(&s, 8).unwrap();
+    assert_ne!(a.trace(), c.trace(), "the seed does not matter");
+}
+
+#[test]
+fn the_same_seed_gives_identical_files_in_two_processes() {
+    let out = temp_dir("determinism");
+    let mut traces = Vec::new();
+    for run in ["a", "b"] {
+        let dir = out.join(run);
+        let o = Command::new(BIN)
+            .args([
+                "run",
+                "tests/data/busy_nemesis.toml",
+                "--seed",
+                "11",
+                "--out",
+            ])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.code().is_some_and(|c| c <= 1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        traces.push(field(&String::from_utf8_lossy(&o.stdout), "trace").to_string());
+    }
+    assert_eq!(traces[0], traces[1]);
+    let a = std::fs::read(out.join("a/history.csv")).unwrap();
+    let b = std::fs::read(out.join("b/history.csv")).unwrap();
+    assert!(a == b, "history.csv differs between two processes");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Runs seeds 1..=n of a scenario on two threads; returns the violating seeds.
+fn violating_seeds(file: &str, n: u64) -> Vec<u64> {
+    let s = scenario::load(Path::new(file)).unwrap();
+    let seeds: Vec<u64> = (1..=n).collect();
+    let halves: Vec<Vec<u64>> = seeds
+        .chunks(seeds.len().div_ceil(2))
+        .map(<[u64]>::to_vec)
+        .collect();
+    let handles: Vec<_> = halves
+        .into_iter()
+        .map(|chunk| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                chunk
+                    .into_iter()
+                    .filter(|&seed| !runner::simulate(s.clone(), seed).unwrap().as_expected())
+                    .collect::<Vec<u64>>()
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect()
+}
+
+#[test]
+fn partitions_alone_never_break_redlock_over_200_seeds() {
+    assert_eq!(
+        violating_seeds("scenarios/partitions_only.toml", 200),
+        Vec::<u64>::new()
+    );
+}
+
+#[test]
+fn delayed_restart_never_breaks_redlock_over_200_seeds() {
+    assert_eq!(
+        violating_seeds("scenarios/crash_restart_delayed.toml", 200),
+        Vec::<u64>::new()
+    );
+}
+
+#[test]
+fn invalid_files_exit_2_with_file_key_and_line_and_write_nothing() {
+    let out = temp_dir("invalid");
+    std::fs::create_dir_all(&out).unwrap();
+    let cases = [
+        (
+            "unknown-key",
+            "duration = \"10s\"\n[cluster]\nnodez = 3\n",
+            "cluster.nodez",
+            3,
+            "nodes",
+        ),
+        ("bare-number", "duration = 10\n", "duration", 1, "unit"),
+        (
+            "bad-range",
+            "duration = \"10s\"\n[network]\nlatency = \"5ms..1ms\"\n",
+            "network.latency",
+            3,
+            "",
+        ),
+        (
+            "unknown-host",
+            "duration = \"10s\"\n[hosts.n9]\nclock_rate = 1.1\n",
+            "hosts.n9",
+            2,
+            "n9",
+        ),
+        (
+            "negative-count",
+            "duration = \"10s\"\n[clients]\ncount = -1\n",
+            "clients.count",
+            3,
+            "",
+        ),
+    ];
+    for (name, text, key, line, phrase) in cases {
+        let file = out.join(format!("{name}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let dir = out.join(format!("{name}-out"));
+        for cmd in ["run", "check"] {
+            let mut c = Command::new(BIN);
+            c.arg(cmd).arg(&file);
+            if cmd == "run" {
+                c.arg("--out").arg(&dir);
+            }
+            let o = c.output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {name}: {err}");
+            let expected = format!("{}:{line}: {key}", file.display());
+            assert!(
+                err.contains(&expected),
+                "{cmd} {name}: '{err}' lacks '{expected}'"
+            );
+            assert!(
+                err.contains(phrase),
+                "{cmd} {name}: '{err}' lacks '{phrase}'"
+            );
+            assert_eq!(err.trim().lines().count(), 1, "one clear message: {err}");
+            assert!(!dir.exists(), "{cmd} {name} wrote output for a bad file");
+        }
+    }
+    let o = Command::new(BIN)
+        .arg("check")
+        .args(shipped())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&out).unwrap();
+}
