@@ -18,7 +18,16 @@ impl Drop for Server {
 
 fn start(port: u16) -> Server {
     let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
         .stdout(Stdio::null())
         .spawn()
         .expect("redis-server must be installed for this benchmark (apt-get install redis-server)");
@@ -35,7 +44,10 @@ async fn loop_for(client: Arc<Redlock>, resource: String, d: Duration) -> u64 {
     let start = Instant::now();
     let mut n = 0;
     while start.elapsed() < d {
-        let lock = client.lock(&resource, Duration::from_secs(10)).await.unwrap();
+        let lock = client
+            .lock(&resource, Duration::from_secs(10))
+            .await
+            .unwrap();
         client.unlock(&lock).await;
         n += 1;
     }
@@ -46,14 +58,20 @@ fn main() {
     let base = 17000 + (std::process::id() % 1000) as u16 * 5;
     let _servers: Vec<Server> = (0..5).map(|i| start(base + i)).collect();
     let addrs: Vec<String> = (0..5).map(|i| format!("127.0.0.1:{}", base + i)).collect();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let d = Duration::from_secs(3);
     rt.block_on(async {
         let one = Arc::new(Redlock::connect_tcp(addrs.clone(), Config::default()));
         loop_for(one.clone(), "warmup".into(), Duration::from_millis(300)).await;
         let n = loop_for(one, "bench".into(), d).await;
         let single = n as f64 / d.as_secs_f64();
-        println!("1 task, 5 servers: {single:.0} lock+unlock/s ({:.1} µs each)", 1e6 / single);
+        println!(
+            "1 task, 5 servers: {single:.0} lock+unlock/s ({:.1} µs each)",
+            1e6 / single
+        );
         let tasks: Vec<_> = (0..16)
             .map(|i| {
                 let c = Arc::new(Redlock::connect_tcp(addrs.clone(), Config::default()));
@@ -65,6 +83,9 @@ fn main() {
             total += t.await.unwrap();
         }
         let many = total as f64 / d.as_secs_f64();
-        println!("16 tasks, 5 servers: {many:.0} lock+unlock/s ({:.1}x one task)", many / single);
+        println!(
+            "16 tasks, 5 servers: {many:.0} lock+unlock/s ({:.1}x one task)",
+            many / single
+        );
     });
 }

@@ -41,7 +41,10 @@ fn bare_turmoil(s: &Scenario, seed: u64) -> Duration {
 
 fn main() {
     let s = scenario::load(std::path::Path::new("benches/standard.toml")).unwrap();
-    let seeds: u64 = std::env::var("BENCH_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    let seeds: u64 = std::env::var("BENCH_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
     let sim_secs = s.duration.as_secs_f64();
 
     let start = Instant::now();
@@ -57,8 +60,18 @@ fn main() {
     }
     let bare = start.elapsed().as_secs_f64() / seeds as f64;
 
-    println!("standard scenario: {} nodes, {} clients, {sim_secs} s simulated, tick {:?}, {seeds} seeds", s.cluster.nodes, s.clients.len(), s.tick);
+    println!(
+        "standard scenario: {} nodes, {} clients, {sim_secs} s simulated, tick {:?}, {seeds} seeds",
+        s.cluster.nodes,
+        s.clients.len(),
+        s.tick
+    );
     println!("harness:      {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s, {} events per seed", harness, 1.0 / harness, sim_secs / harness, events as u64 / seeds);
-    println!("bare turmoil: {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s", bare, 1.0 / bare, sim_secs / bare);
+    println!(
+        "bare turmoil: {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s",
+        bare,
+        1.0 / bare,
+        sim_secs / bare
+    );
     println!("harness / bare turmoil: {:.2}x", harness / bare);
 }
