@@ -4,7 +4,9 @@
 //! the floor that turmoil's lock-step ticking sets.
 //!
 //! `cargo bench --bench sim` (release build). Prints seeds per second,
-//! simulated seconds per wall second, and the ratio of the two.
+//! simulated seconds per wall second, and the ratio of the two; the speed-up
+//! of a sweep on 2 worker threads over 1; and the peak memory of one run as
+//! the simulated duration grows.
 
 use redlock_sim::scenario::{self, Scenario};
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -37,6 +39,43 @@ fn bare_turmoil(s: &Scenario, seed: u64) -> Duration {
     }
     sim.run().unwrap();
     start.elapsed()
+}
+
+/// Peak resident memory of this process so far, in MiB (Linux).
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
+    let plan = std::sync::Arc::new(
+        redlock_sim::sweep::Plan::from_text(
+            text.to_string(),
+            "benches/standard.toml".into(),
+            Some(1..=seeds),
+        )
+        .unwrap(),
+    );
+    let out = std::env::temp_dir().join(format!("redlock-sim-bench-{}-{jobs}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let start = Instant::now();
+    redlock_sim::sweep::sweep(
+        &plan,
+        &redlock_sim::sweep::Options {
+            jobs,
+            shard: None,
+            out: out.clone(),
+            progress: false,
+        },
+    )
+    .unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&out);
+    secs
 }
 
 fn main() {
@@ -74,4 +113,26 @@ fn main() {
         sim_secs / bare
     );
     println!("harness / bare turmoil: {:.2}x", harness / bare);
+
+    let text = std::fs::read_to_string("benches/standard.toml").unwrap();
+    let n = seeds.max(4);
+    let one = sweep_seconds(&text, n, 1);
+    let two = sweep_seconds(&text, n, 2);
+    println!(
+        "sweep of {n} seeds: --jobs 1 {one:.2} s, --jobs 2 {two:.2} s: {:.2}x speed-up",
+        one / two
+    );
+
+    // Memory as the simulated duration grows (peak RSS only grows, so
+    // shortest first; each figure is the peak after that run).
+    for secs in [60u64, 300, 1200] {
+        let mut long = s.clone();
+        long.duration = Duration::from_secs(secs);
+        let h = redlock_sim::sim::run(&long, 1).unwrap();
+        println!(
+            "{secs:>5} s simulated: {} events, peak RSS {:.1} MiB",
+            h.events.len(),
+            peak_rss_mib()
+        );
+    }
 }

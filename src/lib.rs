@@ -20,3 +20,4 @@ pub mod resp;
 pub mod runner;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;

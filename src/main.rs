@@ -1,10 +1,11 @@
 //! The `redlock-sim` command line: parse, call the library, print.
 
 use clap::{Parser, Subcommand};
-use redlock_sim::{client, clock, duration, flock, node, report, runner};
+use redlock_sim::{client, clock, duration, flock, node, report, runner, sweep};
 
 /// Exit code when the simulation itself failed (an internal error).
 const EXIT_SOFTWARE: u8 = 70;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -39,6 +40,37 @@ enum Command {
         /// Output directory (default: reports/<name>/seed-<N>/).
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Run every seed for every combination of the scenario's [sweep] on all
+    /// cores; write runs.csv, summary.csv, report.md, index.html and charts.
+    /// A killed sweep keeps its finished runs; rerunning skips them.
+    Sweep {
+        file: PathBuf,
+        /// Seeds to run, A..=B (or N for 1..=N); default: [sweep] seeds.
+        #[arg(long, value_parser = sweep::parse_seeds)]
+        seeds: Option<RangeInclusive<u64>>,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only the K-th of N equal slices of the runs (for many machines;
+        /// join the shards with `merge`).
+        #[arg(long, value_parser = sweep::parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// Output directory (default: reports/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Exit 1 if a combination had a violation although the scenario
+        /// expects safe.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Join the runs.csv of sweep shards and write the outputs one sweep
+    /// would have written.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, required = true)]
+        out: PathBuf,
     },
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check {
@@ -111,6 +143,45 @@ fn main() -> ExitCode {
                 ExitCode::from(EXIT_SOFTWARE)
             }
         },
+        Command::Sweep {
+            file,
+            seeds,
+            jobs,
+            shard,
+            out,
+            strict,
+        } => {
+            let plan = match sweep::Plan::load(&file, seeds) {
+                Ok(p) => std::sync::Arc::new(p),
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&plan.base.name));
+            let opts = sweep::Options {
+                jobs,
+                shard,
+                out: out.clone(),
+                progress: true,
+            };
+            match sweep::sweep(&plan, &opts) {
+                Ok(done) => finished_sweep(&done, &out, strict.then_some(&plan.base)),
+                Err(e) => {
+                    eprintln!("redlock-sim sweep: {e}");
+                    ExitCode::from(EXIT_SOFTWARE)
+                }
+            }
+        }
+        Command::Merge { dirs, out } => match sweep::merge(&dirs, &out) {
+            Ok(done) => finished_sweep(&done, &out, None),
+            Err(e) => {
+                eprintln!("redlock-sim merge: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Check { files } => {
             let mut all_ok = true;
             for f in &files {
@@ -177,5 +248,25 @@ fn main() -> ExitCode {
                 }
             }
         }
+    }
+}
+
+/// Prints what a sweep or merge produced; with `strict`, exit 1 when a
+/// combination of a scenario expected safe had a violation.
+fn finished_sweep(
+    done: &sweep::Finished,
+    out: &std::path::Path,
+    strict: Option<&redlock_sim::scenario::Scenario>,
+) -> ExitCode {
+    let violating: u64 = done.summary.iter().map(|r| r.violating_runs).sum();
+    println!("runs: {} ({} run now)", done.rows.len(), done.ran);
+    println!("violating_runs: {violating}");
+    for c in &done.conclusions {
+        println!("- {c}");
+    }
+    println!("report: {}", out.join("index.html").display());
+    match strict {
+        Some(base) if !done.unexpected_violations(base).is_empty() => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
     }
 }

@@ -5,13 +5,17 @@
 //! - [`connection`]: connectors and the per-node connection with timeouts;
 //! - [`scripts`]: the compare-and-delete and compare-and-pexpire scripts;
 //! - [`redlock`]: the quorum lock (one node: the single-instance lock);
-//! - [`watchdog`]: extension every ttl/3 while a lock is held.
+//! - [`watchdog`]: extension every ttl/3 while a lock is held;
+//! - [`flaw`]: deliberate flaws of known clients, for the simulation to show
+//!   what each costs (off by default).
 
 pub mod connection;
+pub mod flaw;
 pub mod redlock;
 pub mod scripts;
 pub mod watchdog;
 
 pub use connection::{Connector, SimConnector, TcpConnector};
+pub use flaw::Flaw;
 pub use redlock::{Config, Lock, LockError, NodeOutcome, Redlock};
 pub use watchdog::{Status, Watchdog};

@@ -9,9 +9,14 @@
 //! single-instance lock. Extension runs compare-and-pexpire on every node and
 //! succeeds only on a majority within the lock's validity; it never re-creates
 //! a key that has expired.
+//!
+//! `Config::flaw` selects one deliberate deviation ([`Flaw`]) for the
+//! simulation to show what it costs; each is a branch marked `Flaw::…` below,
+//! and with no flaw (the default) none of them is taken.
 
 use super::connection::{Connector, NodeConn, RequestError};
-use super::scripts::{sha1_hex, EXTEND, RELEASE};
+use super::flaw::Flaw;
+use super::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};
 use crate::clock::Clock;
 use crate::resp::Frame;
 use rand::{Rng, SeedableRng};
@@ -34,6 +39,9 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Clock drift allowance as a fraction of the TTL.
     pub drift_factor: f64,
+    /// A deliberate flaw, to simulate what it costs (`None`: the correct
+    /// algorithm; never set it otherwise).
+    pub flaw: Option<Flaw>,
 }
 
 impl Default for Config {
@@ -43,6 +51,7 @@ impl Default for Config {
             retry_delay: Duration::from_millis(200),
             request_timeout: Duration::from_millis(50),
             drift_factor: 0.01,
+            flaw: None,
         }
     }
 }
@@ -153,6 +162,36 @@ pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<D
     (v > 0).then(|| Duration::from_nanos(v as u64))
 }
 
+/// [`Flaw::NoDriftAllowance`]: ttl − elapsed, without the drift term (as
+/// redsync computes it, and early redlock-py did); `None` when ≤ 0.
+pub fn validity_without_drift(ttl: Duration, elapsed: Duration) -> Option<Duration> {
+    let v = ttl.as_nanos() as i128 - elapsed.as_nanos() as i128;
+    (v > 0).then(|| Duration::from_nanos(u64::try_from(v).unwrap_or(u64::MAX)))
+}
+
+/// [`Flaw::UnsignedValidity`]: badboy/redlock-rs's arithmetic, ttl − drift −
+/// elapsed in unsigned milliseconds with wrapping subtraction (what its
+/// `usize` arithmetic does in a release build). When elapsed + drift exceeds
+/// the TTL the result wraps to nearly 2^64 ms: "valid" for ages.
+pub fn validity_unsigned(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
+    let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+    let drift_ms = u64::try_from(drift(ttl, drift_factor).as_millis()).unwrap_or(u64::MAX);
+    let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    let v = ttl_ms.wrapping_sub(drift_ms).wrapping_sub(elapsed_ms);
+    (v > 0).then(|| Duration::from_millis(v))
+}
+
+/// [`Flaw::WallClockElapsed`]: validity when elapsed is the difference of two
+/// wall-clock readings in ms (redlock-py's `time.time()`), in signed
+/// arithmetic: a negative elapsed (the clock stepped back during the call)
+/// gives a validity longer than the TTL. `None` when ≤ 0.
+pub fn validity_wall(ttl: Duration, wall_elapsed_ms: i64, drift_factor: f64) -> Option<Duration> {
+    let v = ttl.as_nanos() as i128
+        - wall_elapsed_ms as i128 * 1_000_000
+        - drift(ttl, drift_factor).as_nanos() as i128;
+    (v > 0).then(|| Duration::from_nanos(u64::try_from(v).unwrap_or(u64::MAX)))
+}
+
 /// Majority of `n`.
 pub fn quorum(n: usize) -> usize {
     n / 2 + 1
@@ -167,6 +206,7 @@ pub struct Redlock {
     config: Config,
     release_sha: String,
     extend_sha: String,
+    extend_resurrect_sha: String,
 }
 
 impl Redlock {
@@ -188,6 +228,7 @@ impl Redlock {
             config,
             release_sha: sha1_hex(RELEASE.as_bytes()),
             extend_sha: sha1_hex(EXTEND.as_bytes()),
+            extend_resurrect_sha: sha1_hex(EXTEND_RESURRECT.as_bytes()),
         }
     }
 
@@ -214,6 +255,59 @@ impl Redlock {
         self.nodes.iter().map(NodeConn::addr).collect()
     }
 
+    /// Is this deliberate flaw configured?
+    fn has(&self, flaw: Flaw) -> bool {
+        self.config.flaw == Some(flaw)
+    }
+
+    /// Nodes that must take the key (or extend it) for success.
+    fn needed(&self, outcomes: &[NodeOutcome]) -> usize {
+        if self.has(Flaw::MajorityOfResponders) {
+            // Flaw::MajorityOfResponders: a majority of the nodes that
+            // answered yes or no, not of all N.
+            let answered = outcomes
+                .iter()
+                .filter(|o| matches!(o, NodeOutcome::Acquired | NodeOutcome::Refused))
+                .count();
+            return quorum(answered);
+        }
+        quorum(self.nodes.len())
+    }
+
+    /// The wall clock at the start of a request round, read only for
+    /// [`Flaw::WallClockElapsed`].
+    fn wall_start(&self) -> Option<i64> {
+        self.has(Flaw::WallClockElapsed)
+            .then(|| self.clock.wall_ms())
+    }
+
+    /// Validity left after a request round that took `elapsed` (monotonic):
+    /// [`validity`], or what the configured flaw computes instead.
+    fn validity_after(
+        &self,
+        ttl: Duration,
+        elapsed: Duration,
+        wall_start: Option<i64>,
+    ) -> Option<Duration> {
+        let df = self.config.drift_factor;
+        match (self.config.flaw, wall_start) {
+            // Flaw::WallClockElapsed: elapsed from two wall-clock readings.
+            (Some(Flaw::WallClockElapsed), Some(w)) => {
+                validity_wall(ttl, self.clock.wall_ms().saturating_sub(w), df)
+            }
+            // Flaw::NoDriftAllowance: ttl − elapsed.
+            (Some(Flaw::NoDriftAllowance), _) => validity_without_drift(ttl, elapsed),
+            // Flaw::UnsignedValidity: wraps when elapsed + drift > ttl.
+            (Some(Flaw::UnsignedValidity), _) => validity_unsigned(ttl, elapsed, df),
+            // Flaw::NoValidityCheck: a quorum is success, whatever is left
+            // (nothing, when acquiring outlasted the TTL).
+            (Some(Flaw::NoValidityCheck), _) => {
+                Some(validity(ttl, elapsed, df).unwrap_or(Duration::ZERO))
+            }
+            _ => validity(ttl, elapsed, df),
+        }
+    }
+
     fn random_token(&self) -> String {
         let bytes: [u8; 20] = self.rng.lock().unwrap_or_else(|e| e.into_inner()).random();
         bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -237,7 +331,14 @@ impl Redlock {
             attempt += 1;
             match self.try_lock(resource, &token, ttl).await {
                 Ok(lock) => return Ok(lock),
-                Err(e) if attempt >= self.config.retry_count.max(1) => return Err(e),
+                Err(e) if attempt >= self.config.retry_count.max(1) => {
+                    if self.has(Flaw::NoReleaseOnFailure) {
+                        // Flaw::NoReleaseOnFailure: node-redlock releases the
+                        // partial locks only once every retry has failed.
+                        self.release(resource, &token).await;
+                    }
+                    return Err(e);
+                }
                 Err(_) => self.clock.sleep(self.retry_wait()).await,
             }
         }
@@ -250,6 +351,9 @@ impl Redlock {
         token: &str,
         ttl: Duration,
     ) -> Result<Lock, LockError> {
+        if self.has(Flaw::LegacySetnx) {
+            return self.try_lock_legacy(resource, ttl).await;
+        }
         let ttl_ms = ttl.as_millis().max(1).to_string();
         let cmd = Frame::command([
             b"SET",
@@ -260,24 +364,25 @@ impl Redlock {
             ttl_ms.as_bytes(),
         ]);
         let start = self.clock.now();
+        let wall_start = self.wall_start();
         let outcomes = self
             .on_all(&cmd, |r| matches!(r, Frame::Simple(s) if s == "OK"))
             .await;
         let now = self.clock.now();
         let elapsed = now.saturating_sub(start);
         let acquired = count_acquired(&outcomes);
-        let needed = quorum(self.nodes.len());
+        let needed = self.needed(&outcomes);
         let result = if acquired < needed {
             Err(self.no_quorum(acquired, outcomes))
         } else {
-            match validity(ttl, elapsed, self.config.drift_factor) {
+            match self.validity_after(ttl, elapsed, wall_start) {
                 Some(v) => Ok(Lock {
                     resource: resource.to_string(),
                     token: token.to_string(),
                     ttl,
                     validity: v,
                     acquired_at: now,
-                    valid_until: now + v,
+                    valid_until: now.saturating_add(v),
                     nodes_locked: acquired,
                 }),
                 None => Err(LockError::ValidityExhausted {
@@ -287,7 +392,9 @@ impl Redlock {
                 }),
             }
         };
-        if result.is_err() {
+        // Flaw::NoReleaseOnFailure: the nodes this attempt locked stay locked
+        // while `lock` retries.
+        if result.is_err() && !self.has(Flaw::NoReleaseOnFailure) {
             self.release(resource, token).await;
         }
         result
@@ -297,11 +404,12 @@ impl Redlock {
         let answered = outcomes
             .iter()
             .any(|o| !matches!(o, NodeOutcome::Failed(_)));
+        let needed = self.needed(&outcomes);
         let outcomes = self.label(outcomes);
         if answered {
             LockError::NoQuorum {
                 acquired,
-                needed: quorum(self.nodes.len()),
+                needed,
                 outcomes,
             }
         } else {
@@ -324,6 +432,15 @@ impl Redlock {
     }
 
     async fn release(&self, resource: &str, token: &str) -> usize {
+        if self.has(Flaw::PlainDelRelease) {
+            // Flaw::PlainDelRelease: DEL whatever key is there, ours or not.
+            let del = Frame::command([b"DEL", resource.as_bytes()]);
+            let outcomes = self.on_all(&del, |r| r == &Frame::Integer(1)).await;
+            return count_acquired(&outcomes);
+        }
+        if self.has(Flaw::LegacySetnx) {
+            return self.release_legacy(resource, token, None).await;
+        }
         let args = [resource, token];
         let outcomes = self
             .script(&self.release_sha, RELEASE, &args, |r| {
@@ -337,25 +454,38 @@ impl Redlock {
     /// token. Succeeds only on a majority, within the lock's validity; the
     /// returned lock carries the new validity.
     pub async fn extend(&self, lock: &Lock, ttl: Duration) -> Result<Lock, LockError> {
+        // Flaw::ExtendResurrects: the extension is attempted, and counted,
+        // whether or not the lock's validity has run out (redsync's Extend
+        // checks neither), with a script that re-creates a missing key.
+        let resurrects = self.has(Flaw::ExtendResurrects);
         let start = self.clock.now();
-        if start >= lock.valid_until {
+        if start >= lock.valid_until && !resurrects {
             return Err(LockError::Lost {
                 resource: lock.resource.clone(),
             });
         }
+        if self.has(Flaw::LegacySetnx) {
+            return self.extend_legacy(lock, ttl, start).await;
+        }
+        let wall_start = self.wall_start();
         let ttl_ms = ttl.as_millis().max(1).to_string();
         let args = [lock.resource.as_str(), lock.token.as_str(), ttl_ms.as_str()];
+        let (sha, body) = if resurrects {
+            (&self.extend_resurrect_sha, EXTEND_RESURRECT)
+        } else {
+            (&self.extend_sha, EXTEND)
+        };
         let outcomes = self
-            .script(&self.extend_sha, EXTEND, &args, |r| r == &Frame::Integer(1))
+            .script(sha, body, &args, |r| r == &Frame::Integer(1))
             .await;
         let now = self.clock.now();
         let acquired = count_acquired(&outcomes);
-        let needed = quorum(self.nodes.len());
+        let needed = self.needed(&outcomes);
         let refused = outcomes
             .iter()
             .filter(|o| **o == NodeOutcome::Refused)
             .count();
-        if now >= lock.valid_until || refused > self.nodes.len() - needed {
+        if (now >= lock.valid_until && !resurrects) || refused > self.nodes.len() - needed {
             return Err(LockError::Lost {
                 resource: lock.resource.clone(),
             });
@@ -364,8 +494,8 @@ impl Redlock {
             return Err(self.no_quorum(acquired, outcomes));
         }
         // As for an acquisition: valid until start + ttl − drift.
-        let elapsed = now - start;
-        let Some(v) = validity(ttl, elapsed, self.config.drift_factor) else {
+        let elapsed = now.saturating_sub(start);
+        let Some(v) = self.validity_after(ttl, elapsed, wall_start) else {
             return Err(LockError::ValidityExhausted {
                 acquired,
                 elapsed,
@@ -376,7 +506,7 @@ impl Redlock {
             ttl,
             validity: v,
             acquired_at: now,
-            valid_until: now + v,
+            valid_until: now.saturating_add(v),
             nodes_locked: acquired,
             ..lock.clone()
         })
@@ -404,7 +534,22 @@ impl Redlock {
             }
             outcome(reply, success)
         });
-        join_all(futs.collect()).await
+        self.each(futs.collect()).await
+    }
+
+    /// Awaits one future per node: all at once (polled in node order), or,
+    /// with [`Flaw::Sequential`], one after another.
+    async fn each<F: Future>(&self, futs: Vec<F>) -> Vec<F::Output> {
+        if self.has(Flaw::Sequential) {
+            // Flaw::Sequential: the next node is asked only once the previous
+            // one has answered or timed out.
+            let mut out = Vec::with_capacity(futs.len());
+            for f in futs {
+                out.push(f.await);
+            }
+            return out;
+        }
+        join_all(futs).await
     }
 
     /// Sends `cmd` to every node concurrently.
@@ -421,8 +566,184 @@ impl Redlock {
                 success,
             )
         });
-        join_all(futs.collect()).await
+        self.each(futs.collect()).await
     }
+}
+
+/// [`Flaw::LegacySetnx`]: the timestamp lock of the Redis `SETNX` page
+/// ("Locking with SETNX"), on every node, needing a majority (with one node,
+/// exactly the page's single-instance algorithm).
+impl Redlock {
+    /// One attempt: on each node `SETNX key <ts>` where ts = the client's
+    /// wall clock + ttl + 1 (ms); if the key is held, `GET` it, and if its
+    /// timestamp is in the past by our wall clock, `GETSET key <ts>`: the
+    /// lock is ours if the old value was still expired (or gone). The token
+    /// of the lock is ts (the value stored); its validity is ts − the wall
+    /// clock when the attempt ends. On failure, the nodes taken are released
+    /// (by [`Self::release_legacy`]).
+    async fn try_lock_legacy(&self, resource: &str, ttl: Duration) -> Result<Lock, LockError> {
+        let ttl_ms = i64::try_from(ttl.as_millis().max(1)).unwrap_or(i64::MAX);
+        let start = self.clock.now();
+        let ts = self
+            .clock
+            .wall_ms()
+            .saturating_add(ttl_ms)
+            .saturating_add(1);
+        let value = ts.to_string();
+        let timeout = self.config.request_timeout;
+        let (value_ref, key) = (&value, resource.as_bytes());
+        let futs = self.nodes.iter().map(|node| async move {
+            let (conn, clock) = (self.connector.as_ref(), self.clock.as_ref());
+            let ask = |cmd: Frame| async move { node.request(conn, clock, &cmd, timeout).await };
+            match ask(Frame::command([b"SETNX", key, value_ref.as_bytes()])).await {
+                Ok(Frame::Integer(1)) => return NodeOutcome::Acquired,
+                Ok(Frame::Integer(_)) => {}
+                other => return outcome(other, |_| false),
+            }
+            let current = match ask(Frame::command([b"GET", key])).await {
+                Ok(Frame::Bulk(v)) => v,
+                // Released in between: the next attempt's SETNX may win.
+                Ok(Frame::Null) => return NodeOutcome::Refused,
+                other => return outcome(other, |_| false),
+            };
+            if !legacy_expired(&current, clock.wall_ms()) {
+                return NodeOutcome::Refused;
+            }
+            match ask(Frame::command([b"GETSET", key, value_ref.as_bytes()])).await {
+                Ok(Frame::Null) => NodeOutcome::Acquired,
+                Ok(Frame::Bulk(old)) if legacy_expired(&old, clock.wall_ms()) => {
+                    NodeOutcome::Acquired
+                }
+                other => outcome(other, |_| false),
+            }
+        });
+        let outcomes = self.each(futs.collect()).await;
+        let now = self.clock.now();
+        let acquired = count_acquired(&outcomes);
+        let needed = self.needed(&outcomes);
+        let left_ms = ts.saturating_sub(self.clock.wall_ms());
+        if acquired >= needed && left_ms > 0 {
+            let v = Duration::from_millis(left_ms as u64);
+            return Ok(Lock {
+                resource: resource.to_string(),
+                token: value,
+                ttl,
+                validity: v,
+                acquired_at: now,
+                valid_until: now.saturating_add(v),
+                nodes_locked: acquired,
+            });
+        }
+        let taken: Vec<bool> = outcomes
+            .iter()
+            .map(|o| *o == NodeOutcome::Acquired)
+            .collect();
+        self.release_legacy(resource, &value, Some(&taken)).await;
+        if acquired < needed {
+            Err(self.no_quorum(acquired, outcomes))
+        } else {
+            Err(LockError::ValidityExhausted {
+                acquired,
+                elapsed: now.saturating_sub(start),
+                ttl,
+            })
+        }
+    }
+
+    /// The page's release: `DEL`, but only while the lock's timestamp is
+    /// still in the future by our wall clock (else someone may have taken it
+    /// over). On every node, or on the nodes marked in `only`.
+    async fn release_legacy(&self, resource: &str, value: &str, only: Option<&[bool]>) -> usize {
+        if legacy_expired(value.as_bytes(), self.clock.wall_ms()) {
+            return 0;
+        }
+        let del = Frame::command([b"DEL", resource.as_bytes()]);
+        let del = &del;
+        let timeout = self.config.request_timeout;
+        let futs = self.nodes.iter().enumerate().map(|(i, node)| async move {
+            if only.is_some_and(|m| !m.get(i).copied().unwrap_or(false)) {
+                return NodeOutcome::Refused;
+            }
+            let reply = node
+                .request(self.connector.as_ref(), self.clock.as_ref(), del, timeout)
+                .await;
+            outcome(reply, |r| r == &Frame::Integer(1))
+        });
+        count_acquired(&self.each(futs.collect()).await)
+    }
+
+    /// Not on the page (it has no extension): where `GET` still shows our
+    /// timestamp, `GETSET` a new one (the lock's token becomes the new
+    /// timestamp). Succeeds on a majority; refused by a majority is lost.
+    async fn extend_legacy(
+        &self,
+        lock: &Lock,
+        ttl: Duration,
+        start: Duration,
+    ) -> Result<Lock, LockError> {
+        let ttl_ms = i64::try_from(ttl.as_millis().max(1)).unwrap_or(i64::MAX);
+        let ts = self
+            .clock
+            .wall_ms()
+            .saturating_add(ttl_ms)
+            .saturating_add(1);
+        let value = ts.to_string();
+        let timeout = self.config.request_timeout;
+        let (value_ref, key, ours) = (&value, lock.resource.as_bytes(), lock.token.as_bytes());
+        let futs = self.nodes.iter().map(|node| async move {
+            let (conn, clock) = (self.connector.as_ref(), self.clock.as_ref());
+            let ask = |cmd: Frame| async move { node.request(conn, clock, &cmd, timeout).await };
+            match ask(Frame::command([b"GET", key])).await {
+                Ok(Frame::Bulk(v)) if v == ours => {}
+                other => return outcome(other, |_| false),
+            }
+            let reply = ask(Frame::command([b"GETSET", key, value_ref.as_bytes()])).await;
+            outcome(reply, |r| matches!(r, Frame::Bulk(v) if v == ours))
+        });
+        let outcomes = self.each(futs.collect()).await;
+        let now = self.clock.now();
+        let acquired = count_acquired(&outcomes);
+        let needed = self.needed(&outcomes);
+        let refused = outcomes
+            .iter()
+            .filter(|o| **o == NodeOutcome::Refused)
+            .count();
+        if now >= lock.valid_until || refused > self.nodes.len().saturating_sub(needed) {
+            return Err(LockError::Lost {
+                resource: lock.resource.clone(),
+            });
+        }
+        if acquired < needed {
+            return Err(self.no_quorum(acquired, outcomes));
+        }
+        let left_ms = ts.saturating_sub(self.clock.wall_ms());
+        if left_ms <= 0 {
+            return Err(LockError::ValidityExhausted {
+                acquired,
+                elapsed: now.saturating_sub(start),
+                ttl,
+            });
+        }
+        let v = Duration::from_millis(left_ms as u64);
+        Ok(Lock {
+            token: value,
+            ttl,
+            validity: v,
+            acquired_at: now,
+            valid_until: now.saturating_add(v),
+            nodes_locked: acquired,
+            ..lock.clone()
+        })
+    }
+}
+
+/// Is a `SETNX`-page lock value (a wall-clock timestamp in ms) in the past
+/// at `now`? A value that is not a timestamp is taken as not expired.
+fn legacy_expired(value: &[u8], now: i64) -> bool {
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .is_some_and(|ts| ts < now)
 }
 
 fn outcome(reply: Result<Frame, RequestError>, success: impl Fn(&Frame) -> bool) -> NodeOutcome {
@@ -496,5 +817,68 @@ mod tests {
     #[test]
     fn majority() {
         assert_eq!([1, 2, 3, 4, 5].map(quorum), [1, 2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn flaw_unsigned_validity_wraps() {
+        // 10s TTL, drift 102ms: the same as the correct validity while
+        // elapsed + drift < ttl ...
+        assert_eq!(
+            validity_unsigned(10_000 * MS, 0 * MS, 0.01),
+            Some(9_898 * MS)
+        );
+        assert_eq!(validity_unsigned(10_000 * MS, 9_897 * MS, 0.01), Some(MS));
+        assert_eq!(validity_unsigned(10_000 * MS, 9_898 * MS, 0.01), None);
+        // ... and 2^64 − 1ms when it is 1ms over: "valid" for 584 million years.
+        assert_eq!(
+            validity_unsigned(10_000 * MS, 9_899 * MS, 0.01),
+            Some(Duration::from_millis(u64::MAX))
+        );
+        assert_eq!(validity(10_000 * MS, 9_899 * MS, 0.01), None);
+        assert_eq!(
+            validity_unsigned(1_000 * MS, 2_400 * MS, 0.01),
+            Some(Duration::from_millis(
+                1_000u64.wrapping_sub(12).wrapping_sub(2_400)
+            ))
+        );
+        // A TTL below the 2ms drift term wraps even with no time elapsed.
+        assert!(validity_unsigned(MS, Duration::ZERO, 0.0).unwrap() > Duration::from_secs(1 << 40));
+    }
+
+    #[test]
+    fn flaw_no_drift_allowance() {
+        assert_eq!(
+            validity_without_drift(10_000 * MS, 4 * MS),
+            Some(9_996 * MS)
+        );
+        assert_eq!(validity(10_000 * MS, 4 * MS, 0.01), Some(9_894 * MS));
+        assert_eq!(validity_without_drift(10_000 * MS, 9_999 * MS), Some(MS));
+        assert_eq!(validity_without_drift(10_000 * MS, 10_000 * MS), None);
+        assert_eq!(validity_without_drift(MS, Duration::MAX), None);
+    }
+
+    #[test]
+    fn flaw_wall_clock_elapsed() {
+        // A forward elapsed is the correct validity ...
+        assert_eq!(
+            validity_wall(10_000 * MS, 100, 0.01),
+            validity(10_000 * MS, 100 * MS, 0.01)
+        );
+        // ... a backward step makes it longer than the TTL ...
+        assert_eq!(
+            validity_wall(2_000 * MS, 3 - 10_000, 0.01),
+            Some(11_975 * MS)
+        );
+        // ... and a forward jump exhausts it.
+        assert_eq!(validity_wall(2_000 * MS, 5_000, 0.01), None);
+        assert_eq!(
+            validity_wall(MS, i64::MIN, 1.0),
+            Some(Duration::from_nanos(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn flawless_config_is_the_default() {
+        assert_eq!(Config::default().flaw, None);
     }
 }

@@ -6,9 +6,15 @@
 //! delay for as long as the current validity lasts; once a majority refuses
 //! (the key is gone or someone else's) or the validity runs out, the lock is
 //! lost, the watchdog stops and [`Watchdog::lost`] completes.
+//!
+//! With [`Flaw::ExtendResurrects`] a failed extension is retried whether or
+//! not the validity has run out, as a timer that just keeps extending does:
+//! only a majority refusing ends it.
 
+use super::flaw::Flaw;
 use super::redlock::{Lock, LockError, Redlock};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -47,6 +53,8 @@ impl Redlock {
 async fn run(client: Arc<Redlock>, mut lock: Lock, tx: watch::Sender<Status>) {
     let clock = client.clock().clone();
     let period = lock.ttl / 3;
+    // Flaw::ExtendResurrects: keep trying after the validity is over.
+    let past_validity = client.config().flaw == Some(Flaw::ExtendResurrects);
     let mut next = lock.acquired_at + period;
     loop {
         clock.sleep(next.saturating_sub(clock.now())).await;
@@ -72,6 +80,9 @@ async fn run(client: Arc<Redlock>, mut lock: Lock, tx: watch::Sender<Status>) {
                         .config()
                         .retry_delay
                         .min(lock.valid_until - clock.now());
+            }
+            Err(_) if past_validity => {
+                next = clock.now() + client.config().retry_delay.max(Duration::from_millis(1));
             }
             Err(_) => {
                 let lost = Some(LockError::Lost {

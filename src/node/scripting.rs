@@ -1,14 +1,15 @@
 //! `EVAL`, `EVALSHA`, `SCRIPT LOAD|EXISTS|FLUSH`.
 //!
 //! The node has no Lua. It recognises the lock client's scripts by SHA1
-//! (compare-and-delete, compare-and-pexpire: see `client::scripts`) and runs
+//! (compare-and-delete, compare-and-pexpire, and the resurrecting extension
+//! of the `extend-resurrects` client flaw: see `client::scripts`) and runs
 //! them natively with the same effects; any other script is cached like Redis
 //! caches it, but running it is an error that says why.
 
 use super::command::{is, not_an_integer, wrong_arity};
 use super::keys;
 use super::keyspace::{parse_i64, Keyspace};
-use crate::client::scripts::{sha1_hex, EXTEND, RELEASE};
+use crate::client::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};
 use crate::resp::Frame;
 use bytes::Bytes;
 
@@ -61,10 +62,12 @@ fn run(ks: &mut Keyspace, sha: &str, keys: &[Bytes], argv: &[Bytes], now: i64) -
         Known::Release
     } else if sha == sha1_hex(EXTEND.as_bytes()) {
         Known::Extend
+    } else if sha == sha1_hex(EXTEND_RESURRECT.as_bytes()) {
+        return extend_resurrect(ks, sha, keys, argv, now);
     } else {
         return Frame::err(format!(
             "ERR redlock-sim node runs only the lock scripts (compare-and-delete, \
-             compare-and-pexpire); script {sha} is not one of them"
+             compare-and-pexpire, resurrecting extend); script {sha} is not one of them"
         ));
     };
     // Line 1 calls GET with KEYS[1]: no key is a Lua argument error. A missing
@@ -91,6 +94,50 @@ fn run(ks: &mut Keyspace, sha: &str, keys: &[Bytes], argv: &[Bytes], now: i64) -
                 reply => reply,
             }
         }
+    }
+}
+
+/// [`EXTEND_RESURRECT`]: GET (line 1); missing key: `SET key ARGV[1] PX
+/// ARGV[2]` and 1 (line 3); our token: `PEXPIRE` (line 5); else -1.
+fn extend_resurrect(
+    ks: &mut Keyspace,
+    sha: &str,
+    keys: &[Bytes],
+    argv: &[Bytes],
+    now: i64,
+) -> Frame {
+    let Some(key) = keys.first() else {
+        return script_error(LUA_ARGS_ERROR, sha, 1);
+    };
+    let current = ks.get(key, now).map(|e| e.value.clone());
+    match current {
+        None => {
+            let (Some(token), Some(ms)) = (argv.first(), argv.get(1)) else {
+                return script_error(LUA_ARGS_ERROR, sha, 3);
+            };
+            let cmd = [
+                Bytes::from_static(b"set"),
+                key.clone(),
+                token.clone(),
+                Bytes::from_static(b"px"),
+                ms.clone(),
+            ];
+            match super::strings::set(ks, &cmd, now) {
+                Frame::Error(e) => script_error(&e, sha, 3),
+                _ => Frame::Integer(1),
+            }
+        }
+        Some(v) if argv.first() == Some(&v) => {
+            let Some(ms) = argv.get(1) else {
+                return script_error(LUA_ARGS_ERROR, sha, 5);
+            };
+            let cmd = [Bytes::from_static(b"pexpire"), key.clone(), ms.clone()];
+            match keys::pexpire(ks, &cmd, now) {
+                Frame::Error(e) => script_error(&e, sha, 5),
+                reply => reply,
+            }
+        }
+        Some(_) => Frame::Integer(-1),
     }
 }
 

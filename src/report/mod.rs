@@ -8,6 +8,8 @@
 
 mod csv;
 mod markdown;
+pub mod sweep;
+pub mod sweep_charts;
 mod timeline;
 
 pub use self::csv::{write_history, write_history_to, HISTORY_HEADER};
@@ -22,9 +24,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::check::{CheckResult, Verdict};
+use crate::check::CheckResult;
 use crate::history::{Event, EventKind, History};
-use crate::scenario::{Expect, Scenario};
+use crate::scenario::Scenario;
 
 /// Everything the outputs of one run are made from.
 pub struct RunOutput<'a> {
@@ -43,14 +45,16 @@ pub struct RunOutput<'a> {
 }
 
 impl RunOutput<'_> {
-    /// Whether the verdict is what the scenario's `expect` asks for
-    /// (`degraded` asks for a safe run).
+    /// Whether the run shows what the scenario's `expect` asks for: the one
+    /// rule, [`crate::runner::as_expected`] (`degraded` asks for a safe run
+    /// that is degraded by the rule of [`crate::runner::DEGRADED_UNAVAILABLE`]).
     pub fn as_expected(&self) -> bool {
-        let want = match self.scenario.expect {
-            Expect::Violation => Verdict::Violation,
-            Expect::Safe | Expect::Degraded => Verdict::Safe,
-        };
-        self.check.verdict == want
+        crate::runner::as_expected(self)
+    }
+
+    /// `safe`, `violation` or `degraded`: [`crate::runner::outcome`].
+    pub fn outcome(&self) -> &'static str {
+        crate::runner::outcome(self)
     }
 }
 

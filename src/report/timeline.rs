@@ -22,9 +22,10 @@ use crate::history::EventKind;
 /// DejaVu Sans (see `assets/DejaVuSans-LICENSE.txt`).
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 /// The family the font is registered under and the SVG names.
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
-fn ensure_font() {
+/// Registers the shipped font with plotters (once per process).
+pub(crate) fn ensure_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = register_font(FAMILY, FontStyle::Normal, FONT);
@@ -32,7 +33,7 @@ fn ensure_font() {
 }
 
 /// Colors per client (red is kept for violations).
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(0x4e, 0x79, 0xa7),
     RGBColor(0xf2, 0x8e, 0x2b),
     RGBColor(0x59, 0xa1, 0x4f),

@@ -11,11 +11,11 @@
 
 use super::context::Context;
 use crate::client::connection::NodeConn;
-use crate::client::{Config, Lock, Redlock, SimConnector, Status, Watchdog};
+use crate::client::{Config, Flaw, Lock, Redlock, SimConnector, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
 use crate::history::EventKind;
 use crate::resp::Frame;
-use crate::scenario::ClientSpec;
+use crate::scenario::{ClientSpec, Variant};
 use rand::SeedableRng;
 use rand_chacha::{ChaCha20Rng, ChaCha8Rng};
 use std::sync::Arc;
@@ -122,6 +122,12 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
     }
 }
 
+/// The client flaw a scenario's `variant` selects (`spec`: none). The names
+/// are the same on both sides.
+pub fn flaw_of(variant: Variant) -> Option<Flaw> {
+    Flaw::from_name(variant.as_str())
+}
+
 /// With the single topology, is it time to re-ask the sentinel?
 fn p_single(redlock: &Option<Arc<Redlock>>, master: &Option<String>) -> bool {
     redlock.is_some() && master.as_deref() == Some("")
@@ -135,6 +141,7 @@ impl Client {
             retry_delay: self.spec.retry_delay,
             request_timeout: self.spec.request_timeout,
             drift_factor: self.spec.drift_factor,
+            flaw: flaw_of(self.spec.variant),
         };
         let token_seed = self.seed ^ fnv(&self.name) ^ fnv("tokens").wrapping_add(self.generation);
         Arc::new(Redlock::new(
@@ -294,4 +301,20 @@ fn short(s: &str) -> String {
         .map(|c| if c == ',' || c == '\n' { ';' } else { c })
         .collect();
     s.chars().take(200).collect::<String>().replace(' ', "_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_but_spec_is_a_flaw() {
+        for v in Variant::ALL {
+            match flaw_of(v) {
+                None => assert_eq!(v, Variant::Spec),
+                Some(f) => assert_eq!(f.as_str(), v.as_str()),
+            }
+        }
+        assert_eq!(Variant::ALL.len(), Flaw::ALL.len() + 1);
+    }
 }

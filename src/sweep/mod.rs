@@ -1,0 +1,472 @@
+//! Sweeps: every seed × every combination of `[sweep.vary]`, on many threads.
+//!
+//! A sweep's runs are numbered in (combination, seed) order, the first varied
+//! key changing slowest. `--shard K/N` takes every N-th run starting at the
+//! K-th, so shards are equal in size and mix cheap and costly combinations.
+//! Each run is an independent turmoil simulation built inside its worker
+//! thread. Finished rows are appended to `runs.csv` at once (a killed sweep
+//! keeps them; rerunning skips them); at the end the file is rewritten in
+//! run order, so it is byte-identical (but `wall_ms`) whatever `--jobs` was,
+//! and `summary.csv` and the report are computed from it. `merge` joins the
+//! `runs.csv` of shards and writes exactly what one sweep would have.
+
+pub mod rows;
+pub mod stats;
+
+use crate::report::sweep::{write_sweep, SweepOutput};
+use crate::runner;
+use crate::scenario::{self, Expect, Scenario, ScenarioError};
+use rows::RunRow;
+use stats::SummaryRow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, IsTerminal, Write};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+
+/// Seeds of a sweep when the file has no `[sweep]` and no `--seeds` is given.
+pub const DEFAULT_SEEDS: RangeInclusive<u64> = 1..=100;
+/// The copy of the scenario a sweep leaves in its directory, for `merge`.
+pub const SCENARIO_COPY: &str = "scenario.toml";
+
+/// What to sweep: the scenario, its combinations and seeds.
+pub struct Plan {
+    /// The scenario file's text and the name it is known by in messages.
+    pub text: String,
+    pub file: String,
+    pub base: Scenario,
+    /// Varied keys, in `[sweep.vary]` order.
+    pub keys: Vec<String>,
+    /// Each combination: the overrides, and the values as written.
+    pub cells: Vec<(Vec<(String, toml::Value)>, Vec<String>)>,
+    pub seeds: RangeInclusive<u64>,
+}
+
+impl Plan {
+    /// Reads and validates `file` (every combination); `seeds` overrides
+    /// `[sweep] seeds`.
+    pub fn load(file: &Path, seeds: Option<RangeInclusive<u64>>) -> Result<Plan, ScenarioError> {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file).map_err(|e| ScenarioError {
+            file: name.clone(),
+            key: String::new(),
+            line: None,
+            message: format!("cannot read the scenario file: {e}"),
+        })?;
+        Plan::from_text(text, name, seeds)
+    }
+
+    pub fn from_text(
+        text: String,
+        file: String,
+        seeds: Option<RangeInclusive<u64>>,
+    ) -> Result<Plan, ScenarioError> {
+        let base = scenario::check_sweep(&text, &file)?;
+        let (keys, cells, file_seeds) = match &base.sweep {
+            Some(sw) => {
+                let keys: Vec<String> = sw.vary.iter().map(|(k, _)| k.clone()).collect();
+                let cells = (0..sw.cell_count())
+                    .filter_map(|i| sw.cell(i))
+                    .map(|c| {
+                        let shown = c
+                            .iter()
+                            .map(|(_, v)| scenario::render_vary_value(v))
+                            .collect();
+                        (c, shown)
+                    })
+                    .collect();
+                (keys, cells, sw.seeds.clone())
+            }
+            None => (Vec::new(), vec![(Vec::new(), Vec::new())], DEFAULT_SEEDS),
+        };
+        Ok(Plan {
+            text,
+            file,
+            base,
+            keys,
+            cells,
+            seeds: seeds.unwrap_or(file_seeds),
+        })
+    }
+
+    pub fn seed_count(&self) -> usize {
+        (self.seeds.end() - self.seeds.start() + 1) as usize
+    }
+
+    pub fn total_runs(&self) -> usize {
+        self.cells.len() * self.seed_count()
+    }
+
+    /// The combination and seed of run `i`.
+    pub fn run_at(&self, i: usize) -> (usize, u64) {
+        let n = self.seed_count();
+        (i / n, self.seeds.start() + (i % n) as u64)
+    }
+
+    /// The run number of a row, if the row belongs to this plan.
+    fn index_of(&self, by_values: &BTreeMap<&[String], usize>, row: &RunRow) -> Option<usize> {
+        let cell = *by_values.get(row.values.as_slice())?;
+        if !self.seeds.contains(&row.seed) {
+            return None;
+        }
+        Some(cell * self.seed_count() + (row.seed - self.seeds.start()) as usize)
+    }
+
+    fn cell_index(&self) -> BTreeMap<&[String], usize> {
+        self.cells
+            .iter()
+            .enumerate()
+            .map(|(i, (_, v))| (v.as_slice(), i))
+            .collect()
+    }
+
+    /// Runs one run (in the calling thread).
+    pub fn run_one(&self, i: usize) -> Result<RunRow, String> {
+        let (cell, seed) = self.run_at(i);
+        let (overrides, shown) = &self.cells[cell];
+        let s = scenario::parse_with_overrides(&self.text, &self.file, overrides)
+            .map_err(|e| e.to_string())?;
+        let run = runner::simulate(s, seed).map_err(|e| e.to_string())?;
+        Ok(RunRow::from_run(&run, shown.clone()))
+    }
+}
+
+/// Parses `--seeds`: `A..=B`, or `N` for `1..=N`.
+pub fn parse_seeds(text: &str) -> Result<RangeInclusive<u64>, String> {
+    let bad = || format!("--seeds: \"{text}\" is not a seed range: write A..=B (or N for 1..=N)");
+    let range = match text.split_once("..=") {
+        Some((a, b)) => {
+            a.trim().parse().map_err(|_| bad())?..=b.trim().parse().map_err(|_| bad())?
+        }
+        None => 1..=text.trim().parse().map_err(|_| bad())?,
+    };
+    if range.is_empty() {
+        return Err(format!("--seeds: {text} is empty"));
+    }
+    Ok(range)
+}
+
+/// Parses `--shard K/N` (1 ≤ K ≤ N).
+pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard: \"{text}\" is not K/N with 1 <= K <= N");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// How a sweep runs.
+pub struct Options {
+    pub jobs: usize,
+    pub shard: Option<(usize, usize)>,
+    pub out: PathBuf,
+    /// Print progress (a bar on a terminal, plain lines otherwise).
+    pub progress: bool,
+}
+
+/// What a finished sweep or merge produced.
+pub struct Finished {
+    pub rows: Vec<RunRow>,
+    pub summary: Vec<SummaryRow>,
+    pub conclusions: Vec<String>,
+    /// Runs done now (not found already in `runs.csv`).
+    pub ran: usize,
+}
+
+impl Finished {
+    /// Did a combination violate that should have been safe (the scenario
+    /// expects `safe`)? This is what `--strict` fails on.
+    pub fn unexpected_violations(&self, base: &Scenario) -> Vec<&SummaryRow> {
+        if base.expect != Expect::Safe {
+            return Vec::new();
+        }
+        self.summary
+            .iter()
+            .filter(|r| r.violating_runs > 0)
+            .collect()
+    }
+}
+
+/// Runs the sweep, resuming from the rows already in `out/runs.csv`.
+pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
+    std::fs::create_dir_all(&opts.out)?;
+    std::fs::write(opts.out.join(SCENARIO_COPY), &plan.text)?;
+    let path = opts.out.join("runs.csv");
+    let by_values = plan.cell_index();
+    let mut done = BTreeSet::new();
+    if path.exists() {
+        truncate_partial_line(&path)?;
+        for row in rows::read(&path, &plan.keys)? {
+            match plan.index_of(&by_values, &row) {
+                Some(i) => done.insert(i),
+                // Never drop finished runs: a different sweep wrote these.
+                None => return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!(
+                        "{} holds runs of another sweep (seed {} with {:?}); choose another --out",
+                        path.display(),
+                        row.seed,
+                        row.values
+                    ),
+                )),
+            };
+        }
+    } else {
+        let mut w = csv::Writer::from_path(&path)?;
+        w.write_record(rows::header(&plan.keys))?;
+        w.flush()?;
+    }
+    let todo: Vec<usize> = (0..plan.total_runs())
+        .filter(|i| opts.shard.is_none_or(|(k, n)| i % n == k - 1))
+        .filter(|i| !done.contains(i))
+        .collect();
+    let ran = todo.len();
+    execute(plan, todo, opts, &path)?;
+    let rows = rows::read(&path, &plan.keys)?;
+    finish(plan, rows, &opts.out, ran)
+}
+
+fn truncate_partial_line(path: &Path) -> io::Result<()> {
+    let bytes = std::fs::read(path)?;
+    if let Some(last) = bytes.iter().rposition(|&b| b == b'\n') {
+        if last + 1 != bytes.len() {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)?
+                .set_len(last as u64 + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `todo` on `jobs` worker threads, appending each row as it comes.
+fn execute(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) -> io::Result<()> {
+    if todo.is_empty() {
+        return Ok(());
+    }
+    let total = todo.len();
+    let todo = Arc::new(todo);
+    let next = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = mpsc::channel::<Result<RunRow, String>>();
+    let workers: Vec<_> = (0..opts.jobs.clamp(1, total))
+        .map(|_| {
+            let (plan, todo, next, tx) = (plan.clone(), todo.clone(), next.clone(), tx.clone());
+            std::thread::Builder::new()
+                .stack_size(16 << 20)
+                .spawn(move || loop {
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(&i) = todo.get(k) else { return };
+                    if tx.send(plan.run_one(i)).is_err() {
+                        return;
+                    }
+                })
+                .expect("spawn a sweep worker")
+        })
+        .collect();
+    drop(tx);
+    let file = std::fs::OpenOptions::new().append(true).open(path)?;
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(file);
+    let mut progress = Progress::new(total, opts.progress);
+    let mut failure = None;
+    for result in rx {
+        match result {
+            Ok(row) => {
+                w.write_record(row.fields())?;
+                w.flush()?;
+                progress.tick(row.verdict == "violation");
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+                next.store(usize::MAX / 2, Ordering::SeqCst);
+            }
+        }
+    }
+    progress.finish();
+    for h in workers {
+        let _ = h.join();
+    }
+    match failure {
+        Some(e) => Err(io::Error::other(e)),
+        None => Ok(()),
+    }
+}
+
+/// Sorts the rows into run order, writes `runs.csv`, `summary.csv` and the
+/// report into `out`.
+pub fn finish(plan: &Plan, rows: Vec<RunRow>, out: &Path, ran: usize) -> io::Result<Finished> {
+    let by_values = plan.cell_index();
+    let mut indexed: BTreeMap<usize, RunRow> = BTreeMap::new();
+    for row in rows {
+        if let Some(i) = plan.index_of(&by_values, &row) {
+            indexed.entry(i).or_insert(row);
+        }
+    }
+    let rows: Vec<RunRow> = indexed.into_values().collect();
+    rows::write(&out.join("runs.csv"), &plan.keys, &rows)?;
+    let summary: Vec<SummaryRow> = plan
+        .cells
+        .iter()
+        .map(|(_, shown)| {
+            let mine: Vec<&RunRow> = rows.iter().filter(|r| &r.values == shown).collect();
+            stats::summarize(shown.clone(), &mine)
+        })
+        .filter(|s| s.runs > 0)
+        .collect();
+    write_summary(&out.join("summary.csv"), &plan.keys, &summary)?;
+    let output = SweepOutput {
+        scenario: &plan.base,
+        keys: &plan.keys,
+        rows: &summary,
+        seeds: plan.seeds.clone(),
+        total_runs: rows.len() as u64,
+    };
+    write_sweep(out, &output)?;
+    let conclusions = crate::report::sweep::conclusions(&output);
+    Ok(Finished {
+        rows,
+        summary,
+        conclusions,
+        ran,
+    })
+}
+
+fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -> io::Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    let mut header: Vec<String> = keys.to_vec();
+    header.extend(
+        [
+            "runs",
+            "violating_runs",
+            "violation_rate",
+            "ci_low",
+            "ci_high",
+            "acquire_rate",
+            "acquire_p50_ms",
+            "acquire_p99_ms",
+        ]
+        .map(String::from),
+    );
+    w.write_record(&header)?;
+    for r in rows {
+        let mut f = r.values.clone();
+        f.extend([
+            r.runs.to_string(),
+            r.violating_runs.to_string(),
+            format!("{:.6}", r.violation_rate),
+            format!("{:.6}", r.ci_low),
+            format!("{:.6}", r.ci_high),
+            format!("{:.6}", r.acquire_rate),
+            format!("{:.3}", r.acquire_p50_ms),
+            format!("{:.3}", r.acquire_p99_ms),
+        ]);
+        w.write_record(&f)?;
+    }
+    w.flush()
+}
+
+/// `merge DIR... --out DIR`: joins the shards' `runs.csv` (the scenario is
+/// read from the first directory's copy) and writes every output.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Finished, String> {
+    let first = dirs.first().ok_or("merge needs at least one directory")?;
+    let copy = first.join(SCENARIO_COPY);
+    let text = std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+    let mut rows = Vec::new();
+    let mut seeds: Option<RangeInclusive<u64>> = None;
+    for d in dirs {
+        let other = std::fs::read_to_string(d.join(SCENARIO_COPY))
+            .map_err(|e| format!("{}: {e}", d.display()))?;
+        if other != text {
+            return Err(format!(
+                "{}: a shard of another scenario than {}",
+                d.display(),
+                first.display()
+            ));
+        }
+        let plan = Plan::from_text(text.clone(), copy.display().to_string(), None)
+            .map_err(|e| e.to_string())?;
+        let part = rows::read(&d.join("runs.csv"), &plan.keys).map_err(|e| e.to_string())?;
+        for r in &part {
+            seeds = Some(match seeds {
+                None => r.seed..=r.seed,
+                Some(s) => (*s.start()).min(r.seed)..=(*s.end()).max(r.seed),
+            });
+        }
+        rows.extend(part);
+    }
+    let plan =
+        Plan::from_text(text, copy.display().to_string(), seeds).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::write(out.join(SCENARIO_COPY), &plan.text).map_err(|e| e.to_string())?;
+    finish(&plan, rows, out, 0).map_err(|e| format!("{}: {e}", out.display()))
+}
+
+/// Progress: a bar on a terminal, plain lines every 10% otherwise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+    done: usize,
+    violations: usize,
+    start: Instant,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(total: usize, show: bool) -> Progress {
+        let bar = (show && io::stderr().is_terminal()).then(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} runs, {msg}, {per_sec}, {eta} left",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        Progress {
+            bar,
+            total,
+            done: 0,
+            violations: 0,
+            start: Instant::now(),
+            shown: show,
+        }
+    }
+
+    fn tick(&mut self, violation: bool) {
+        self.done += 1;
+        self.violations += violation as usize;
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{} violating", self.violations));
+            b.inc(1);
+        } else if self.shown
+            && (self.done * 10 / self.total != (self.done - 1) * 10 / self.total
+                || self.done == self.total)
+        {
+            let secs = self.start.elapsed().as_secs_f64();
+            let rate = self.done as f64 / secs.max(1e-9);
+            let left = (self.total - self.done) as f64 / rate.max(1e-9);
+            let _ = writeln!(
+                io::stderr(),
+                "{}/{} runs, {} violating, {rate:.1} runs/s, {left:.0}s left",
+                self.done,
+                self.total,
+                self.violations
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish();
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! `runs.csv`: one row per run, in the contract's columns
+//! `scenario,seed,<one column per varied key>,verdict,lock_overlaps,
+//! write_interleavings,rejected_writes,attempts,acquisitions,acquire_p50_ms,
+//! acquire_p99_ms,unavailable_ms,trace,wall_ms`.
+
+use crate::runner::Run;
+use std::io;
+use std::path::Path;
+
+/// The columns after the varied keys.
+pub const FIGURES: [&str; 11] = [
+    "verdict",
+    "lock_overlaps",
+    "write_interleavings",
+    "rejected_writes",
+    "attempts",
+    "acquisitions",
+    "acquire_p50_ms",
+    "acquire_p99_ms",
+    "unavailable_ms",
+    "trace",
+    "wall_ms",
+];
+
+/// One run of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    pub scenario: String,
+    pub seed: u64,
+    /// The varied values, as written in `[sweep.vary]`.
+    pub values: Vec<String>,
+    pub verdict: String,
+    pub lock_overlaps: u64,
+    pub write_interleavings: u64,
+    pub rejected_writes: u64,
+    pub attempts: u64,
+    pub acquisitions: u64,
+    pub acquire_p50_ms: f64,
+    pub acquire_p99_ms: f64,
+    pub unavailable_ms: f64,
+    pub trace: String,
+    pub wall_ms: f64,
+}
+
+/// The header line's fields for these varied keys.
+pub fn header(keys: &[String]) -> Vec<String> {
+    let mut h = vec!["scenario".to_string(), "seed".to_string()];
+    h.extend(keys.iter().cloned());
+    h.extend(FIGURES.iter().map(|f| f.to_string()));
+    h
+}
+
+fn ms(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+impl RunRow {
+    /// The row of a finished run.
+    pub fn from_run(run: &Run, values: Vec<String>) -> RunRow {
+        let c = &run.check;
+        RunRow {
+            scenario: run.scenario.name.clone(),
+            seed: run.seed,
+            values,
+            verdict: c.verdict.as_str().to_string(),
+            lock_overlaps: c.overlaps.len() as u64,
+            write_interleavings: c.interleavings.len() as u64,
+            rejected_writes: c.rejected_writes,
+            attempts: c.liveness.attempts,
+            acquisitions: c.liveness.acquisitions,
+            acquire_p50_ms: c.liveness.acquire_p50_ms,
+            acquire_p99_ms: c.liveness.acquire_p99_ms,
+            unavailable_ms: c.liveness.unavailable_ms,
+            trace: run.trace.clone(),
+            wall_ms: run.wall_ms,
+        }
+    }
+
+    pub fn fields(&self) -> Vec<String> {
+        let mut f = vec![self.scenario.clone(), self.seed.to_string()];
+        f.extend(self.values.iter().cloned());
+        f.extend([
+            self.verdict.clone(),
+            self.lock_overlaps.to_string(),
+            self.write_interleavings.to_string(),
+            self.rejected_writes.to_string(),
+            self.attempts.to_string(),
+            self.acquisitions.to_string(),
+            ms(self.acquire_p50_ms),
+            ms(self.acquire_p99_ms),
+            ms(self.unavailable_ms),
+            self.trace.clone(),
+            ms(self.wall_ms),
+        ]);
+        f
+    }
+
+    /// Parses a record with `nkeys` varied columns; `None` if malformed.
+    pub fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
+        if rec.len() != 2 + nkeys + 11 {
+            return None;
+        }
+        let g = |i: usize| rec.get(i).unwrap_or("").to_string();
+        let n = |i: usize| g(i).parse::<u64>().ok();
+        let f = |i: usize| g(i).parse::<f64>().ok();
+        let b = 2 + nkeys;
+        Some(RunRow {
+            scenario: g(0),
+            seed: n(1)?,
+            values: (2..b).map(g).collect(),
+            verdict: g(b),
+            lock_overlaps: n(b + 1)?,
+            write_interleavings: n(b + 2)?,
+            rejected_writes: n(b + 3)?,
+            attempts: n(b + 4)?,
+            acquisitions: n(b + 5)?,
+            acquire_p50_ms: f(b + 6)?,
+            acquire_p99_ms: f(b + 7)?,
+            unavailable_ms: f(b + 8)?,
+            trace: g(b + 9),
+            wall_ms: f(b + 10)?,
+        })
+    }
+}
+
+/// Reads the whole rows of a `runs.csv` whose header matches `keys`. A
+/// malformed last line (a sweep killed while writing it) is dropped.
+pub fn read(path: &Path, keys: &[String]) -> io::Result<Vec<RunRow>> {
+    let mut rd = csv::ReaderBuilder::new().flexible(true).from_path(path)?;
+    let want = header(keys);
+    let got: Vec<String> = rd.headers()?.iter().map(str::to_string).collect();
+    if got != want {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: columns {got:?} are not this sweep's {want:?}",
+                path.display()
+            ),
+        ));
+    }
+    let mut rows = Vec::new();
+    for rec in rd.records() {
+        match rec.ok().and_then(|r| RunRow::parse(&r, keys.len())) {
+            Some(row) => rows.push(row),
+            None => continue,
+        }
+    }
+    Ok(rows)
+}
+
+/// Writes a complete `runs.csv` (header and rows).
+pub fn write(path: &Path, keys: &[String], rows: &[RunRow]) -> io::Result<()> {
+    let tmp = path.with_extension("csv.tmp");
+    {
+        let mut w = csv::Writer::from_path(&tmp)?;
+        w.write_record(header(keys))?;
+        for r in rows {
+            w.write_record(r.fields())?;
+        }
+        w.flush()?;
+    }
+    std::fs::rename(tmp, path)
+}

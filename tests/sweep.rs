@@ -1,0 +1,235 @@
+//! Sweeps: the same files whatever `--jobs`, shards merge into the unsharded
+//! sweep, a killed sweep resumes to the same files, and the delayed-restart
+//! guidance holds in a small sweep and matches the committed report.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
+const SMALL: &str = "tests/data/small_sweep.toml";
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("redlock-sim-sweep-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn sweep(file: &str, out: &Path, extra: &[&str]) {
+    let o = Command::new(BIN)
+        .args(["sweep", file, "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "sweep {extra:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `runs.csv` without its last column (`wall_ms`).
+fn runs_without_wall(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    text.lines()
+        .map(|l| l.rsplit_once(',').unwrap().0)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn runs_csv_is_the_same_for_one_job_and_two() {
+    let out = temp_dir("jobs");
+    sweep(SMALL, &out.join("j1"), &["--jobs", "1"]);
+    sweep(SMALL, &out.join("j2"), &["--jobs", "2"]);
+    let (a, b) = (
+        runs_without_wall(&out.join("j1")),
+        runs_without_wall(&out.join("j2")),
+    );
+    assert_eq!(a.lines().count(), 1 + 4 * 6);
+    assert_eq!(a, b);
+    let s1 = std::fs::read(out.join("j1/summary.csv")).unwrap();
+    assert_eq!(s1, std::fs::read(out.join("j2/summary.csv")).unwrap());
+    for f in [
+        "report.md",
+        "index.html",
+        "violation_rate-cluster.restart.svg",
+    ] {
+        assert!(out.join("j1").join(f).is_file(), "{f} missing");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_sweep() {
+    let out = temp_dir("shards");
+    sweep(SMALL, &out.join("all"), &["--jobs", "2"]);
+    for k in 1..=3 {
+        sweep(
+            SMALL,
+            &out.join(format!("shard{k}")),
+            &["--jobs", "1", "--shard", &format!("{k}/3")],
+        );
+    }
+    let shard_rows: usize = (1..=3)
+        .map(|k| {
+            runs_without_wall(&out.join(format!("shard{k}")))
+                .lines()
+                .count()
+                - 1
+        })
+        .sum();
+    assert_eq!(shard_rows, 24, "shards overlap or miss runs");
+    let o = Command::new(BIN)
+        .arg("merge")
+        .args((1..=3).map(|k| out.join(format!("shard{k}"))))
+        .arg("--out")
+        .arg(out.join("merged"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        runs_without_wall(&out.join("all")),
+        runs_without_wall(&out.join("merged"))
+    );
+    assert_eq!(
+        std::fs::read(out.join("all/summary.csv")).unwrap(),
+        std::fs::read(out.join("merged/summary.csv")).unwrap()
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn a_killed_sweep_resumes_to_the_same_files() {
+    let out = temp_dir("resume");
+    sweep(SMALL, &out.join("whole"), &["--jobs", "1"]);
+    let dir = out.join("killed");
+    let mut child = Command::new(BIN)
+        .args(["sweep", SMALL, "--jobs", "1", "--out"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let rows = std::fs::read_to_string(dir.join("runs.csv"))
+            .map_or(0, |t| t.lines().count().saturating_sub(1));
+        if rows >= 5 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the sweep made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = std::fs::read_to_string(dir.join("runs.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert!(
+        kept < 24,
+        "the sweep finished before it was killed ({kept} rows)"
+    );
+    // Resume: finished rows are kept, not run again, and the files come out the same.
+    let o = Command::new(BIN)
+        .args(["sweep", SMALL, "--jobs", "2", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!("({} run now)", 24 - kept)),
+        "{stdout}"
+    );
+    assert_eq!(
+        runs_without_wall(&out.join("whole")),
+        runs_without_wall(&dir)
+    );
+    assert_eq!(
+        std::fs::read(out.join("whole/summary.csv")).unwrap(),
+        std::fs::read(dir.join("summary.csv")).unwrap()
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn another_sweeps_rows_are_never_dropped() {
+    let out = temp_dir("foreign");
+    sweep(SMALL, &out, &["--jobs", "2", "--seeds", "1..=2"]);
+    let before = std::fs::read(out.join("runs.csv")).unwrap();
+    let o = Command::new(BIN)
+        .args(["sweep", SMALL, "--seeds", "3..=4", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(70),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another sweep"));
+    assert_eq!(before, std::fs::read(out.join("runs.csv")).unwrap());
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// The summary rows of a sweep directory: restart value -> violating runs.
+fn violations_by_value(dir: &Path) -> Vec<(String, u64)> {
+    let mut rd = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
+    rd.records()
+        .map(|r| r.unwrap())
+        .map(|r| (r[0].to_string(), r[2].parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_report() {
+    let out = temp_dir("guidance");
+    let file = "scenarios/delayed_restart_guidance.toml";
+    sweep(file, &out, &["--seeds", "1..=12"]);
+    let v = violations_by_value(&out);
+    let at = |value: &str| {
+        v.iter()
+            .find(|(k, _)| k == value)
+            .unwrap_or_else(|| panic!("{value} in {v:?}"))
+            .1
+    };
+    assert!(
+        at("immediate") > 0 && at("0.25ttl") > 0,
+        "no violations below 0.5 TTL: {v:?}"
+    );
+    for safe in ["1.0ttl", "1.1ttl", "1.5ttl"] {
+        assert_eq!(at(safe), 0, "violation at {safe}: {v:?}");
+    }
+    // The committed report's runs for these seeds are exactly these runs.
+    let committed = Path::new("reports/delayed-restart-guidance/runs.csv");
+    let fresh = runs_without_wall(&out);
+    let old = std::fs::read_to_string(committed).expect("the committed report's runs.csv");
+    let mut header = true;
+    let wanted: Vec<&str> = old
+        .lines()
+        .map(|l| l.rsplit_once(',').unwrap().0)
+        .filter(|l| {
+            let keep = header
+                || l.split(',')
+                    .nth(1)
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .is_some_and(|s| s <= 12);
+            header = false;
+            keep
+        })
+        .collect();
+    assert_eq!(
+        fresh,
+        wanted.join("\n"),
+        "the committed report no longer matches what the code computes"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
