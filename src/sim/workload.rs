@@ -76,7 +76,11 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
         generation: 0,
     };
     let sentinel = NodeConn::new(SENTINEL_ADDR);
+    // Single topology: the master in use, and whether to ask the sentinel
+    // (at the start, and again after a failed lock call).
+    let single = p.nodes.is_none();
     let mut master: Option<String> = None;
+    let mut ask = single;
     let mut redlock = p.nodes.map(|n| c.redlock(n));
     let start = c.spec.start.draw(&mut c.rng);
     c.clock.sleep(start).await;
@@ -87,12 +91,13 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
         if sim_now() >= c.ctx.end {
             return Ok(());
         }
-        if p_single(&redlock, &master) || redlock.is_none() {
+        if ask {
             if let Some(m) = c.ask_sentinel(&sentinel).await {
-                if master.as_deref() != Some(&m) || redlock.is_none() {
+                if master.as_ref() != Some(&m) {
                     redlock = Some(c.redlock(vec![format!("{m}:{NODE_PORT}")]));
                     master = Some(m);
                 }
+                ask = false;
             }
         }
         if let Some(lock_client) = redlock.clone() {
@@ -111,9 +116,7 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
                             reason: short(&e.to_string()),
                         },
                     );
-                    if master.is_some() {
-                        master = Some(String::new()); // re-ask the sentinel
-                    }
+                    ask = single;
                 }
             }
         }
@@ -126,11 +129,6 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
 /// are the same on both sides.
 pub fn flaw_of(variant: Variant) -> Option<Flaw> {
     Flaw::from_name(variant.as_str())
-}
-
-/// With the single topology, is it time to re-ask the sentinel?
-fn p_single(redlock: &Option<Arc<Redlock>>, master: &Option<String>) -> bool {
-    redlock.is_some() && master.as_deref() == Some("")
 }
 
 impl Client {

@@ -207,15 +207,17 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
             match plan.index_of(&by_values, &row) {
                 Some(i) => done.insert(i),
                 // Never drop finished runs: a different sweep wrote these.
-                None => return Err(io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    format!(
+                None => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        format!(
                         "{} holds runs of another sweep (seed {} with {:?}); choose another --out",
                         path.display(),
                         row.seed,
                         row.values
                     ),
-                )),
+                    ))
+                }
             };
         }
     } else {
