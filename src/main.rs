@@ -40,6 +40,11 @@ enum Command {
         /// Output directory (default: reports/<name>/seed-<N>/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Override a key, as a sweep combination does: `--set
+        /// cluster.restart=0.5ttl --set clients.variant=sequential` (repeatable;
+        /// this is how a sweep's violating run is replayed).
+        #[arg(long = "set", value_parser = runner::parse_set)]
+        set: Vec<(String, toml::Value)>,
     },
     /// Run every seed for every combination of the scenario's [sweep] on all
     /// cores; write runs.csv, summary.csv, report.md, index.html and charts.
@@ -124,7 +129,12 @@ fn runtime() -> tokio::runtime::Runtime {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { file, seed, out } => match runner::run_file(&file, seed, out) {
+        Command::Run {
+            file,
+            seed,
+            out,
+            set,
+        } => match runner::run_file(&file, seed, out, &set) {
             Ok((run, dir)) => {
                 print!("{}", report::summary_lines(&run.output()));
                 println!("report: {}", dir.join("index.html").display());

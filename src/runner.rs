@@ -160,8 +160,14 @@ pub fn run_file(
     file: &Path,
     seed: Option<u64>,
     out: Option<PathBuf>,
+    overrides: &[(String, toml::Value)],
 ) -> Result<(Run, PathBuf), Failure> {
-    let scenario = scenario::load(file).map_err(Failure::BadInput)?;
+    let name = file.display().to_string();
+    let scenario = match std::fs::read_to_string(file) {
+        Ok(text) => scenario::parse_with_overrides(&text, &name, overrides),
+        Err(_) => scenario::load(file),
+    }
+    .map_err(Failure::BadInput)?;
     let seed = seed.unwrap_or(scenario.seed);
     let dir = out.unwrap_or_else(|| default_out(&scenario, seed));
     let run = simulate(scenario, seed)?;
@@ -176,4 +182,22 @@ pub fn check_file(file: &Path) -> Result<(), ScenarioError> {
         Ok(text) => scenario::check_sweep(&text, &file.display().to_string()).map(|_| ()),
         Err(_) => scenario::load(file).map(|_| ()),
     }
+}
+
+/// Parses `--set KEY=VALUE`: the value as TOML (`3`, `1.05`, `true`,
+/// `"x"`), else as a plain string (`0.5ttl`, `single`), as in `[sweep.vary]`.
+pub fn parse_set(text: &str) -> Result<(String, toml::Value), String> {
+    let (key, value) = text.split_once('=').ok_or_else(|| {
+        format!("--set: \"{text}\" is not KEY=VALUE (e.g. cluster.restart=0.5ttl)")
+    })?;
+    let (key, value) = (key.trim(), value.trim());
+    if key.is_empty() {
+        return Err(format!("--set: \"{text}\" has no key"));
+    }
+    let parsed = format!("v = {value}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    Ok((key.to_string(), parsed))
 }

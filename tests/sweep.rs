@@ -233,3 +233,39 @@ fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_rep
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+#[test]
+fn a_sweep_run_replays_exactly_with_run_seed_and_set() {
+    let out = temp_dir("replay");
+    sweep(SMALL, &out, &["--seeds", "1..=3"]);
+    let text = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for line in text.lines().skip(1).step_by(5) {
+        let f: Vec<&str> = line.split(',').collect();
+        let o = Command::new(BIN)
+            .args(["run", SMALL, "--seed", f[1]])
+            .args([
+                "--set",
+                &format!("cluster.restart={}", f[col("cluster.restart")]),
+            ])
+            .args([
+                "--set",
+                &format!("cluster.nodes={}", f[col("cluster.nodes")]),
+            ])
+            .arg("--out")
+            .arg(out.join("replay"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains(&format!("trace: {}", f[col("trace")])),
+            "{line}\n{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("verdict: {}", f[col("verdict")])),
+            "{line}\n{stdout}"
+        );
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}

@@ -34,6 +34,11 @@ pub struct SweepOutput<'a> {
     pub seeds: RangeInclusive<u64>,
     /// Runs in all.
     pub total_runs: u64,
+    /// The scenario file as the user named it, for replay commands.
+    pub file: &'a str,
+    /// Per combination with violations (values as in `rows`), the first
+    /// violating seeds, to replay with `redlock-sim run --seed --set`.
+    pub replay: &'a [(Vec<String>, Vec<u64>)],
 }
 
 /// Creates `dir` (and its parents) and writes `report.md`, `index.html` and
@@ -848,6 +853,64 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
             .into(),
     ));
 
+    if out.rows.len() > 1 {
+        doc.push(Block::H(2, "Ranking".into()));
+        doc.push(Block::P(
+            "Combinations from the most to the least often violated (ties: the higher upper \
+             bound first)."
+                .into(),
+        ));
+        let mut ranked: Vec<&SummaryRow> = out.rows.iter().collect();
+        ranked.sort_by(|a, b| {
+            b.violation_rate
+                .total_cmp(&a.violation_rate)
+                .then(b.ci_high.total_cmp(&a.ci_high))
+        });
+        let mut head = vec!["rank".to_string()];
+        head.extend(out.keys.iter().cloned());
+        head.extend(["violation rate", "95% interval", "violating runs"].map(String::from));
+        let rows = ranked
+            .iter()
+            .take(MAX_TABLE_ROWS)
+            .enumerate()
+            .map(|(i, r)| {
+                let mut cells = vec![(i + 1).to_string()];
+                cells.extend((0..out.keys.len()).map(|j| value_at(r, j).to_string()));
+                cells.extend([
+                    pct(r.violation_rate),
+                    interval(r.ci_low, r.ci_high),
+                    format!("{} of {}", r.violating_runs, r.runs),
+                ]);
+                (cells, r.violating_runs > 0)
+            })
+            .collect();
+        doc.push(Block::Table(head, rows));
+    }
+    if !out.replay.is_empty() {
+        doc.push(Block::H(2, "Runs to replay".into()));
+        doc.push(Block::P(
+            "Each command reruns one violating run exactly (same trace) and writes its report, \
+             history and timeline."
+                .into(),
+        ));
+        let mut items = Vec::new();
+        for (values, seeds) in out.replay.iter().take(MAX_TABLE_ROWS) {
+            let sets: String = out
+                .keys
+                .iter()
+                .zip(values)
+                .map(|(k, v)| format!(" --set {k}={}", shell_word(v)))
+                .collect();
+            for seed in seeds {
+                items.push(format!(
+                    "redlock-sim run {} --seed {seed}{sets}",
+                    shell_word(out.file)
+                ));
+            }
+        }
+        doc.push(Block::List(items));
+    }
+
     doc.push(Block::H(2, "Charts".into()));
     doc.push(Block::P(if out.keys.is_empty() {
         "The violation rate with its 95% interval, the acquisition rate, and the acquisition \
@@ -1136,6 +1199,8 @@ seeds = 500
             rows,
             seeds: 1..=500,
             total_runs: rows.iter().map(|r| r.runs).sum(),
+            file: "scenarios/x.toml",
+            replay: &[],
         }
     }
 
@@ -1464,5 +1529,17 @@ seeds = 500
         assert_eq!(interval(0.109, 0.141), "10.9%–14.1%");
         assert_eq!(latency(12.34), "12.3 ms");
         assert_eq!(latency(1250.0), "1.25 s");
+    }
+}
+
+/// A word for a shell command line: quoted when it holds anything special.
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/+:".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }

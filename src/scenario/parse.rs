@@ -81,6 +81,7 @@ const NEMESIS_KEYS: &[&str] = &[
     "pause_for",
     "clock_jump_every",
     "clock_jump",
+    "clock_jump_target",
 ];
 
 /// Keys of each fault kind: (`do`, required, optional), besides `at`, `do`, `after`.
@@ -680,6 +681,17 @@ fn nemesis(cx: &Cx, t: &Tbl, hosts: &Hosts) -> R<Nemesis> {
                 lo_ms: -2000.0,
                 hi_ms: 2000.0,
             },
+        },
+        clock_jump_target: match t.get("clock_jump_target") {
+            Some(v) => v.choice(
+                cx,
+                &[
+                    ("node", JumpTarget::Node),
+                    ("client", JumpTarget::Client),
+                    ("any", JumpTarget::Any),
+                ],
+            )?,
+            None => JumpTarget::Node,
         },
     })
 }

@@ -464,10 +464,22 @@ pub enum CrashTarget {
     Master,
 }
 
+/// `nemesis.clock_jump_target`: whose wall clock a random jump steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JumpTarget {
+    /// A random node (the default: nodes expire keys by their wall clock).
+    Node,
+    /// A random client (clients that time by the wall clock are exposed).
+    Client,
+    /// A random node or client.
+    Any,
+}
+
 /// `[nemesis]`: random faults. Each `*_every` is the mean of an exponential
 /// interval, `None` meaning never. Defaults when absent:
 /// `crash_target = "node"`, `partition_for = "1s..5s"`,
-/// `pause_for = "100ms..2s"`, `clock_jump = "-2s..2s"`.
+/// `pause_for = "100ms..2s"`, `clock_jump = "-2s..2s"`,
+/// `clock_jump_target = "node"`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Nemesis {
     /// Mean interval between crashes.
@@ -486,6 +498,8 @@ pub struct Nemesis {
     pub clock_jump_every: Option<Duration>,
     /// Size of a jump in ms.
     pub clock_jump: SignedRange,
+    /// Whose clock jumps.
+    pub clock_jump_target: JumpTarget,
 }
 
 /// `[sweep]`: seeds and the values to vary.

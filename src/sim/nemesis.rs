@@ -4,10 +4,10 @@
 //! Each kind with an `*_every` mean gets exponential gaps from time zero to
 //! the end of the run: crashes of a random node (or the master), random
 //! splits of all hosts in two sides, pauses of a random client or node, and
-//! wall-clock jumps of a random node.
+//! wall-clock jumps of a random node (or client: `clock_jump_target`).
 
 use super::context::Due;
-use crate::scenario::{CrashTarget, FaultAction, Nemesis, Scenario, Target};
+use crate::scenario::{CrashTarget, FaultAction, JumpTarget, Nemesis, Scenario, Target};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -77,8 +77,13 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
             },
         });
     }
+    let jumpable: Vec<String> = match n.clock_jump_target {
+        JumpTarget::Node => nodes.clone(),
+        JumpTarget::Client => clients.clone(),
+        JumpTarget::Any => nodes.iter().chain(&clients).cloned().collect(),
+    };
     for time in times(n.clock_jump_every, rng) {
-        let host = Target::Host(pick(&nodes, rng));
+        let host = Target::Host(pick(&jumpable, rng));
         out.push(Due {
             time,
             action: FaultAction::ClockJump {

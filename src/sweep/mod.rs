@@ -28,6 +28,8 @@ use std::time::Instant;
 
 /// Seeds of a sweep when the file has no `[sweep]` and no `--seeds` is given.
 pub const DEFAULT_SEEDS: RangeInclusive<u64> = 1..=100;
+/// Violating seeds listed per combination in the report, to replay.
+pub const REPLAY_SEEDS: usize = 5;
 /// The copy of the scenario a sweep leaves in its directory, for `merge`.
 pub const SCENARIO_COPY: &str = "scenario.toml";
 
@@ -324,12 +326,27 @@ pub fn finish(plan: &Plan, rows: Vec<RunRow>, out: &Path, ran: usize) -> io::Res
         .filter(|s| s.runs > 0)
         .collect();
     write_summary(&out.join("summary.csv"), &plan.keys, &summary)?;
+    let replay: Vec<(Vec<String>, Vec<u64>)> = summary
+        .iter()
+        .filter(|s| s.violating_runs > 0)
+        .map(|s| {
+            let seeds = rows
+                .iter()
+                .filter(|r| r.values == s.values && r.verdict == "violation")
+                .map(|r| r.seed)
+                .take(REPLAY_SEEDS)
+                .collect();
+            (s.values.clone(), seeds)
+        })
+        .collect();
     let output = SweepOutput {
         scenario: &plan.base,
         keys: &plan.keys,
         rows: &summary,
         seeds: plan.seeds.clone(),
         total_runs: rows.len() as u64,
+        file: &plan.file,
+        replay: &replay,
     };
     write_sweep(out, &output)?;
     let conclusions = crate::report::sweep::conclusions(&output);
