@@ -285,6 +285,31 @@ fn holds(history: &History) -> Vec<Hold> {
                     accs[i].valid_until = *valid_until;
                 }
             }
+            // A client whose clock changes rate mid-hold reaches the end of
+            // its validity (on its own clock) sooner or later in global time.
+            EventKind::Fault { what, detail } if what == "clock-rate" => {
+                let field = |k: &str| {
+                    detail
+                        .split(' ')
+                        .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+                };
+                let num = |k: &str| {
+                    field(k)
+                        .and_then(|v| v.parse::<f64>().ok())
+                        .filter(|v| *v > 0.0)
+                };
+                if let (Some(who), Some(rate), Some(from)) =
+                    (field("host"), num("rate"), num("from"))
+                {
+                    for a in accs
+                        .iter_mut()
+                        .filter(|a| a.client == who && a.valid_until > e.time)
+                    {
+                        let rest = (a.valid_until - e.time).as_secs_f64() * from / rate;
+                        a.valid_until = e.time + Duration::from_secs_f64(rest.min(1e9));
+                    }
+                }
+            }
             EventKind::ReleaseStart { acq } => {
                 if let Some(&i) = index.get(&(host, *acq)) {
                     earliest(&mut accs[i].release, e.time);

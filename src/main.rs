@@ -179,6 +179,11 @@ fn main() -> ExitCode {
             };
             match sweep::sweep(&plan, &opts) {
                 Ok(done) => finished_sweep(&done, &out, strict.then_some(&plan.base)),
+                // --out holds another sweep's files: bad input, nothing touched.
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                    eprintln!("redlock-sim sweep: {e}");
+                    ExitCode::from(2)
+                }
                 Err(e) => {
                     eprintln!("redlock-sim sweep: {e}");
                     ExitCode::from(EXIT_SOFTWARE)

@@ -555,3 +555,42 @@ fn run_report_on_empty_history_and_no_clients() {
         assert_eq!(csv.lines().count(), 1 + hist.events.len());
     }
 }
+
+#[test]
+fn a_clock_rate_change_mid_hold_moves_the_end_of_validity() {
+    let rate = |ms: u64, rate: f64, from: f64| {
+        ev(
+            ms,
+            "driver",
+            EventKind::Fault {
+                what: "clock-rate".into(),
+                detail: format!("host=c1 rate={rate} from={from}"),
+            },
+        )
+    };
+    // c1's validity ends at 10 s at rate 1; at 2 s its clock slows to half
+    // speed, so its own clock reaches the end at 2 + 8 × 2 = 18 s.
+    let h = history(vec![
+        acquired(0, "c1", 1, 10_000),
+        rate(2_000, 0.5, 1.0),
+        acquired(12_000, "c2", 1, 20_000),
+        release(25_000, "c1", 1),
+        release(26_000, "c2", 1),
+        end(30_000),
+    ]);
+    let r = check(&h);
+    assert_eq!(r.overlaps.len(), 1, "{:?}", r.holds);
+    assert_eq!(r.holds[0].end, at(18_000));
+    assert_eq!(r.holds[0].end_reason, HoldEnd::ValidityEnd);
+    // Another client's clock change moves nothing of c1's.
+    let mut other = h.clone();
+    other.events[1] = ev(
+        2_000,
+        "driver",
+        EventKind::Fault {
+            what: "clock-rate".into(),
+            detail: "host=c2 rate=0.5 from=1".into(),
+        },
+    );
+    assert_eq!(check(&other).holds[0].end, at(10_000));
+}

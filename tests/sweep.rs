@@ -177,6 +177,29 @@ fn another_sweeps_rows_are_never_dropped() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("another sweep"));
     assert_eq!(before, std::fs::read(out.join("runs.csv")).unwrap());
+    // An edited scenario into the same directory is refused, its copy kept.
+    let edited = out.join("edited.toml");
+    let text = std::fs::read_to_string(SMALL)
+        .unwrap()
+        .replace("duration = \"5s\"", "duration = \"6s\"");
+    std::fs::write(&edited, text).unwrap();
+    let copy = std::fs::read(out.join("scenario.toml")).unwrap();
+    let o = Command::new(BIN)
+        .arg("sweep")
+        .arg(&edited)
+        .args(["--seeds", "1..=2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different scenario"));
+    assert_eq!(copy, std::fs::read(out.join("scenario.toml")).unwrap());
+    assert_eq!(before, std::fs::read(out.join("runs.csv")).unwrap());
     std::fs::remove_dir_all(&out).unwrap();
 }
 

@@ -108,7 +108,15 @@ pub(super) fn sweep(cx: &super::check::Cx, t: &Tbl) -> R<Sweep> {
                     format!("more than {MAX_CELLS} combinations of values to sweep"),
                 ));
             }
-            vary.push((path, values.iter().map(raw::to_toml).collect()));
+            let values: Vec<toml::Value> = values.iter().map(raw::to_toml).collect();
+            let mut seen = std::collections::BTreeSet::new();
+            for v in &values {
+                let shown = render_vary_value(v);
+                if !seen.insert(shown.clone()) {
+                    return Err(cx.err(&key, line, format!("the value {shown} is listed twice")));
+                }
+            }
+            vary.push((path, values));
         }
     }
     Ok(Sweep { seeds, vary })

@@ -48,7 +48,7 @@ impl World<'_> {
                     "crash",
                     format!("host={host} restart={}", restart_name(policy)),
                 );
-                self.schedule_restart(now, &host, policy);
+                self.schedule_restart(now, &host, id, policy);
             }
             FaultAction::Restart { host } => {
                 let host = self.resolve(&host);
@@ -120,13 +120,17 @@ impl World<'_> {
             }
             FaultAction::ClockRate { host, rate } => {
                 let host = self.resolve(&host);
-                self.ctx
-                    .clock(&host)
-                    .model()
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .set_rate(now, rate);
-                self.record_fault(now, "clock-rate", format!("host={host} rate={rate}"));
+                let clock = self.ctx.clock(&host);
+                let mut model = clock.model().lock().unwrap_or_else(|e| e.into_inner());
+                let from = model.rate();
+                model.set_rate(now, rate);
+                drop(model);
+                // `from` lets the checker move the end of a hold in progress.
+                self.record_fault(
+                    now,
+                    "clock-rate",
+                    format!("host={host} rate={rate} from={from}"),
+                );
             }
             FaultAction::Latency {
                 between: (a, b),
@@ -134,11 +138,12 @@ impl World<'_> {
                 for_,
             } => {
                 let value = latency.draw(&mut self.rng);
+                self.slowed.insert((a.clone(), b.clone()), id);
                 self.sim.set_link_latency(a.as_str(), b.as_str(), value);
                 let mut detail = format!("between={a}+{b} latency_ms={}", ms(value));
                 if let Some(f) = for_ {
                     detail.push_str(&format!(" for_ms={}", ms(f)));
-                    self.after(now + f, Timer::RestoreLatency(a, b));
+                    self.after(now + f, Timer::RestoreLatency(a.clone(), b.clone(), id));
                 }
                 self.record_fault(now, "latency", detail);
             }

@@ -59,7 +59,8 @@ fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
             if let Some(o) = s.hosts.get(&h) {
                 rate = o.clock_rate.unwrap_or(rate);
                 if let Some(r) = &o.clock_offset {
-                    offset = r.draw(&mut rng);
+                    // A generator of its own, so this draw moves no other host's clock.
+                    offset = r.draw(&mut rng_for(seed, &h, "clock_offset"));
                 }
             }
             let clock = SimClock::new(ClockModel::new(epoch_ms, offset, rate));
@@ -208,6 +209,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
         queue,
         timers: BTreeMap::new(),
         down: BTreeMap::new(),
+        slowed: BTreeMap::new(),
         next_id: 0,
         crash_hooks: vec![Box::new(move |host: &str| {
             // Power loss: what was not fsynced is gone.

@@ -13,6 +13,10 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
+/// At most this many faults of each kind in one run (a tiny `*_every` must
+/// not exhaust memory).
+pub const MAX_EVENTS: usize = 100_000;
+
 /// Every nemesis fault of a run, sorted by time.
 pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
     let nodes: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
@@ -26,7 +30,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         loop {
             let u: f64 = rng.random();
             t += mean.mul_f64(-(1.0 - u).ln());
-            if t >= s.duration {
+            if t >= s.duration || v.len() >= MAX_EVENTS {
                 return v;
             }
             v.push(t);

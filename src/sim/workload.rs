@@ -268,19 +268,11 @@ impl Client {
                         acq,
                         reason: short(&e.to_string()),
                     },
-                    None => {
-                        let rest = lock.valid_until.saturating_sub(clock.now());
-                        let g = clock
-                            .model()
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .global_for(rest);
-                        EventKind::Extended {
-                            acq,
-                            validity: lock.validity,
-                            valid_until: sim_now() + g,
-                        }
-                    }
+                    None => EventKind::Extended {
+                        acq,
+                        validity: lock.validity,
+                        valid_until: global_of(&clock, lock.valid_until),
+                    },
                 };
                 let done = matches!(kind, EventKind::Lost { .. });
                 ctx.record(&name, kind);
@@ -290,6 +282,18 @@ impl Client {
             }
         })
     }
+}
+
+/// Global time at which `clock` will read `mono`, at its current rate (the
+/// checker corrects for later rate changes, which the history records).
+fn global_of(clock: &SimClock, mono: Duration) -> Duration {
+    let rest = mono.saturating_sub(clock.now());
+    sim_now()
+        + clock
+            .model()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .global_for(rest)
 }
 
 /// A reason for the history: no commas or newlines, not too long.

@@ -13,7 +13,7 @@ use super::net::Net;
 use crate::history::EventKind;
 use crate::scenario::{Restart, Scenario};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use turmoil::Sim;
@@ -21,12 +21,13 @@ use turmoil::Sim;
 /// Something to do later, at a global time.
 #[derive(Clone, Debug)]
 pub enum Timer {
-    /// Restart a crashed node.
-    Restart(String),
+    /// Restart a crashed node, if it is still down from that crash (id).
+    Restart(String, u64),
     /// Remove the network cuts and holds of fault `id`.
     Clear(u64),
-    /// Give a slowed link back the network's latency.
-    RestoreLatency(String, String),
+    /// Give a slowed link back the network's latency, unless a later
+    /// latency fault (another id) took the link over.
+    RestoreLatency(String, String, u64),
 }
 
 pub struct World<'a> {
@@ -41,6 +42,8 @@ pub struct World<'a> {
     pub timers: BTreeMap<(Duration, u64), Timer>,
     /// Nodes that are down, with the id of their crash.
     pub down: BTreeMap<String, u64>,
+    /// The latest latency fault on each slowed link (a, b), by id.
+    pub slowed: BTreeMap<(String, String), u64>,
     /// Ids for faults and timers, in the order they are made.
     pub next_id: u64,
     pub crash_hooks: Vec<Box<dyn FnMut(&str) + 'a>>,
@@ -127,9 +130,17 @@ impl<'a> World<'a> {
 
     fn fire(&mut self, now: Duration, timer: Timer) {
         match timer {
-            Timer::Restart(host) => self.restart(now, &host),
+            Timer::Restart(host, crash) => {
+                if self.down.get(&host) == Some(&crash) {
+                    self.restart(now, &host);
+                }
+            }
             Timer::Clear(id) => self.net.clear(id),
-            Timer::RestoreLatency(a, b) => {
+            Timer::RestoreLatency(a, b, id) => {
+                if self.slowed.get(&(a.clone(), b.clone())) != Some(&id) {
+                    return;
+                }
+                self.slowed.remove(&(a.clone(), b.clone()));
                 let lat = self.scenario.network.latency.clone();
                 self.sim.set_link_latency(a.as_str(), b.as_str(), lat.lo);
                 self.sim
@@ -139,11 +150,12 @@ impl<'a> World<'a> {
     }
 
     /// Schedules the restart of a node that just crashed, by `policy`.
-    pub fn schedule_restart(&mut self, now: Duration, host: &str, policy: Restart) {
+    pub fn schedule_restart(&mut self, now: Duration, host: &str, crash: u64, policy: Restart) {
+        let timer = Timer::Restart(host.to_string(), crash);
         match policy {
             Restart::Never => {}
-            Restart::Immediate => self.after(now, Timer::Restart(host.to_string())),
-            Restart::After(d) => self.after(now + d, Timer::Restart(host.to_string())),
+            Restart::Immediate => self.after(now, timer),
+            Restart::After(d) => self.after(now + d, timer),
         }
     }
 
@@ -156,13 +168,5 @@ impl<'a> World<'a> {
         self.net.apply(&mut self.sim, &self.hosts);
         self.sim.bounce(host);
         self.record_fault(now, "restart", format!("host={host}"));
-    }
-
-    /// The names of the hosts that are not down.
-    pub fn up_nodes(&self) -> BTreeSet<String> {
-        (1..=self.scenario.cluster.nodes)
-            .map(|i| format!("n{i}"))
-            .filter(|n| !self.down.contains_key(n))
-            .collect()
     }
 }

@@ -28,6 +28,10 @@ use std::time::Instant;
 
 /// Seeds of a sweep when the file has no `[sweep]` and no `--seeds` is given.
 pub const DEFAULT_SEEDS: RangeInclusive<u64> = 1..=100;
+/// Worker threads at most, whatever `--jobs` asks.
+pub const MAX_JOBS: usize = 256;
+/// Runs in one sweep at most.
+pub const MAX_RUNS: u64 = 100_000_000;
 /// Violating seeds listed per combination in the report, to replay.
 pub const REPLAY_SEEDS: usize = 5;
 /// The copy of the scenario a sweep leaves in its directory, for `merge`.
@@ -199,7 +203,20 @@ impl Finished {
 /// Runs the sweep, resuming from the rows already in `out/runs.csv`.
 pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     std::fs::create_dir_all(&opts.out)?;
-    std::fs::write(opts.out.join(SCENARIO_COPY), &plan.text)?;
+    let copy = opts.out.join(SCENARIO_COPY);
+    match std::fs::read_to_string(&copy) {
+        Ok(old) if old != plan.text => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} holds a sweep of a different scenario text; choose another --out (or delete it)",
+                    opts.out.display()
+                ),
+            ))
+        }
+        Ok(_) => {}
+        Err(_) => std::fs::write(&copy, &plan.text)?,
+    }
     let path = opts.out.join("runs.csv");
     let by_values = plan.cell_index();
     let mut done = BTreeSet::new();
@@ -259,7 +276,7 @@ fn execute(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) -> i
     let todo = Arc::new(todo);
     let next = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = mpsc::channel::<Result<RunRow, String>>();
-    let workers: Vec<_> = (0..opts.jobs.clamp(1, total))
+    let workers = (0..opts.jobs.clamp(1, total.min(MAX_JOBS)))
         .map(|_| {
             let (plan, todo, next, tx) = (plan.clone(), todo.clone(), next.clone(), tx.clone());
             std::thread::Builder::new()
@@ -271,9 +288,8 @@ fn execute(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) -> i
                         return;
                     }
                 })
-                .expect("spawn a sweep worker")
         })
-        .collect();
+        .collect::<io::Result<Vec<_>>>()?;
     drop(tx);
     let file = std::fs::OpenOptions::new().append(true).open(path)?;
     let mut w = csv::WriterBuilder::new()
@@ -296,7 +312,9 @@ fn execute(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) -> i
     }
     progress.finish();
     for h in workers {
-        let _ = h.join();
+        if h.join().is_err() {
+            failure.get_or_insert_with(|| "a sweep worker panicked".to_string());
+        }
     }
     match failure {
         Some(e) => Err(io::Error::other(e)),

@@ -131,7 +131,7 @@ pub fn read(path: &Path, keys: &[String]) -> io::Result<Vec<RunRow>> {
     let got: Vec<String> = rd.headers()?.iter().map(str::to_string).collect();
     if got != want {
         return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
+            io::ErrorKind::InvalidInput,
             format!(
                 "{}: columns {got:?} are not this sweep's {want:?}",
                 path.display()
