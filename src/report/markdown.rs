@@ -105,7 +105,10 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     doc.push(Block::Verdict(
         ok,
         vec![
-            b(format!("Verdict: {}.", c.verdict.as_str())),
+            b(match out.outcome() {
+                o if o == c.verdict.as_str() => format!("Verdict: {o}."),
+                o => format!("Verdict: {}; outcome: {o}.", c.verdict.as_str()),
+            }),
             t(format!(
                 " The scenario expects {}: {}",
                 s.expect.as_str(),
@@ -122,6 +125,10 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     doc.push(Block::H(2, "Figures".into()));
     let figures = vec![
         ("verdict", c.verdict.as_str().to_string()),
+        (
+            "outcome (safe, violation, or degraded)",
+            out.outcome().to_string(),
+        ),
         ("expected", s.expect.as_str().to_string()),
         ("lock overlaps", c.overlaps.len().to_string()),
         ("write interleavings", c.interleavings.len().to_string()),

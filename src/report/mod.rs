@@ -88,6 +88,8 @@ pub fn summary_lines(out: &RunOutput) -> String {
     let _ = writeln!(s, "seed: {}", out.seed);
     let _ = writeln!(s, "verdict: {}", c.verdict.as_str());
     let _ = writeln!(s, "expected: {}", out.scenario.expect.as_str());
+    // `degraded` is judged from the liveness figures (runner::outcome).
+    let _ = writeln!(s, "outcome: {}", out.outcome());
     let _ = writeln!(s, "lock_overlaps: {}", c.overlaps.len());
     let _ = writeln!(s, "write_interleavings: {}", c.interleavings.len());
     let _ = writeln!(s, "rejected_writes: {}", c.rejected_writes);
@@ -159,6 +161,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "scenario": out.scenario.name,
         "seed": out.seed,
         "verdict": c.verdict.as_str(),
+        "outcome": out.outcome(),
         "expected": out.scenario.expect.as_str(),
         "as_expected": out.as_expected(),
         "lock_overlaps": c.overlaps.len(),
