@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::doc::{b, code, row, t, to_html, to_md, Block, Figure, In, Row, Style};
 use super::{excerpt, fmt_len, fmt_ms, fmt_t, short_token, Facts, RunOutput};
 use crate::check::{Hold, Interleaving, Overlap, Verdict};
 use crate::history::{Event, EventKind};
@@ -37,57 +38,42 @@ pub fn index_html(out: &RunOutput) -> String {
 }
 
 pub(crate) fn render_md(out: &RunOutput, facts: &Facts) -> String {
-    to_md(&document(out, facts))
+    to_md(&document(out, facts), &STYLE, &[figure("")])
 }
 
 pub(crate) fn render_html(out: &RunOutput, facts: &Facts, svg: &str) -> String {
-    to_html(&document(out, facts), &title(out), svg)
+    to_html(&document(out, facts), &title(out), &STYLE, &[figure(svg)])
 }
 
-// ---------------------------------------------------------------------------
-// The document model.
-
-/// A piece of running text.
-enum In {
-    /// Plain text.
-    T(String),
-    /// Bold text.
-    B(String),
-    /// Code (tokens, keys).
-    C(String),
-}
-
-fn t(s: impl Into<String>) -> In {
-    In::T(s.into())
-}
-fn b(s: impl Into<String>) -> In {
-    In::B(s.into())
-}
-fn code(s: impl Into<String>) -> In {
-    In::C(s.into())
-}
-
-struct Row {
-    cells: Vec<String>,
-    strong: bool,
-}
-
-enum Block {
-    H(u8, String),
-    P(Vec<In>),
-    /// The verdict line: `ok` when as expected.
-    Verdict(bool, Vec<In>),
-    List(Vec<Vec<In>>),
-    Table(Vec<String>, Vec<Row>),
-    Chart,
-}
-
-fn row(cells: Vec<String>) -> Row {
-    Row {
-        cells,
-        strong: false,
+/// The timeline, the one chart of the report (`Block::Chart(0)`).
+fn figure(svg: &str) -> Figure<'_> {
+    Figure {
+        md: "![timeline](timeline.svg)".to_string(),
+        title: None,
+        svg,
     }
 }
+
+const STYLE: Style = Style {
+    css: CSS,
+    escape_hash: false,
+    num_columns: false,
+    conclusions_list: false,
+};
+
+const CSS: &str = "\
+body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
+h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
+h3{margin-top:1.4em}\
+table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\
+th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
+th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
+td:nth-child(4){word-break:break-all}\
+code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
+.verdict{padding:.7em 1em;border-radius:6px;margin:1em 0;font-size:1.05em}\
+.ok{background:#e8f5e9;border:1px solid #a5d6a7}.bad{background:#ffebee;border:1px solid #ef9a9a}\
+.chart{overflow-x:auto;border:1px solid #eee;padding:4px}.chart svg{display:block;max-width:100%;height:auto}\
+";
 
 fn title(out: &RunOutput) -> String {
     format!("{}, seed {}", out.scenario.name, out.seed)
@@ -155,7 +141,7 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     ));
 
     doc.push(Block::H(2, "Timeline".into()));
-    doc.push(Block::Chart);
+    doc.push(Block::Chart(0));
     doc.push(Block::P(vec![t(
         "Time runs left to right, in seconds of simulated time. The top lane marks the faults. \
          Each client row shows its lock calls (thin grey) and its holds (its color), with the \
@@ -769,223 +755,5 @@ fn events_table(
         doc.push(Block::P(vec![t(format!(
             "{left_out} routine event(s) of that stretch are left out here; history.csv has them all."
         ))]));
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Markdown.
-
-/// Escapes text for Markdown (inline and table cells).
-fn md_escape(s: &str) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len());
-    for (i, &ch) in chars.iter().enumerate() {
-        let word = |j: Option<usize>| {
-            j.and_then(|j| chars.get(j))
-                .is_some_and(|c| c.is_alphanumeric())
-        };
-        match ch {
-            // `_` inside a word (`time_ms`) is no emphasis in CommonMark.
-            '_' if word(i.checked_sub(1)) && word(Some(i + 1)) => out.push(ch),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
-fn md_code(s: &str) -> String {
-    let s = s.replace(['\n', '\r'], " ");
-    if s.contains('`') {
-        format!("`` {s} ``")
-    } else {
-        format!("`{s}`")
-    }
-}
-
-fn md_inline(spans: &[In]) -> String {
-    spans
-        .iter()
-        .map(|s| match s {
-            In::T(x) => md_escape(x),
-            In::B(x) if x.trim().is_empty() => x.clone(),
-            // Emphasis must not start or end with a space in CommonMark.
-            In::B(x) => {
-                let inner = x.trim();
-                let lead = &x[..x.len() - x.trim_start().len()];
-                let trail = &x[x.trim_end().len()..];
-                format!("{lead}**{}**{trail}", md_escape(inner))
-            }
-            In::C(x) => md_code(x),
-        })
-        .collect()
-}
-
-fn to_md(doc: &[Block]) -> String {
-    let mut s = String::new();
-    for block in doc {
-        match block {
-            Block::H(level, text) => {
-                let _ = writeln!(s, "{} {}\n", "#".repeat(*level as usize), md_escape(text));
-            }
-            Block::P(spans) => {
-                let text = md_inline(spans);
-                // A paragraph starting with `#` would be a heading.
-                let esc = if text.starts_with('#') { "\\" } else { "" };
-                let _ = writeln!(s, "{esc}{text}\n");
-            }
-            Block::Verdict(_, spans) => {
-                let _ = writeln!(s, "> {}\n", md_inline(spans));
-            }
-            Block::List(items) => {
-                for item in items {
-                    let _ = writeln!(s, "- {}", md_inline(item));
-                }
-                s.push('\n');
-            }
-            Block::Table(head, rows) => {
-                let cells = |v: &[String], strong: bool| {
-                    v.iter()
-                        .map(|c| {
-                            let e = md_escape(c);
-                            if strong && !e.is_empty() {
-                                format!("**{e}**")
-                            } else {
-                                e
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                };
-                let _ = writeln!(s, "| {} |", cells(head, false));
-                let _ = writeln!(s, "|{}", "---|".repeat(head.len().max(1)));
-                for r in rows {
-                    let _ = writeln!(s, "| {} |", cells(&r.cells, r.strong));
-                }
-                s.push('\n');
-            }
-            Block::Chart => {
-                s.push_str("![timeline](timeline.svg)\n\n");
-            }
-        }
-    }
-    s
-}
-
-// ---------------------------------------------------------------------------
-// HTML.
-
-/// Escapes text for HTML content and attribute values.
-pub(crate) fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
-fn html_inline(spans: &[In]) -> String {
-    spans
-        .iter()
-        .map(|s| match s {
-            In::T(x) => html_escape(x),
-            In::B(x) => format!("<strong>{}</strong>", html_escape(x)),
-            In::C(x) => format!("<code>{}</code>", html_escape(x)),
-        })
-        .collect()
-}
-
-const CSS: &str = "\
-body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
-h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
-h3{margin-top:1.4em}\
-table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
-th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
-td:nth-child(4){word-break:break-all}\
-code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
-.verdict{padding:.7em 1em;border-radius:6px;margin:1em 0;font-size:1.05em}\
-.ok{background:#e8f5e9;border:1px solid #a5d6a7}.bad{background:#ffebee;border:1px solid #ef9a9a}\
-.chart{overflow-x:auto;border:1px solid #eee;padding:4px}.chart svg{display:block;max-width:100%;height:auto}\
-";
-
-fn to_html(doc: &[Block], title: &str, svg: &str) -> String {
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>redlock-sim: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        html_escape(title)
-    );
-    for block in doc {
-        match block {
-            Block::H(level, text) => {
-                let _ = writeln!(s, "<h{level}>{}</h{level}>", html_escape(text));
-            }
-            Block::P(spans) => {
-                let _ = writeln!(s, "<p>{}</p>", html_inline(spans));
-            }
-            Block::Verdict(ok, spans) => {
-                let _ = writeln!(
-                    s,
-                    "<div class=\"verdict {}\">{}</div>",
-                    if *ok { "ok" } else { "bad" },
-                    html_inline(spans)
-                );
-            }
-            Block::List(items) => {
-                s.push_str("<ul>\n");
-                for item in items {
-                    let _ = writeln!(s, "<li>{}</li>", html_inline(item));
-                }
-                s.push_str("</ul>\n");
-            }
-            Block::Table(head, rows) => {
-                s.push_str("<table>\n<thead><tr>");
-                for h in head {
-                    let _ = write!(s, "<th>{}</th>", html_escape(h));
-                }
-                s.push_str("</tr></thead>\n<tbody>\n");
-                for r in rows {
-                    s.push_str(if r.strong {
-                        "<tr class=\"strong\">"
-                    } else {
-                        "<tr>"
-                    });
-                    for c in &r.cells {
-                        let _ = write!(s, "<td>{}</td>", html_escape(c));
-                    }
-                    s.push_str("</tr>\n");
-                }
-                s.push_str("</tbody>\n</table>\n");
-            }
-            Block::Chart => {
-                s.push_str("<div class=\"chart\">\n");
-                s.push_str(strip_xml_prolog(svg));
-                s.push_str("\n</div>\n");
-            }
-        }
-    }
-    s.push_str("</body>\n</html>\n");
-    s
-}
-
-/// The SVG element, without any `<?xml …?>` line before it.
-fn strip_xml_prolog(svg: &str) -> &str {
-    match svg.find("<svg") {
-        Some(i) => &svg[i..],
-        None => svg,
     }
 }

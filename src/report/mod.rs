@@ -7,9 +7,11 @@
 //! keys are ignored, malformed values skipped).
 
 mod csv;
+mod doc;
 mod markdown;
 pub mod sweep;
 pub mod sweep_charts;
+mod sweep_conclusions;
 mod timeline;
 
 pub use self::csv::{write_history, write_history_to, HISTORY_HEADER};

@@ -11,15 +11,15 @@
 //! rows whose values do not match the keys, rates at 0 or 1.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
-use super::markdown::html_escape;
+use super::doc::{list, md_escape, p, to_html, to_md, Block, Figure, Row, Style};
 use super::sweep_charts::{self, Chart};
+pub use super::sweep_conclusions::conclusions;
 use crate::scenario::{Expect, Scenario};
-use crate::sweep::stats::{wilson, SummaryRow, Z95};
+use crate::sweep::stats::SummaryRow;
 
 /// Everything the report of a sweep is made from.
 pub struct SweepOutput<'a> {
@@ -52,76 +52,44 @@ pub fn write_sweep(dir: &Path, out: &SweepOutput) -> io::Result<()> {
         std::fs::write(dir.join(&c.file), &c.svg)?;
     }
     let doc = document(out, &charts);
-    std::fs::write(dir.join("report.md"), to_md(&doc, &charts))?;
-    std::fs::write(dir.join("index.html"), to_html(&doc, &title(out), &charts))?;
+    let figures: Vec<Figure> = charts
+        .iter()
+        .map(|c| Figure {
+            // The file name in angle brackets: dots and brackets are safe.
+            md: format!("![{}](<{}>)", md_escape(&c.title, true), c.file),
+            title: Some(&c.title),
+            svg: &c.svg,
+        })
+        .collect();
+    std::fs::write(dir.join("report.md"), to_md(&doc, &STYLE, &figures))?;
+    std::fs::write(
+        dir.join("index.html"),
+        to_html(&doc, &title(out), &STYLE, &figures),
+    )?;
     Ok(())
 }
 
-/// The findings of the sweep, plain-text sentences computed from the rows
-/// (combinations with 0 runs are left out):
-/// - overall: how many combinations and runs had violations and the worst
-///   one; when the scenario expects no violation, the combinations that had
-///   some (what `--strict` fails on);
-/// - for each varied key whose values are ordered (`immediate` < TTL
-///   multiples and durations < `never`; or plain numbers), for each
-///   combination of the other keys (at most 12): the smallest value from
-///   which every larger value tested had 0 violations ("with K ≥ V: 0
-///   violations in N runs (95% upper bound X%)"), the largest value with
-///   violations and its rate, any value without violations below it ("but
-///   violations reappear at larger values"), and what moving from the
-///   smallest value to that one costs in acquisition rate and p99 latency.
-///   When the largest value has violations no such threshold is claimed;
-///   if instead the smallest values had none, "with K ≤ V" says so;
-/// - for other keys: each value side by side (violation rate and interval,
-///   acquisition rate, p99 latency), whether the intervals tell them apart,
-///   and what the best value without violations costs against the best
-///   with.
-pub fn conclusions(out: &SweepOutput) -> Vec<String> {
-    let mut lines = Vec::new();
-    let ran: Vec<&SummaryRow> = out.rows.iter().filter(|r| r.runs > 0).collect();
-    if ran.is_empty() {
-        lines.push("No runs: there is nothing to conclude.".to_string());
-        return lines;
-    }
-    overall(out, &ran, &mut lines);
-    for i in 0..out.keys.len() {
-        let view = key_view(out, i);
-        if view.values.len() < 2 {
-            continue;
-        }
-        let ranks = order_ranks(&view.values, ttl_ms(out.scenario));
-        let mut told = 0usize;
-        let mut more = 0usize;
-        for g in &view.groups {
-            let before = lines.len();
-            if told >= MAX_GROUP_FINDINGS {
-                if g.cells.iter().flatten().any(|r| r.runs > 0) {
-                    more += 1;
-                }
-                continue;
-            }
-            match &ranks {
-                Some(ranks) => ordered_findings(&view, g, ranks, &mut lines),
-                None => categorical_findings(&view, g, &mut lines),
-            }
-            if lines.len() > before {
-                told += 1;
-            }
-        }
-        if more > 0 {
-            lines.push(format!(
-                "… and {more} more combination(s) of the other keys for {}: see the table and summary.csv.",
-                view.name
-            ));
-        }
-    }
-    lines
-}
+const STYLE: Style = Style {
+    css: CSS,
+    escape_hash: true,
+    num_columns: true,
+    conclusions_list: true,
+};
 
-/// Combinations of the other keys told per varied key.
-const MAX_GROUP_FINDINGS: usize = 12;
-/// Combinations listed in the sentence about `expect`.
-const MAX_LISTED: usize = 4;
+/// The run report's style, so that both reports look alike.
+const CSS: &str = "\
+body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
+h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
+h3{margin-top:1.4em}\
+table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\
+th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
+th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
+td.num{text-align:right;font-variant-numeric:tabular-nums}\
+code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
+ul.conclusions li{margin:.35em 0}\
+.chart{overflow-x:auto;border:1px solid #eee;padding:4px;margin:.6em 0 1.2em}.chart svg{display:block;max-width:100%;height:auto}\
+";
+
 /// Rows of the summary table in the report (summary.csv has them all).
 const MAX_TABLE_ROWS: usize = 1000;
 
@@ -149,7 +117,7 @@ pub(crate) struct Group<'r> {
     pub cells: Vec<Option<&'r SummaryRow>>,
 }
 
-fn value_at(row: &SummaryRow, j: usize) -> &str {
+pub(crate) fn value_at(row: &SummaryRow, j: usize) -> &str {
     row.values.get(j).map_or("", String::as_str)
 }
 
@@ -226,61 +194,6 @@ pub(crate) fn key_view<'r>(out: &SweepOutput<'r>, i: usize) -> KeyView<'r> {
     }
 }
 
-/// The largest client TTL in ms, what `Xttl` multiplies.
-fn ttl_ms(s: &Scenario) -> f64 {
-    s.max_ttl.as_secs_f64() * 1e3
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Family {
-    /// A plain number.
-    Number,
-    /// A duration, a TTL multiple, `immediate` or `never`.
-    Time,
-}
-
-/// Where a value sits in its key's order: `immediate` before any delay,
-/// `never` after; `Xttl` as X TTLs; durations; plain numbers.
-fn rank(value: &str, ttl_ms: f64) -> Option<(f64, Family)> {
-    let v = value.trim();
-    match v {
-        "immediate" => return Some((f64::NEG_INFINITY, Family::Time)),
-        "never" => return Some((f64::INFINITY, Family::Time)),
-        _ => {}
-    }
-    if let Some(x) = v.strip_suffix("ttl") {
-        let x = x.trim();
-        let m: f64 = if x.is_empty() { 1.0 } else { x.parse().ok()? };
-        return (m.is_finite() && m >= 0.0).then(|| {
-            let scale = if ttl_ms > 0.0 && ttl_ms.is_finite() {
-                ttl_ms
-            } else {
-                1.0
-            };
-            (m * scale, Family::Time)
-        });
-    }
-    if let Ok(ms) = crate::duration::parse_signed_ms(v) {
-        return ms.is_finite().then_some((ms, Family::Time));
-    }
-    let x: f64 = v.parse().ok()?;
-    x.is_finite().then_some((x, Family::Number))
-}
-
-/// The rank of each value when all of them are ordered and of one family
-/// (numbers are not compared with durations); `None` for a categorical key.
-fn order_ranks(values: &[String], ttl_ms: f64) -> Option<Vec<f64>> {
-    let ranked: Vec<(f64, Family)> = values
-        .iter()
-        .map(|v| rank(v, ttl_ms))
-        .collect::<Option<_>>()?;
-    let first = ranked.first()?.1;
-    if ranked.iter().any(|(_, f)| *f != first) {
-        return None;
-    }
-    Some(ranked.into_iter().map(|(r, _)| r).collect())
-}
-
 // ---------------------------------------------------------------------------
 // Figures as text.
 
@@ -329,421 +242,8 @@ pub(crate) fn latency(ms: f64) -> String {
     }
 }
 
-/// `cluster.restart = 1ttl, cluster.topology = redlock`.
-fn combination(keys: &[String], row: &SummaryRow) -> String {
-    keys.iter()
-        .enumerate()
-        .map(|(j, k)| format!("{k} = {}", value_at(row, j)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `0 violations in 1000 runs (95% upper bound 0.38%; 0.76% for any one value)`.
-fn zero_claim(rows: &[&SummaryRow], each: &str) -> String {
-    let n: u64 = rows.iter().map(|r| r.runs).sum();
-    let (_, ub) = wilson(0, n, Z95);
-    let mut s = format!("0 violations in {n} runs (95% upper bound {}", pct(ub));
-    if rows.len() > 1 {
-        let ub_each = rows
-            .iter()
-            .map(|r| wilson(0, r.runs, Z95).1)
-            .fold(0.0, f64::max);
-        let _ = write!(s, "; {} for any one {each}", pct(ub_each));
-    }
-    s.push(')');
-    s
-}
-
-/// `12.4% of runs violated (10.9%–14.1%)`.
-fn violated(r: &SummaryRow) -> String {
-    format!(
-        "{} of runs violated ({}, {} of {})",
-        pct(r.violation_rate),
-        interval(r.ci_low, r.ci_high),
-        r.violating_runs,
-        r.runs
-    )
-}
-
-/// p99 latency, or that nothing was acquired.
-fn p99(r: &SummaryRow) -> String {
-    if r.acquire_rate > 0.0 {
-        format!("p99 latency {}", latency(r.acquire_p99_ms))
-    } else {
-        "no acquisitions".to_string()
-    }
-}
-
-/// Whether `a` is worse than `b` for availability: a lower acquisition rate
-/// (by a point or more) or a higher p99 latency (by 10% and 1 ms or more).
-/// (Which sentence to write; the figures are always given.)
-fn costs(a: &SummaryRow, b: &SummaryRow) -> (bool, bool) {
-    let acq = a.acquire_rate <= b.acquire_rate - 0.01;
-    let lat = a.acquire_rate > 0.0
-        && b.acquire_rate > 0.0
-        && a.acquire_p99_ms >= b.acquire_p99_ms * 1.1
-        && a.acquire_p99_ms >= b.acquire_p99_ms + 1.0;
-    (acq, lat)
-}
-
-/// A list: `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Conclusions.
-
-fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
-    let runs: u64 = ran.iter().map(|r| r.runs).sum();
-    let violating: u64 = ran.iter().map(|r| r.violating_runs).sum();
-    let with: Vec<&SummaryRow> = ran
-        .iter()
-        .copied()
-        .filter(|r| r.violating_runs > 0)
-        .collect();
-    if out.keys.is_empty() || ran.len() == 1 {
-        let r = ran[0];
-        let head = if r.violating_runs > 0 {
-            format!(
-                "{} of {} runs violated: {} ({} at 95%).",
-                r.violating_runs,
-                r.runs,
-                pct(r.violation_rate),
-                interval(r.ci_low, r.ci_high)
-            )
-        } else {
-            format!("{}.", zero_claim(&[r], "combination"))
-        };
-        let acq = if r.acquire_rate > 0.0 {
-            format!(
-                " Acquisitions: {} of lock calls; acquisition latency p50 {}, p99 {}.",
-                pct(r.acquire_rate),
-                latency(r.acquire_p50_ms),
-                latency(r.acquire_p99_ms)
-            )
-        } else {
-            " No lock call acquired the lock.".to_string()
-        };
-        lines.push(head + &acq);
-    } else if with.is_empty() {
-        lines.push(format!(
-            "No combination had a violation: {} over {} combinations.",
-            zero_claim(ran, "combination"),
-            ran.len()
-        ));
-    } else {
-        let worst = with
-            .iter()
-            .copied()
-            .max_by(|a, b| a.violation_rate.total_cmp(&b.violation_rate))
-            .unwrap_or(with[0]);
-        lines.push(format!(
-            "Violations in {} of {} combinations ({violating} of {runs} runs). The highest rate: {}, where {}.",
-            with.len(),
-            ran.len(),
-            combination(out.keys, worst),
-            violated(worst)
-        ));
-    }
-    let listed = |rows: &[&SummaryRow]| {
-        let mut names: Vec<String> = rows
-            .iter()
-            .take(MAX_LISTED)
-            .map(|r| combination(out.keys, r))
-            .collect();
-        if rows.len() > MAX_LISTED {
-            names.push(format!("{} more", rows.len() - MAX_LISTED));
-        }
-        if out.keys.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", names.join("; "))
-        }
-    };
-    // The file's `expect` is about every combination only when it asks
-    // for no violation (what `sweep --strict` checks).
-    if matches!(out.scenario.expect, Expect::Safe | Expect::Degraded) && !with.is_empty() {
-        lines.push(format!(
-            "The scenario expects no violation, but {} of {} combination(s) had some{}.",
-            with.len(),
-            ran.len(),
-            listed(&with)
-        ));
-    }
-}
-
-/// `For cluster.topology = redlock, with` / `With`.
-fn lead(label: &str, rest: &str) -> String {
-    if label.is_empty() {
-        let mut c = rest.chars();
-        match c.next() {
-            Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-            None => String::new(),
-        }
-    } else {
-        format!("For {label}, {rest}")
-    }
-}
-
-/// The threshold sentences for an ordered key, for one combination of the
-/// other keys. Larger values are taken to be the safer ones (a longer
-/// restart delay); when violations are at the top of the range instead (a
-/// faster clock), the range below them is told.
-fn ordered_findings(view: &KeyView, g: &Group, ranks: &[f64], lines: &mut Vec<String>) {
-    let key = &view.name;
-    // (value, row), rows that ran, by rank (ties keep the written order).
-    let mut pts: Vec<(usize, &SummaryRow)> = g
-        .cells
-        .iter()
-        .enumerate()
-        .filter_map(|(k, c)| c.filter(|r| r.runs > 0).map(|r| (k, r)))
-        .collect();
-    pts.sort_by(|a, b| ranks[a.0].total_cmp(&ranks[b.0]).then(a.0.cmp(&b.0)));
-    if pts.is_empty() {
-        return;
-    }
-    let name = |k: usize| view.values[k].clone();
-    fn rows_of<'r>(p: &[(usize, &'r SummaryRow)]) -> Vec<&'r SummaryRow> {
-        p.iter().map(|(_, r)| *r).collect()
-    }
-    let names_of = |p: &[(usize, &SummaryRow)]| p.iter().map(|(k, _)| name(*k)).collect::<Vec<_>>();
-    let bad = |p: &(usize, &SummaryRow)| p.1.violating_runs > 0;
-    let tested = |p: &[(usize, &SummaryRow)], edge: &str| {
-        if p.len() == 1 {
-            format!(" (the {edge} value tested)")
-        } else {
-            format!(" (tested: {})", names_of(p).join(", "))
-        }
-    };
-    let zeros = |p: &[(usize, &SummaryRow)]| {
-        p.iter()
-            .filter(|x| !bad(x))
-            .map(|(k, _)| name(*k))
-            .collect::<Vec<_>>()
-    };
-    let last = pts.len() - 1;
-    let (Some(fv), Some(lv)) = (pts.iter().position(bad), pts.iter().rposition(bad)) else {
-        let range = if pts.len() == 1 {
-            name(pts[0].0)
-        } else {
-            format!("from {} to {}", name(pts[0].0), name(pts[last].0))
-        };
-        lines.push(lead(
-            &g.label,
-            &format!(
-                "with {key} {range}: {}.",
-                zero_claim(&rows_of(&pts), "value")
-            ),
-        ));
-        return;
-    };
-    if lv < last {
-        // Every value above the last violation had none.
-        let (lk, lr) = pts[lv];
-        let (tk, tr) = pts[lv + 1];
-        let gaps = zeros(&pts[..lv]);
-        let reappear = if gaps.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " {} had 0 violations, but violations reappear at larger values.",
-                and_list(&gaps)
-            )
-        };
-        lines.push(lead(
-            &g.label,
-            &format!(
-                "with {key} ≥ {}{}: {}. The largest {key} with violations is {}: {}.{reappear}",
-                name(tk),
-                tested(&pts[lv + 1..], "largest"),
-                zero_claim(&rows_of(&pts[lv + 1..]), "value"),
-                name(lk),
-                violated(lr)
-            ),
-        ));
-        // What that value costs against the smallest one tested.
-        let (bk, br) = pts[0];
-        let lat = |r: &SummaryRow| {
-            if r.acquire_rate > 0.0 {
-                latency(r.acquire_p99_ms)
-            } else {
-                "n/a (no acquisitions)".to_string()
-            }
-        };
-        let acq_text = format!(
-            "acquisition rate {} → {}",
-            pct(br.acquire_rate),
-            pct(tr.acquire_rate)
-        );
-        let lat_text = format!("p99 acquisition latency {} → {}", lat(br), lat(tr));
-        let what = match costs(tr, br) {
-            (false, false) => format!("costs no availability: {acq_text}, {lat_text}"),
-            (true, false) => format!("costs acquisitions: {acq_text} ({lat_text})"),
-            (false, true) => format!("costs latency: {lat_text} ({acq_text})"),
-            (true, true) => format!("costs acquisitions and latency: {acq_text}, {lat_text}"),
-        };
-        lines.push(lead(
-            &g.label,
-            &format!("moving {key} from {} to {} {what}.", name(bk), name(tk)),
-        ));
-        return;
-    }
-    // The largest value tested had violations.
-    let between = |p: &[(usize, &SummaryRow)]| {
-        let gaps = zeros(p);
-        if gaps.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " {} had 0 violations, but lie between values with violations.",
-                and_list(&gaps)
-            )
-        }
-    };
-    let text = if fv > 0 {
-        // Every value below the first violation had none.
-        let (fk, fr) = pts[fv];
-        format!(
-            "with {key} ≤ {}{}: {}. The smallest {key} with violations is {}: {}.{}",
-            name(pts[fv - 1].0),
-            tested(&pts[..fv], "smallest"),
-            zero_claim(&rows_of(&pts[..fv]), "value"),
-            name(fk),
-            violated(fr),
-            between(&pts[fv + 1..])
-        )
-    } else if pts.len() == 1 {
-        format!("with {key} = {}: {}.", name(pts[0].0), violated(pts[0].1))
-    } else {
-        let (fk, fr) = pts[0];
-        let (lk, lr) = pts[last];
-        let every = if pts.iter().all(bad) {
-            format!("violations at every {key} tested")
-        } else {
-            format!("violations at both the smallest and the largest {key} tested")
-        };
-        format!(
-            "{every}: at {}, {}; at {}, {}. No tested range of {key} is free of them.{}",
-            name(fk),
-            violated(fr),
-            name(lk),
-            violated(lr),
-            between(&pts[1..last])
-        )
-    };
-    lines.push(lead(&g.label, &text));
-}
-
-/// The side-by-side sentence for a categorical key, for one combination of
-/// the other keys.
-fn categorical_findings(view: &KeyView, g: &Group, lines: &mut Vec<String>) {
-    let key = &view.name;
-    let pts: Vec<(&str, &SummaryRow)> = g
-        .cells
-        .iter()
-        .enumerate()
-        .filter_map(|(k, c)| {
-            c.filter(|r| r.runs > 0)
-                .map(|r| (view.values[k].as_str(), r))
-        })
-        .collect();
-    if pts.len() < 2 {
-        return;
-    }
-    let parts: Vec<String> = pts
-        .iter()
-        .map(|(v, r)| {
-            let safety = if r.violating_runs > 0 {
-                violated(r)
-            } else {
-                zero_claim(&[*r], "value")
-            };
-            format!(
-                "{v}: {safety}, acquisitions {} of lock calls, {}",
-                pct(r.acquire_rate),
-                p99(r)
-            )
-        })
-        .collect();
-    let mut text = format!("by {key}: {}.", parts.join("; "));
-    // Can the sweep tell the values apart?
-    let lowest = pts
-        .iter()
-        .min_by(|a, b| a.1.violation_rate.total_cmp(&b.1.violation_rate));
-    let highest = pts
-        .iter()
-        .max_by(|a, b| a.1.violation_rate.total_cmp(&b.1.violation_rate));
-    if let (Some((lv, lr)), Some((hv, hr))) = (lowest, highest) {
-        if hr.violating_runs > 0 && hr.ci_low <= lr.ci_high {
-            let _ = write!(
-                text,
-                " The 95% intervals of {lv} and {hv} overlap: these runs do not tell their violation rates apart."
-            );
-        } else if hr.violating_runs > 0 {
-            let _ = write!(
-                text,
-                " {lv}'s violation rate is below {hv}'s beyond their 95% intervals."
-            );
-        }
-    }
-    // Trade-off: the best value without violations against the best with.
-    let best = |zero: bool| {
-        pts.iter()
-            .filter(|(_, r)| (r.violating_runs == 0) == zero)
-            .max_by(|a, b| a.1.acquire_rate.total_cmp(&b.1.acquire_rate))
-    };
-    if let (Some((zv, zr)), Some((vv, vr))) = (best(true), best(false)) {
-        let (acq, lat) = costs(zr, vr);
-        let mut costs_list = Vec::new();
-        if acq {
-            costs_list.push(format!(
-                "acquisition rate {} vs {}",
-                pct(zr.acquire_rate),
-                pct(vr.acquire_rate)
-            ));
-        }
-        if lat {
-            costs_list.push(format!(
-                "p99 acquisition latency {} vs {}",
-                latency(zr.acquire_p99_ms),
-                latency(vr.acquire_p99_ms)
-            ));
-        }
-        if costs_list.is_empty() {
-            let _ = write!(
-                text,
-                " {zv} (0 violations) costs no availability against {vv}: acquisition rate {} vs {}.",
-                pct(zr.acquire_rate),
-                pct(vr.acquire_rate)
-            );
-        } else {
-            let _ = write!(
-                text,
-                " {zv} (0 violations) costs against {vv}: {}.",
-                and_list(&costs_list)
-            );
-        }
-    }
-    lines.push(lead(&g.label, &text));
-}
-
 // ---------------------------------------------------------------------------
 // The document: one model, rendered as Markdown and as HTML.
-
-enum Block {
-    H(u8, String),
-    P(String),
-    List(Vec<String>),
-    /// Header, rows (strong when the combination had violations).
-    Table(Vec<String>, Vec<(Vec<String>, bool)>),
-    /// The index of a chart.
-    Chart(usize),
-}
 
 fn title(out: &SweepOutput) -> String {
     format!("{}, sweep", out.scenario.name)
@@ -766,7 +266,7 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
     let s = out.scenario;
     let mut doc = vec![Block::H(1, format!("redlock-sim sweep: {}", s.name))];
     if !s.description.trim().is_empty() {
-        doc.push(Block::P(s.description.trim().to_string()));
+        doc.push(p(s.description.trim().to_string()));
     }
     let mut setup = format!(
         "{} combination(s), {}, {} runs in total. The scenario expects {}.",
@@ -782,7 +282,7 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
     if out.keys.is_empty() {
         setup.push_str(" No key is varied: every run has the same settings.");
     }
-    doc.push(Block::P(setup));
+    doc.push(p(setup));
     if !out.keys.is_empty() {
         let items = (0..out.keys.len())
             .map(|i| {
@@ -790,13 +290,13 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
                 format!("{}: {}", v.name, v.values.join(", "))
             })
             .collect();
-        doc.push(Block::P("Varied keys and their values:".into()));
-        doc.push(Block::List(items));
+        doc.push(p("Varied keys and their values:".into()));
+        doc.push(list(items));
     }
 
     doc.push(Block::H(2, "Conclusions".into()));
-    doc.push(Block::List(conclusions(out)));
-    doc.push(Block::P(
+    doc.push(list(conclusions(out)));
+    doc.push(p(
         "A violation is a run in which two clients held the lock at once or the store applied \
          the writes of two acquisitions interleaved. Rates are the share of runs with at least \
          one violation; intervals are 95% Wilson score intervals. \"0 violations in N runs\" \
@@ -818,7 +318,7 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         ]
         .map(String::from),
     );
-    let rows: Vec<(Vec<String>, bool)> = out
+    let rows: Vec<Row> = out
         .rows
         .iter()
         .take(MAX_TABLE_ROWS)
@@ -835,17 +335,20 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
                 latency(r.acquire_p50_ms),
                 latency(r.acquire_p99_ms),
             ]);
-            (cells, r.violating_runs > 0)
+            Row {
+                cells,
+                strong: r.violating_runs > 0,
+            }
         })
         .collect();
     doc.push(Block::Table(head, rows));
     if out.rows.len() > MAX_TABLE_ROWS {
-        doc.push(Block::P(format!(
+        doc.push(p(format!(
             "… and {} more combinations in summary.csv.",
             out.rows.len() - MAX_TABLE_ROWS
         )));
     }
-    doc.push(Block::P(
+    doc.push(p(
         "Acquire rate: acquisitions per lock call over all runs of the combination. \
          Acquire p50: the median over runs of each run's median acquisition latency; \
          acquire p99: the 99th percentile over runs of each run's p99 latency. \
@@ -855,7 +358,7 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
 
     if out.rows.len() > 1 {
         doc.push(Block::H(2, "Ranking".into()));
-        doc.push(Block::P(
+        doc.push(p(
             "Combinations from the most to the least often violated (ties: the higher upper \
              bound first)."
                 .into(),
@@ -881,14 +384,17 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
                     interval(r.ci_low, r.ci_high),
                     format!("{} of {}", r.violating_runs, r.runs),
                 ]);
-                (cells, r.violating_runs > 0)
+                Row {
+                    cells,
+                    strong: r.violating_runs > 0,
+                }
             })
             .collect();
         doc.push(Block::Table(head, rows));
     }
     if !out.replay.is_empty() {
         doc.push(Block::H(2, "Runs to replay".into()));
-        doc.push(Block::P(
+        doc.push(p(
             "Each command reruns one violating run exactly (same trace) and writes its report, \
              history and timeline."
                 .into(),
@@ -908,11 +414,11 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
                 ));
             }
         }
-        doc.push(Block::List(items));
+        doc.push(list(items));
     }
 
     doc.push(Block::H(2, "Charts".into()));
-    doc.push(Block::P(if out.keys.is_empty() {
+    doc.push(p(if out.keys.is_empty() {
         "The violation rate with its 95% interval, the acquisition rate, and the acquisition \
          latency over all runs."
             .to_string()
@@ -935,180 +441,15 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         "summary.csv (one row per combination)".to_string(),
     ];
     files.extend(charts.iter().map(|c| c.file.clone()));
-    doc.push(Block::P(format!("Files: {}.", files.join(", "))));
+    doc.push(p(format!("Files: {}.", files.join(", "))));
     doc
-}
-
-// ---------------------------------------------------------------------------
-// Markdown.
-
-fn md_escape(s: &str) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len());
-    for (i, &ch) in chars.iter().enumerate() {
-        let word = |j: Option<usize>| {
-            j.and_then(|j| chars.get(j))
-                .is_some_and(|c| c.is_alphanumeric())
-        };
-        match ch {
-            // `_` inside a word (`violation_rate`) is no emphasis in CommonMark.
-            '_' if word(i.checked_sub(1)) && word(Some(i + 1)) => out.push(ch),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(ch),
-        }
-    }
-    out
-}
-
-fn to_md(doc: &[Block], charts: &[Chart]) -> String {
-    let mut s = String::new();
-    for block in doc {
-        match block {
-            Block::H(level, text) => {
-                let _ = writeln!(s, "{} {}\n", "#".repeat(*level as usize), md_escape(text));
-            }
-            Block::P(text) => {
-                let _ = writeln!(s, "{}\n", md_escape(text));
-            }
-            Block::List(items) => {
-                for item in items {
-                    let _ = writeln!(s, "- {}", md_escape(item));
-                }
-                s.push('\n');
-            }
-            Block::Table(head, rows) => {
-                let line = |v: &[String], strong: bool| {
-                    v.iter()
-                        .map(|c| {
-                            let e = md_escape(c);
-                            if strong && !e.is_empty() {
-                                format!("**{e}**")
-                            } else {
-                                e
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                };
-                let _ = writeln!(s, "| {} |", line(head, false));
-                let _ = writeln!(s, "|{}", "---|".repeat(head.len().max(1)));
-                for (cells, strong) in rows {
-                    let _ = writeln!(s, "| {} |", line(cells, *strong));
-                }
-                s.push('\n');
-            }
-            Block::Chart(k) => {
-                if let Some(c) = charts.get(*k) {
-                    // The file name in angle brackets: dots and brackets are safe.
-                    let _ = writeln!(s, "![{}](<{}>)\n", md_escape(&c.title), c.file);
-                }
-            }
-        }
-    }
-    s
-}
-
-// ---------------------------------------------------------------------------
-// HTML.
-
-/// The run report's style, so that both reports look alike.
-const CSS: &str = "\
-body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
-h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
-h3{margin-top:1.4em}\
-table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
-th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
-td.num{text-align:right;font-variant-numeric:tabular-nums}\
-code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
-ul.conclusions li{margin:.35em 0}\
-.chart{overflow-x:auto;border:1px solid #eee;padding:4px;margin:.6em 0 1.2em}.chart svg{display:block;max-width:100%;height:auto}\
-";
-
-fn to_html(doc: &[Block], title: &str, charts: &[Chart]) -> String {
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>redlock-sim: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        html_escape(title)
-    );
-    let mut first_list_after_conclusions = false;
-    for block in doc {
-        match block {
-            Block::H(level, text) => {
-                first_list_after_conclusions = text == "Conclusions";
-                let _ = writeln!(s, "<h{level}>{}</h{level}>", html_escape(text));
-            }
-            Block::P(text) => {
-                let _ = writeln!(s, "<p>{}</p>", html_escape(text));
-            }
-            Block::List(items) => {
-                s.push_str(if first_list_after_conclusions {
-                    "<ul class=\"conclusions\">\n"
-                } else {
-                    "<ul>\n"
-                });
-                first_list_after_conclusions = false;
-                for item in items {
-                    let _ = writeln!(s, "<li>{}</li>", html_escape(item));
-                }
-                s.push_str("</ul>\n");
-            }
-            Block::Table(head, rows) => {
-                let first_num = head.iter().position(|h| h == "runs").unwrap_or(head.len());
-                s.push_str("<table>\n<thead><tr>");
-                for h in head {
-                    let _ = write!(s, "<th>{}</th>", html_escape(h));
-                }
-                s.push_str("</tr></thead>\n<tbody>\n");
-                for (cells, strong) in rows {
-                    s.push_str(if *strong {
-                        "<tr class=\"strong\">"
-                    } else {
-                        "<tr>"
-                    });
-                    for (k, c) in cells.iter().enumerate() {
-                        let class = if k >= first_num { " class=\"num\"" } else { "" };
-                        let _ = write!(s, "<td{class}>{}</td>", html_escape(c));
-                    }
-                    s.push_str("</tr>\n");
-                }
-                s.push_str("</tbody>\n</table>\n");
-            }
-            Block::Chart(k) => {
-                if let Some(c) = charts.get(*k) {
-                    let _ = writeln!(
-                        s,
-                        "<div class=\"chart\" title=\"{}\">",
-                        html_escape(&c.title)
-                    );
-                    s.push_str(strip_xml_prolog(&c.svg));
-                    s.push_str("\n</div>\n");
-                }
-            }
-        }
-    }
-    s.push_str("</body>\n</html>\n");
-    s
-}
-
-/// The SVG element, without any `<?xml …?>` line before it.
-fn strip_xml_prolog(svg: &str) -> &str {
-    match svg.find("<svg") {
-        Some(i) => &svg[i..],
-        None => svg,
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::doc::html_escape;
     use super::*;
+    use crate::sweep::stats::{wilson, Z95};
 
     const SCENARIO: &str = r#"
 name = "restart-sweep"
@@ -1403,23 +744,6 @@ seeds = 500
             )),
             "{lines:#?}"
         );
-    }
-
-    #[test]
-    fn ordering_of_values() {
-        let ttl = 10_000.0;
-        let ranks = order_ranks(
-            &["1.5ttl", "immediate", "ttl", "0.5ttl", "12s", "never", "0s"].map(String::from),
-            ttl,
-        )
-        .unwrap();
-        let mut idx: Vec<usize> = (0..ranks.len()).collect();
-        idx.sort_by(|a, b| ranks[*a].total_cmp(&ranks[*b]));
-        assert_eq!(idx, vec![1, 6, 3, 2, 4, 0, 5]);
-        assert!(order_ranks(&["3", "5", "0.5"].map(String::from), ttl).is_some());
-        assert!(order_ranks(&["single", "redlock"].map(String::from), ttl).is_none());
-        assert!(order_ranks(&["3", "5s"].map(String::from), ttl).is_none());
-        assert!(order_ranks(&["true", "false"].map(String::from), ttl).is_none());
     }
 
     #[test]
