@@ -3,42 +3,11 @@
 //! tasks each on its own resource. `cargo bench --bench real_redis`.
 
 use redlock_sim::client::{Config, Redlock};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(port: u16) -> Server {
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server must be installed for this benchmark (apt-get install redis-server)");
-    for _ in 0..250 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Server(child);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("redis-server on port {port} did not start");
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 async fn loop_for(client: Arc<Redlock>, resource: String, d: Duration) -> u64 {
     let start = Instant::now();
@@ -55,9 +24,12 @@ async fn loop_for(client: Arc<Redlock>, resource: String, d: Duration) -> u64 {
 }
 
 fn main() {
-    let base = 17000 + (std::process::id() % 1000) as u16 * 5;
-    let _servers: Vec<Server> = (0..5).map(|i| start(base + i)).collect();
-    let addrs: Vec<String> = (0..5).map(|i| format!("127.0.0.1:{}", base + i)).collect();
+    assert!(
+        common::redis_available("real_redis bench"),
+        "redis-server must be installed for this benchmark"
+    );
+    let servers = common::start_redis(5);
+    let addrs: Vec<String> = servers.iter().map(|s| s.addr()).collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -400,6 +400,12 @@ impl Redlock {
         result
     }
 
+    /// After an extension: so many nodes no longer hold our token that a
+    /// majority can never be reached again, so the lock is lost.
+    fn majority_refused(&self, refused: usize, needed: usize) -> bool {
+        refused > self.nodes.len().saturating_sub(needed)
+    }
+
     fn no_quorum(&self, acquired: usize, outcomes: Vec<NodeOutcome>) -> LockError {
         let answered = outcomes
             .iter()
@@ -485,7 +491,7 @@ impl Redlock {
             .iter()
             .filter(|o| **o == NodeOutcome::Refused)
             .count();
-        if (now >= lock.valid_until && !resurrects) || refused > self.nodes.len() - needed {
+        if (now >= lock.valid_until && !resurrects) || self.majority_refused(refused, needed) {
             return Err(LockError::Lost {
                 resource: lock.resource.clone(),
             });
@@ -708,7 +714,7 @@ impl Redlock {
             .iter()
             .filter(|o| **o == NodeOutcome::Refused)
             .count();
-        if now >= lock.valid_until || refused > self.nodes.len().saturating_sub(needed) {
+        if now >= lock.valid_until || self.majority_refused(refused, needed) {
             return Err(LockError::Lost {
                 resource: lock.resource.clone(),
             });

@@ -38,8 +38,8 @@ impl World<'_> {
                 }
                 self.net.apply(&mut self.sim, &self.hosts);
                 self.sim.crash(host.as_str());
-                for hook in &mut self.crash_hooks {
-                    hook(&host);
+                if let Some(d) = self.disks.get(&host) {
+                    d.lock().unwrap_or_else(|e| e.into_inner()).crash();
                 }
                 self.down.insert(host.clone(), id);
                 let policy = restart.unwrap_or(self.scenario.cluster.restart);

@@ -11,6 +11,7 @@
 use super::context::{Context, Due};
 use super::net::Net;
 use crate::history::EventKind;
+use crate::node::persistence::SharedDisk;
 use crate::scenario::{Restart, Scenario};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -46,7 +47,10 @@ pub struct World<'a> {
     pub slowed: BTreeMap<(String, String), u64>,
     /// Ids for faults and timers, in the order they are made.
     pub next_id: u64,
-    pub crash_hooks: Vec<Box<dyn FnMut(&str) + 'a>>,
+    /// Each node's disk, outside its host: a crash loses what is unsynced.
+    pub disks: BTreeMap<String, SharedDisk>,
+    /// The loop stops here even if a client has not finished.
+    pub limit: Duration,
 }
 
 /// Why a run could not complete.
@@ -87,7 +91,6 @@ impl<'a> World<'a> {
     /// Runs the simulation to the end.
     pub fn run(&mut self) -> Result<(), RunError> {
         let end = self.ctx.end;
-        let limit = end + self.scenario.max_ttl * 2 + Duration::from_secs(30);
         let mut ended = false;
         loop {
             let now = self.sim.elapsed();
@@ -97,7 +100,7 @@ impl<'a> World<'a> {
                 ended = true;
             }
             let done = self.sim.step().map_err(|e| RunError(e.to_string()))?;
-            if done || now > limit {
+            if done || now > self.limit {
                 return Ok(());
             }
         }
