@@ -19,6 +19,7 @@ use super::doc::{list, md_escape, p, to_html, to_md, Block, Figure, Row, Style};
 use super::sweep_charts::{self, Chart};
 pub use super::sweep_conclusions::conclusions;
 use crate::scenario::{Expect, Scenario};
+use crate::sweep::baseline::{Caught, BASELINE, VARIANT_KEY};
 use crate::sweep::stats::SummaryRow;
 
 /// Everything the report of a sweep is made from.
@@ -39,6 +40,9 @@ pub struct SweepOutput<'a> {
     /// Per combination with violations (values as in `rows`), the first
     /// violating seeds, to replay with `redlock-sim run --seed --set`.
     pub replay: &'a [(Vec<String>, Vec<u64>)],
+    /// When `clients.variant` is varied with `spec` among its values: each
+    /// other variant against the spec client, seed by seed.
+    pub caught: &'a [Caught],
 }
 
 /// Creates `dir` (and its parents) and writes `report.md`, `index.html` and
@@ -392,6 +396,9 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
             .collect();
         doc.push(Block::Table(head, rows));
     }
+    if !out.caught.is_empty() {
+        against_spec(out, &mut doc);
+    }
     if !out.replay.is_empty() {
         doc.push(Block::H(2, "Runs to replay".into()));
         doc.push(p(
@@ -443,6 +450,90 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
     files.extend(charts.iter().map(|c| c.file.clone()));
     doc.push(p(format!("Files: {}.", files.join(", "))));
     doc
+}
+
+/// The section "Against the spec client" (see [`crate::sweep::baseline`]).
+fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
+    let others = out.keys.len() > 1;
+    doc.push(Block::H(2, "Against the spec client".into()));
+    doc.push(p(format!(
+        "Each variant's runs are paired with the {BASELINE} client's runs of the same seed{}: \
+         the same seed draws the same faults. A variant is caught at a seed where its run \
+         violated and the {BASELINE} client's run was safe. Seeds needed: how many seeds, from \
+         the first of the range, a campaign had to run to catch it.",
+        if others {
+            " and the same values of the other keys"
+        } else {
+            ""
+        }
+    )));
+    let mut head: Vec<String> = out.keys.to_vec();
+    head.extend(
+        [
+            "violating runs",
+            "caught (violating, spec safe)",
+            "first catch",
+            "seeds needed",
+        ]
+        .map(String::from),
+    );
+    let rows = out
+        .caught
+        .iter()
+        .take(MAX_TABLE_ROWS)
+        .map(|c| {
+            let mut cells = c.values.clone();
+            cells.extend([
+                format!("{} of {}", c.violating, c.paired),
+                format!("{} of {}", c.seeds.len(), c.paired),
+                c.seeds.first().map_or("—".into(), |s| format!("seed {s}")),
+                c.needed
+                    .map_or(format!("not caught in {}", c.paired), |n| n.to_string()),
+            ]);
+            Row {
+                cells,
+                strong: !c.seeds.is_empty(),
+            }
+        })
+        .collect();
+    doc.push(Block::Table(head, rows));
+    let k = out.keys.iter().position(|key| key == VARIANT_KEY);
+    let items: Vec<String> = out
+        .caught
+        .iter()
+        .take(MAX_TABLE_ROWS)
+        .filter_map(|c| {
+            let seed = c.seeds.first()?;
+            let command = |values: &[String]| {
+                let sets: String = out
+                    .keys
+                    .iter()
+                    .zip(values)
+                    .map(|(key, v)| format!(" --set {key}={}", shell_word(v)))
+                    .collect();
+                format!(
+                    "redlock-sim run {} --seed {seed}{sets}",
+                    shell_word(out.file)
+                )
+            };
+            let mut twin = c.values.clone();
+            if let Some(slot) = k.and_then(|k| twin.get_mut(k)) {
+                *slot = BASELINE.to_string();
+            }
+            Some(format!(
+                "{}: {} (and the {BASELINE} client, safe: {})",
+                c.values.join(", "),
+                command(&c.values),
+                command(&twin)
+            ))
+        })
+        .collect();
+    if !items.is_empty() {
+        doc.push(p(
+            "The first catch of each variant, and its spec-client twin:".into(),
+        ));
+        doc.push(list(items));
+    }
 }
 
 #[cfg(test)]
@@ -542,6 +633,7 @@ seeds = 500
             total_runs: rows.iter().map(|r| r.runs).sum(),
             file: "scenarios/x.toml",
             replay: &[],
+            caught: &[],
         }
     }
 
@@ -556,6 +648,71 @@ seeds = 500
 
     fn find<'a>(lines: &'a [String], needle: &str) -> Vec<&'a String> {
         lines.iter().filter(|l| l.contains(needle)).collect()
+    }
+
+    #[test]
+    fn against_the_spec_client() {
+        let s = scenario();
+        let k = vec!["clients.variant".to_string()];
+        let r = vec![
+            row(&["spec"], 500, 0, 0.5, 1.0, 2.0),
+            row(&["x-flaw"], 500, 40, 0.5, 1.0, 2.0),
+            row(&["y-flaw"], 500, 0, 0.5, 1.0, 2.0),
+        ];
+        let caught = [
+            Caught {
+                values: vec!["x-flaw".into()],
+                paired: 500,
+                violating: 40,
+                seeds: vec![7, 9],
+                needed: Some(7),
+            },
+            Caught {
+                values: vec!["y-flaw".into()],
+                paired: 500,
+                violating: 0,
+                seeds: vec![],
+                needed: None,
+            },
+        ];
+        let mut out = output(&s, &k, &r);
+        out.caught = &caught;
+        let dir = tmp("caught");
+        write_sweep(&dir, &out).unwrap();
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(md.contains("## Against the spec client"), "{md}");
+        assert!(
+            md.contains("| **x-flaw** | **40 of 500** | **2 of 500** | **seed 7** | **7** |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| y-flaw | 0 of 500 | 0 of 500 | — | not caught in 500 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "x-flaw: redlock-sim run scenarios/x.toml --seed 7 --set clients.variant=x-flaw \
+             (and the spec client, safe: redlock-sim run scenarios/x.toml --seed 7 --set \
+             clients.variant=spec)"
+            ),
+            "{md}"
+        );
+        let lines = conclusions(&out);
+        let last = lines.last().unwrap();
+        assert_eq!(
+            last,
+            "Against the spec client (a violation at a seed where it was safe): 1 of 2 caught: \
+             x-flaw (first at seed 7, 7 seeds needed; 2 of 500 seeds). Not caught: y-flaw \
+             (500 seeds)."
+        );
+        // Without the comparison, no section and no sentence.
+        out.caught = &[];
+        write_sweep(&dir, &out).unwrap();
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(!md.contains("Against the spec client"));
+        assert!(!conclusions(&out)
+            .iter()
+            .any(|l| l.contains("Against the spec")));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use super::sweep::{interval, key_view, latency, pct, value_at, Group, KeyView, SweepOutput};
 use crate::scenario::{Expect, Scenario};
+use crate::sweep::baseline::{Caught, BASELINE};
 use crate::sweep::stats::{wilson, SummaryRow, Z95};
 
 /// The findings of the sweep, plain-text sentences computed from the rows
@@ -71,7 +72,47 @@ pub fn conclusions(out: &SweepOutput) -> Vec<String> {
             ));
         }
     }
+    if !out.caught.is_empty() {
+        lines.push(against_spec(out.caught));
+    }
     lines
+}
+
+/// One sentence: which variants were caught where the spec client was safe,
+/// at which seed first, and which were not.
+fn against_spec(caught: &[Caught]) -> String {
+    let name = |c: &Caught| c.values.join(", ");
+    let yes: Vec<String> = caught
+        .iter()
+        .filter_map(|c| {
+            let (first, needed) = (c.seeds.first()?, c.needed?);
+            Some(format!(
+                "{} (first at seed {first}, {needed} seed{} needed; {} of {} seeds)",
+                name(c),
+                if needed == 1 { "" } else { "s" },
+                c.seeds.len(),
+                c.paired
+            ))
+        })
+        .collect();
+    let no: Vec<String> = caught
+        .iter()
+        .filter(|c| c.seeds.is_empty())
+        .map(|c| format!("{} ({} seeds)", name(c), c.paired))
+        .collect();
+    let mut s = format!(
+        "Against the {BASELINE} client (a violation at a seed where it was safe): {} of {} caught",
+        yes.len(),
+        caught.len()
+    );
+    if !yes.is_empty() {
+        let _ = write!(s, ": {}", yes.join("; "));
+    }
+    if !no.is_empty() {
+        let _ = write!(s, ". Not caught: {}", no.join("; "));
+    }
+    s.push('.');
+    s
 }
 
 /// Combinations of the other keys told per varied key.

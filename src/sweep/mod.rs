@@ -10,6 +10,7 @@
 //! and `summary.csv` and the report are computed from it. `merge` joins the
 //! `runs.csv` of shards and writes exactly what one sweep would have.
 
+pub mod baseline;
 pub mod rows;
 pub mod stats;
 
@@ -357,6 +358,7 @@ pub fn finish(plan: &Plan, rows: Vec<RunRow>, out: &Path, ran: usize) -> io::Res
             (s.values.clone(), seeds)
         })
         .collect();
+    let caught = baseline::against_spec(&plan.keys, &plan.seeds, &rows);
     let output = SweepOutput {
         scenario: &plan.base,
         keys: &plan.keys,
@@ -365,6 +367,7 @@ pub fn finish(plan: &Plan, rows: Vec<RunRow>, out: &Path, ran: usize) -> io::Res
         total_runs: rows.len() as u64,
         file: &plan.file,
         replay: &replay,
+        caught: &caught,
     };
     write_sweep(out, &output)?;
     let conclusions = crate::report::sweep::conclusions(&output);
