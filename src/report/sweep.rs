@@ -536,6 +536,18 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
     }
 }
 
+/// A word for a shell command line: quoted when it holds anything special.
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/+:".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::doc::html_escape;
@@ -1010,17 +1022,5 @@ seeds = 500
         assert_eq!(interval(0.109, 0.141), "10.9%–14.1%");
         assert_eq!(latency(12.34), "12.3 ms");
         assert_eq!(latency(1250.0), "1.25 s");
-    }
-}
-
-/// A word for a shell command line: quoted when it holds anything special.
-fn shell_word(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/+:".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }

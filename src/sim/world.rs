@@ -144,7 +144,7 @@ impl<'a> World<'a> {
                     return;
                 }
                 self.slowed.remove(&(a.clone(), b.clone()));
-                let lat = self.scenario.network.latency.clone();
+                let lat = self.scenario.network.latency;
                 self.sim.set_link_latency(a.as_str(), b.as_str(), lat.lo);
                 self.sim
                     .set_link_max_message_latency(a.as_str(), b.as_str(), lat.hi);
