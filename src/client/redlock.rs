@@ -804,7 +804,10 @@ mod tests {
     #[test]
     fn validity_at_its_edges() {
         // 10s TTL: drift = 100ms + 2ms.
-        assert_eq!(validity(10_000 * MS, Duration::ZERO, 0.01), Some(9_898 * MS));
+        assert_eq!(
+            validity(10_000 * MS, Duration::ZERO, 0.01),
+            Some(9_898 * MS)
+        );
         assert_eq!(validity(10_000 * MS, 9_897 * MS, 0.01), Some(MS));
         assert_eq!(validity(10_000 * MS, 9_898 * MS, 0.01), None);
         assert_eq!(validity(10_000 * MS, 20_000 * MS, 0.01), None);

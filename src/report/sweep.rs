@@ -459,8 +459,10 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
     doc.push(p(format!(
         "Each variant's runs are paired with the {BASELINE} client's runs of the same seed{}: \
          the same seed draws the same faults. A variant is caught at a seed where its run \
-         violated and the {BASELINE} client's run was safe. Seeds needed: how many seeds, from \
-         the first of the range, a campaign had to run to catch it.",
+         violated and the {BASELINE} client's run was safe; where both violated, the faults \
+         alone may explain it. Seeds needed: how many of the paired seeds, in order, a \
+         campaign had to run to catch it. A flaw that changes any timing sends its run down \
+         another path than the {BASELINE} client's, so read a catch by replaying it.",
         if others {
             " and the same values of the other keys"
         } else {
@@ -470,7 +472,9 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
     let mut head: Vec<String> = out.keys.to_vec();
     head.extend(
         [
-            "violating runs",
+            "violating (paired seeds)",
+            "spec violating",
+            "both violating",
             "caught (violating, spec safe)",
             "first catch",
             "seeds needed",
@@ -485,7 +489,9 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
             let mut cells = c.values.clone();
             cells.extend([
                 format!("{} of {}", c.violating, c.paired),
-                format!("{} of {}", c.seeds.len(), c.paired),
+                c.spec_violating.to_string(),
+                c.both.to_string(),
+                c.seeds.len().to_string(),
                 c.seeds.first().map_or("—".into(), |s| format!("seed {s}")),
                 c.needed
                     .map_or(format!("not caught in {}", c.paired), |n| n.to_string()),
@@ -497,6 +503,12 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
         })
         .collect();
     doc.push(Block::Table(head, rows));
+    if out.caught.len() > MAX_TABLE_ROWS {
+        doc.push(p(format!(
+            "… and {} more combinations, not shown.",
+            out.caught.len() - MAX_TABLE_ROWS
+        )));
+    }
     let k = out.keys.iter().position(|key| key == VARIANT_KEY);
     let items: Vec<String> = out
         .caught
@@ -504,7 +516,7 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
         .take(MAX_TABLE_ROWS)
         .filter_map(|c| {
             let seed = c.seeds.first()?;
-            let command = |values: &[String]| {
+            let command = |values: &[String], extra: &str| {
                 let sets: String = out
                     .keys
                     .iter()
@@ -512,7 +524,7 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
                     .map(|(key, v)| format!(" --set {key}={}", shell_word(v)))
                     .collect();
                 format!(
-                    "redlock-sim run {} --seed {seed}{sets}",
+                    "redlock-sim run {} --seed {seed}{sets}{extra}",
                     shell_word(out.file)
                 )
             };
@@ -523,15 +535,16 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
             Some(format!(
                 "{}: {} (and the {BASELINE} client, safe: {})",
                 c.values.join(", "),
-                command(&c.values),
-                command(&twin)
+                command(&c.values, ""),
+                command(&twin, " --set expect=safe")
             ))
         })
         .collect();
     if !items.is_empty() {
-        doc.push(p(
-            "The first catch of each variant, and its spec-client twin:".into(),
-        ));
+        doc.push(p(format!(
+            "The first catch of each variant, and its {BASELINE}-client twin (with \
+             `--set expect=safe` the twin's command exits 0 when its run is safe):"
+        )));
         doc.push(list(items));
     }
 }
@@ -677,6 +690,8 @@ seeds = 500
                 paired: 500,
                 violating: 40,
                 seeds: vec![7, 9],
+                both: 3,
+                spec_violating: 5,
                 needed: Some(7),
             },
             Caught {
@@ -684,6 +699,8 @@ seeds = 500
                 paired: 500,
                 violating: 0,
                 seeds: vec![],
+                both: 0,
+                spec_violating: 5,
                 needed: None,
             },
         ];
@@ -694,18 +711,20 @@ seeds = 500
         let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(md.contains("## Against the spec client"), "{md}");
         assert!(
-            md.contains("| **x-flaw** | **40 of 500** | **2 of 500** | **seed 7** | **7** |"),
+            md.contains(
+                "| **x-flaw** | **40 of 500** | **5** | **3** | **2** | **seed 7** | **7** |"
+            ),
             "{md}"
         );
         assert!(
-            md.contains("| y-flaw | 0 of 500 | 0 of 500 | — | not caught in 500 |"),
+            md.contains("| y-flaw | 0 of 500 | 5 | 0 | 0 | — | not caught in 500 |"),
             "{md}"
         );
         assert!(
             md.contains(
                 "x-flaw: redlock-sim run scenarios/x.toml --seed 7 --set clients.variant=x-flaw \
              (and the spec client, safe: redlock-sim run scenarios/x.toml --seed 7 --set \
-             clients.variant=spec)"
+             clients.variant=spec --set expect=safe)"
             ),
             "{md}"
         );
@@ -713,7 +732,7 @@ seeds = 500
         let last = lines.last().unwrap();
         assert_eq!(
             last,
-            "Against the spec client (a violation at a seed where it was safe): 1 of 2 caught: \
+            "Against the spec client (a violation at a seed where it was safe): 1 of 2 variants caught: \
              x-flaw (first at seed 7, 7 seeds needed; 2 of 500 seeds). Not caught: y-flaw \
              (500 seeds)."
         );

@@ -73,14 +73,19 @@ pub fn conclusions(out: &SweepOutput) -> Vec<String> {
         }
     }
     if !out.caught.is_empty() {
-        lines.push(against_spec(out.caught));
+        lines.push(against_spec(out.caught, out.keys.len()));
     }
     lines
 }
 
 /// One sentence: which variants were caught where the spec client was safe,
-/// at which seed first, and which were not.
-fn against_spec(caught: &[Caught]) -> String {
+/// at which seed first, and which were not (at most [`MAX_CAUGHT`] named).
+fn against_spec(caught: &[Caught], keys: usize) -> String {
+    let what = if keys == 1 {
+        "variants"
+    } else {
+        "combinations"
+    };
     let name = |c: &Caught| c.values.join(", ");
     let yes: Vec<String> = caught
         .iter()
@@ -98,22 +103,48 @@ fn against_spec(caught: &[Caught]) -> String {
     let no: Vec<String> = caught
         .iter()
         .filter(|c| c.seeds.is_empty())
-        .map(|c| format!("{} ({} seeds)", name(c), c.paired))
+        .map(|c| {
+            if c.both > 0 {
+                format!(
+                    "{} ({} seeds; it violated only where {BASELINE} did too, {} times)",
+                    name(c),
+                    c.paired,
+                    c.both
+                )
+            } else {
+                format!("{} ({} seeds)", name(c), c.paired)
+            }
+        })
         .collect();
+    let named = |v: &[String]| {
+        let mut s = v
+            .iter()
+            .take(MAX_CAUGHT)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ");
+        if v.len() > MAX_CAUGHT {
+            let _ = write!(s, "; and {} more", v.len() - MAX_CAUGHT);
+        }
+        s
+    };
     let mut s = format!(
-        "Against the {BASELINE} client (a violation at a seed where it was safe): {} of {} caught",
+        "Against the {BASELINE} client (a violation at a seed where it was safe): {} of {} {what} caught",
         yes.len(),
         caught.len()
     );
     if !yes.is_empty() {
-        let _ = write!(s, ": {}", yes.join("; "));
+        let _ = write!(s, ": {}", named(&yes));
     }
     if !no.is_empty() {
-        let _ = write!(s, ". Not caught: {}", no.join("; "));
+        let _ = write!(s, ". Not caught: {}", named(&no));
     }
     s.push('.');
     s
 }
+
+/// Variants named in the sentence about the spec client, per list.
+const MAX_CAUGHT: usize = 16;
 
 /// Combinations of the other keys told per varied key.
 const MAX_GROUP_FINDINGS: usize = 12;

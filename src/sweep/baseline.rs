@@ -13,8 +13,7 @@
 //! path. A catch is a run to replay and read, which the report lists.
 
 use super::rows::RunRow;
-use std::collections::BTreeMap;
-use std::ops::RangeInclusive;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The varied key whose values are client variants.
 pub const VARIANT_KEY: &str = "clients.variant";
@@ -30,19 +29,30 @@ pub struct Caught {
     pub paired: u64,
     /// Of those, the seeds where this combination violated.
     pub violating: u64,
-    /// Of those, the seeds where the spec client was safe, in seed order.
+    /// Of those, the seeds where the spec client was safe, in seed order:
+    /// the catches.
     pub seeds: Vec<u64>,
-    /// Seeds of the sweep's range up to and including the first catch (the
-    /// first seed of the range counts 1); `None` when never caught.
+    /// Seeds where both this combination and the spec client violated.
+    pub both: u64,
+    /// Paired seeds where the spec client violated.
+    pub spec_violating: u64,
+    /// Paired seeds, in seed order, up to and including the first catch (a
+    /// catch at the first seed needs 1); `None` when never caught.
     pub needed: Option<u64>,
 }
 
 /// Every combination whose variant is not `spec` and that has a spec-client
 /// twin, in the order of `rows`' first appearance; empty when the sweep does
-/// not vary `clients.variant` or never runs `spec`.
-pub fn against_spec(keys: &[String], seeds: &RangeInclusive<u64>, rows: &[RunRow]) -> Vec<Caught> {
+/// not vary `clients.variant` or never runs `spec`. Rows whose verdict is
+/// neither `safe` nor `violation` take no part.
+pub fn against_spec(keys: &[String], rows: &[RunRow]) -> Vec<Caught> {
     let Some(k) = keys.iter().position(|key| key == VARIANT_KEY) else {
         return Vec::new();
+    };
+    let violated = |r: &RunRow| match r.verdict.as_str() {
+        "violation" => Some(true),
+        "safe" => Some(false),
+        _ => None,
     };
     // The twin of a combination: its values with the variant set to spec.
     let twin_of = |values: &[String]| -> Vec<String> {
@@ -53,17 +63,22 @@ pub fn against_spec(keys: &[String], seeds: &RangeInclusive<u64>, rows: &[RunRow
     let mut spec: BTreeMap<(Vec<String>, u64), bool> = BTreeMap::new();
     for r in rows
         .iter()
-        .filter(|r| r.values.get(k).map(String::as_str) == Some(BASELINE))
+        .filter(|r| r.values.len() == keys.len() && r.values[k] == BASELINE)
     {
-        spec.insert((r.values.clone(), r.seed), r.verdict == "violation");
+        if let Some(v) = violated(r) {
+            spec.entry((r.values.clone(), r.seed)).or_insert(v);
+        }
     }
     let mut out: Vec<Caught> = Vec::new();
+    let mut paired: Vec<BTreeSet<u64>> = Vec::new();
     let mut at: BTreeMap<Vec<String>, usize> = BTreeMap::new();
     for r in rows {
         if r.values.len() != keys.len() || r.values[k] == BASELINE {
             continue;
         }
-        let Some(&spec_violated) = spec.get(&(twin_of(&r.values), r.seed)) else {
+        let (Some(&spec_violated), Some(this_violated)) =
+            (spec.get(&(twin_of(&r.values), r.seed)), violated(r))
+        else {
             continue;
         };
         let i = *at.entry(r.values.clone()).or_insert_with(|| {
@@ -72,25 +87,34 @@ pub fn against_spec(keys: &[String], seeds: &RangeInclusive<u64>, rows: &[RunRow
                 paired: 0,
                 violating: 0,
                 seeds: Vec::new(),
+                both: 0,
+                spec_violating: 0,
                 needed: None,
             });
+            paired.push(BTreeSet::new());
             out.len() - 1
         });
+        if !paired[i].insert(r.seed) {
+            continue; // a repeated row: count the seed once
+        }
         let c = &mut out[i];
         c.paired += 1;
-        if r.verdict == "violation" {
+        c.spec_violating += u64::from(spec_violated);
+        if this_violated {
             c.violating += 1;
-            if !spec_violated {
+            if spec_violated {
+                c.both += 1;
+            } else {
                 c.seeds.push(r.seed);
             }
         }
     }
-    for c in &mut out {
+    for (c, seeds) in out.iter_mut().zip(&paired) {
         c.seeds.sort_unstable();
         c.needed = c
             .seeds
             .first()
-            .map(|s| s.saturating_sub(*seeds.start()).saturating_add(1));
+            .map(|first| seeds.range(..=first).count() as u64);
     }
     out
 }
@@ -138,11 +162,12 @@ mod tests {
             row(&["clean"], 12, false),
             row(&["clean"], 13, false),
         ];
-        let c = against_spec(&keys(&[VARIANT_KEY]), &(10..=13), &rows);
+        let c = against_spec(&keys(&[VARIANT_KEY]), &rows);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].values, vec!["flawed"]);
         assert_eq!((c[0].paired, c[0].violating), (4, 3));
         assert_eq!(c[0].seeds, vec![12, 13]);
+        assert_eq!((c[0].both, c[0].spec_violating), (1, 1));
         assert_eq!(c[0].needed, Some(3));
         assert_eq!(c[1].values, vec!["clean"]);
         assert_eq!(
@@ -161,7 +186,7 @@ mod tests {
             row(&["5", "x"], 1, true),
             row(&["5", "x"], 2, true), // no spec run at seed 2
         ];
-        let c = against_spec(&k, &(1..=2), &rows);
+        let c = against_spec(&k, &rows);
         assert_eq!(c.len(), 2);
         assert_eq!((c[0].values[0].as_str(), c[0].seeds.len()), ("3", 0));
         assert_eq!((c[1].values[0].as_str(), c[1].paired), ("5", 1));
@@ -170,12 +195,36 @@ mod tests {
     }
 
     #[test]
+    fn seeds_needed_count_the_seeds_run_and_odd_rows_are_left_out() {
+        let k = keys(&[VARIANT_KEY]);
+        let mut odd = row(&["spec"], 3, false);
+        odd.verdict = "garbage".into();
+        let rows = vec![
+            row(&["spec"], 1, false),
+            odd,
+            row(&["spec"], 20, false),
+            row(&["spec"], 40, false),
+            row(&["x"], 1, false),
+            row(&["x"], 3, true), // its spec twin has no verdict
+            row(&["x"], 20, false),
+            row(&["x"], 20, true), // a repeated seed counts once
+            row(&["x"], 40, true),
+        ];
+        let c = against_spec(&k, &rows);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].paired, c[0].violating), (3, 1));
+        assert_eq!(c[0].seeds, vec![40]);
+        // Seeds 1, 20, 40 ran (shards may leave gaps): the catch is the 3rd.
+        assert_eq!(c[0].needed, Some(3));
+    }
+
+    #[test]
     fn nothing_without_the_variant_key_or_spec() {
         let rows = vec![row(&["a"], 1, true)];
-        assert!(against_spec(&keys(&["cluster.nodes"]), &(1..=1), &rows).is_empty());
-        assert!(against_spec(&keys(&[VARIANT_KEY]), &(1..=1), &rows).is_empty());
+        assert!(against_spec(&keys(&["cluster.nodes"]), &rows).is_empty());
+        assert!(against_spec(&keys(&[VARIANT_KEY]), &rows).is_empty());
         // A malformed row (too few values) is skipped, not a panic.
         let rows = vec![row(&["spec"], 1, false), row(&[], 1, true)];
-        assert!(against_spec(&keys(&["a", VARIANT_KEY]), &(1..=1), &rows).is_empty());
+        assert!(against_spec(&keys(&["a", VARIANT_KEY]), &rows).is_empty());
     }
 }
