@@ -543,7 +543,7 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
     if !items.is_empty() {
         doc.push(p(format!(
             "The first catch of each variant, and its {BASELINE}-client twin (with \
-             `--set expect=safe` the twin's command exits 0 when its run is safe):"
+             --set expect=safe, the twin's command exits 0 when its run is safe):"
         )));
         doc.push(list(items));
     }
