@@ -408,17 +408,8 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         ));
         let mut items = Vec::new();
         for (values, seeds) in out.replay.iter().take(MAX_TABLE_ROWS) {
-            let sets: String = out
-                .keys
-                .iter()
-                .zip(values)
-                .map(|(k, v)| format!(" --set {k}={}", shell_word(v)))
-                .collect();
-            for seed in seeds {
-                items.push(format!(
-                    "redlock-sim run {} --seed {seed}{sets}",
-                    shell_word(out.file)
-                ));
+            for &seed in seeds {
+                items.push(run_command(out, values, seed));
             }
         }
         doc.push(list(items));
@@ -515,19 +506,7 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
         .iter()
         .take(MAX_TABLE_ROWS)
         .filter_map(|c| {
-            let seed = c.seeds.first()?;
-            let command = |values: &[String], extra: &str| {
-                let sets: String = out
-                    .keys
-                    .iter()
-                    .zip(values)
-                    .map(|(key, v)| format!(" --set {key}={}", shell_word(v)))
-                    .collect();
-                format!(
-                    "redlock-sim run {} --seed {seed}{sets}{extra}",
-                    shell_word(out.file)
-                )
-            };
+            let seed = *c.seeds.first()?;
             let mut twin = c.values.clone();
             if let Some(slot) = k.and_then(|k| twin.get_mut(k)) {
                 *slot = BASELINE.to_string();
@@ -535,8 +514,8 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
             Some(format!(
                 "{}: {} (and the {BASELINE} client, safe: {})",
                 c.values.join(", "),
-                command(&c.values, ""),
-                command(&twin, " --set expect=safe")
+                run_command(out, &c.values, seed),
+                run_command(out, &twin, seed) + " --set expect=safe"
             ))
         })
         .collect();
@@ -547,6 +526,20 @@ fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
         )));
         doc.push(list(items));
     }
+}
+
+/// The command that replays the run of the combination `values` at `seed`.
+fn run_command(out: &SweepOutput, values: &[String], seed: u64) -> String {
+    let sets: String = out
+        .keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| format!(" --set {k}={}", shell_word(v)))
+        .collect();
+    format!(
+        "redlock-sim run {} --seed {seed}{sets}",
+        shell_word(out.file)
+    )
 }
 
 /// A word for a shell command line: quoted when it holds anything special.
