@@ -10,6 +10,7 @@ mod csv;
 mod doc;
 mod markdown;
 pub mod sweep;
+mod sweep_against_spec;
 pub mod sweep_charts;
 mod sweep_conclusions;
 mod timeline;

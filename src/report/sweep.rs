@@ -19,7 +19,7 @@ use super::doc::{list, md_escape, p, to_html, to_md, Block, Figure, Row, Style};
 use super::sweep_charts::{self, Chart};
 pub use super::sweep_conclusions::conclusions;
 use crate::scenario::{Expect, Scenario};
-use crate::sweep::baseline::{Caught, BASELINE, VARIANT_KEY};
+use crate::sweep::baseline::Caught;
 use crate::sweep::stats::SummaryRow;
 
 /// Everything the report of a sweep is made from.
@@ -95,7 +95,7 @@ ul.conclusions li{margin:.35em 0}\
 ";
 
 /// Rows of the summary table in the report (summary.csv has them all).
-const MAX_TABLE_ROWS: usize = 1000;
+pub(crate) const MAX_TABLE_ROWS: usize = 1000;
 
 // ---------------------------------------------------------------------------
 // The rows seen along one varied key.
@@ -397,7 +397,7 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         doc.push(Block::Table(head, rows));
     }
     if !out.caught.is_empty() {
-        against_spec(out, &mut doc);
+        super::sweep_against_spec::section(out, &mut doc);
     }
     if !out.replay.is_empty() {
         doc.push(Block::H(2, "Runs to replay".into()));
@@ -443,93 +443,8 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
     doc
 }
 
-/// The section "Against the spec client" (see [`crate::sweep::baseline`]).
-fn against_spec(out: &SweepOutput, doc: &mut Vec<Block>) {
-    let others = out.keys.len() > 1;
-    doc.push(Block::H(2, "Against the spec client".into()));
-    doc.push(p(format!(
-        "Each variant's runs are paired with the {BASELINE} client's runs of the same seed{}: \
-         the same seed draws the same faults. A variant is caught at a seed where its run \
-         violated and the {BASELINE} client's run was safe; where both violated, the faults \
-         alone may explain it. Seeds needed: how many of the paired seeds, in order, a \
-         campaign had to run to catch it. A flaw that changes any timing sends its run down \
-         another path than the {BASELINE} client's, so read a catch by replaying it.",
-        if others {
-            " and the same values of the other keys"
-        } else {
-            ""
-        }
-    )));
-    let mut head: Vec<String> = out.keys.to_vec();
-    head.extend(
-        [
-            "violating (paired seeds)",
-            "spec violating",
-            "both violating",
-            "caught (violating, spec safe)",
-            "first catch",
-            "seeds needed",
-        ]
-        .map(String::from),
-    );
-    let rows = out
-        .caught
-        .iter()
-        .take(MAX_TABLE_ROWS)
-        .map(|c| {
-            let mut cells = c.values.clone();
-            cells.extend([
-                format!("{} of {}", c.violating, c.paired),
-                c.spec_violating.to_string(),
-                c.both.to_string(),
-                c.seeds.len().to_string(),
-                c.seeds.first().map_or("—".into(), |s| format!("seed {s}")),
-                c.needed
-                    .map_or(format!("not caught in {}", c.paired), |n| n.to_string()),
-            ]);
-            Row {
-                cells,
-                strong: !c.seeds.is_empty(),
-            }
-        })
-        .collect();
-    doc.push(Block::Table(head, rows));
-    if out.caught.len() > MAX_TABLE_ROWS {
-        doc.push(p(format!(
-            "… and {} more combinations, not shown.",
-            out.caught.len() - MAX_TABLE_ROWS
-        )));
-    }
-    let k = out.keys.iter().position(|key| key == VARIANT_KEY);
-    let items: Vec<String> = out
-        .caught
-        .iter()
-        .take(MAX_TABLE_ROWS)
-        .filter_map(|c| {
-            let seed = *c.seeds.first()?;
-            let mut twin = c.values.clone();
-            if let Some(slot) = k.and_then(|k| twin.get_mut(k)) {
-                *slot = BASELINE.to_string();
-            }
-            Some(format!(
-                "{}: {} (and the {BASELINE} client, safe: {})",
-                c.values.join(", "),
-                run_command(out, &c.values, seed),
-                run_command(out, &twin, seed) + " --set expect=safe"
-            ))
-        })
-        .collect();
-    if !items.is_empty() {
-        doc.push(p(format!(
-            "The first catch of each variant, and its {BASELINE}-client twin (with \
-             --set expect=safe, the twin's command exits 0 when its run is safe):"
-        )));
-        doc.push(list(items));
-    }
-}
-
 /// The command that replays the run of the combination `values` at `seed`.
-fn run_command(out: &SweepOutput, values: &[String], seed: u64) -> String {
+pub(crate) fn run_command(out: &SweepOutput, values: &[String], seed: u64) -> String {
     let sets: String = out
         .keys
         .iter()

@@ -11,7 +11,6 @@ use std::fmt::Write as _;
 
 use super::sweep::{interval, key_view, latency, pct, value_at, Group, KeyView, SweepOutput};
 use crate::scenario::{Expect, Scenario};
-use crate::sweep::baseline::{Caught, BASELINE};
 use crate::sweep::stats::{wilson, SummaryRow, Z95};
 
 /// The findings of the sweep, plain-text sentences computed from the rows
@@ -73,78 +72,13 @@ pub fn conclusions(out: &SweepOutput) -> Vec<String> {
         }
     }
     if !out.caught.is_empty() {
-        lines.push(against_spec(out.caught, out.keys.len()));
+        lines.push(super::sweep_against_spec::sentence(
+            out.caught,
+            out.keys.len(),
+        ));
     }
     lines
 }
-
-/// One sentence: which variants were caught where the spec client was safe,
-/// at which seed first, and which were not (at most [`MAX_CAUGHT`] named).
-fn against_spec(caught: &[Caught], keys: usize) -> String {
-    let what = if keys == 1 {
-        "variants"
-    } else {
-        "combinations"
-    };
-    let name = |c: &Caught| c.values.join(", ");
-    let yes: Vec<String> = caught
-        .iter()
-        .filter_map(|c| {
-            let (first, needed) = (c.seeds.first()?, c.needed?);
-            Some(format!(
-                "{} (first at seed {first}, {needed} seed{} needed; {} of {} seeds)",
-                name(c),
-                if needed == 1 { "" } else { "s" },
-                c.seeds.len(),
-                c.paired
-            ))
-        })
-        .collect();
-    let no: Vec<String> = caught
-        .iter()
-        .filter(|c| c.seeds.is_empty())
-        .map(|c| {
-            if c.both > 0 {
-                format!(
-                    "{} ({} seeds; it violated only where {BASELINE} did too, {} times)",
-                    name(c),
-                    c.paired,
-                    c.both
-                )
-            } else {
-                format!("{} ({} seeds)", name(c), c.paired)
-            }
-        })
-        .collect();
-    let named = |v: &[String]| {
-        let mut s = v
-            .iter()
-            .take(MAX_CAUGHT)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("; ");
-        if v.len() > MAX_CAUGHT {
-            let _ = write!(s, "; and {} more", v.len() - MAX_CAUGHT);
-        }
-        s
-    };
-    let mut s = format!(
-        "Against the {BASELINE} client (a violation at a seed where it was safe): {} of {} {what} caught",
-        yes.len(),
-        caught.len()
-    );
-    if !yes.is_empty() {
-        let _ = write!(s, ": {}", named(&yes));
-    }
-    if !no.is_empty() {
-        let _ = write!(s, ". Not caught: {}", named(&no));
-    }
-    s.push('.');
-    s
-}
-
-/// Variants named in the sentence about the spec client, per list.
-const MAX_CAUGHT: usize = 16;
 
 /// Combinations of the other keys told per varied key.
 const MAX_GROUP_FINDINGS: usize = 12;
