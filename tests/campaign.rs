@@ -65,7 +65,7 @@ fn every_unsafe_variant_is_caught_where_spec_is_safe_and_replays_as_committed() 
             match (v, r.verdict.as_str()) {
                 (_, "safe") => {}
                 ("no-release-on-failure" | "sequential", "violation") => {
-                    paused_writer_only(v, r.seed)
+                    paused_writer_only(&plan, v, r.seed)
                 }
                 _ => panic!("{v} violated at seed {}", r.seed),
             }
@@ -110,13 +110,13 @@ fn every_unsafe_variant_is_caught_where_spec_is_safe_and_replays_as_committed() 
 /// Replays `variant` at `seed` and checks that its only violations are
 /// writes interleaved by a client that wrote after its hold had ended,
 /// having been paused across the end of that hold, and no lock overlap.
-fn paused_writer_only(variant: &str, seed: u64) {
-    let text = std::fs::read_to_string(FILE).unwrap();
-    let set = [(
-        "clients.variant".to_string(),
-        toml::Value::String(variant.into()),
-    )];
-    let s = scenario::parse_with_overrides(&text, FILE, &set).unwrap();
+fn paused_writer_only(plan: &Plan, variant: &str, seed: u64) {
+    let (set, _) = plan
+        .cells
+        .iter()
+        .find(|(_, shown)| shown[0] == variant)
+        .unwrap();
+    let s = scenario::parse_with_overrides(&plan.text, &plan.file, set).unwrap();
     let run = runner::simulate(s, seed).unwrap();
     let check = &run.check;
     assert!(

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::doc::{list, p, Block, Row};
 use super::sweep::{run_command, SweepOutput, MAX_TABLE_ROWS};
-use crate::sweep::baseline::{Caught, BASELINE, VARIANT_KEY};
+use crate::sweep::baseline::{twin, Caught, BASELINE};
 
 /// The section "Against the spec client" (see [`crate::sweep::baseline`]).
 pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
@@ -66,17 +66,13 @@ pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
             out.caught.len() - MAX_TABLE_ROWS
         )));
     }
-    let k = out.keys.iter().position(|key| key == VARIANT_KEY);
     let items: Vec<String> = out
         .caught
         .iter()
         .take(MAX_TABLE_ROWS)
         .filter_map(|c| {
             let seed = *c.seeds.first()?;
-            let mut twin = c.values.clone();
-            if let Some(slot) = k.and_then(|k| twin.get_mut(k)) {
-                *slot = BASELINE.to_string();
-            }
+            let twin = twin(out.keys, &c.values)?;
             Some(format!(
                 "{}: {} (and the {BASELINE} client, safe: {})",
                 c.values.join(", "),

@@ -41,6 +41,18 @@ pub struct Caught {
     pub needed: Option<u64>,
 }
 
+/// The spec-client twin of a combination: its values with the variant set
+/// to `spec`; `None` when `keys` has no variant or `values` does not fit.
+pub fn twin(keys: &[String], values: &[String]) -> Option<Vec<String>> {
+    let k = keys.iter().position(|key| key == VARIANT_KEY)?;
+    if values.len() != keys.len() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v[k] = BASELINE.to_string();
+    Some(v)
+}
+
 /// Every combination whose variant is not `spec` and that has a spec-client
 /// twin, in the order of `rows`' first appearance; empty when the sweep does
 /// not vary `clients.variant` or never runs `spec`. Rows whose verdict is
@@ -53,12 +65,6 @@ pub fn against_spec(keys: &[String], rows: &[RunRow]) -> Vec<Caught> {
         "violation" => Some(true),
         "safe" => Some(false),
         _ => None,
-    };
-    // The twin of a combination: its values with the variant set to spec.
-    let twin_of = |values: &[String]| -> Vec<String> {
-        let mut v = values.to_vec();
-        v[k] = BASELINE.to_string();
-        v
     };
     let mut spec: BTreeMap<(Vec<String>, u64), bool> = BTreeMap::new();
     for r in rows
@@ -76,8 +82,10 @@ pub fn against_spec(keys: &[String], rows: &[RunRow]) -> Vec<Caught> {
         if r.values.len() != keys.len() || r.values[k] == BASELINE {
             continue;
         }
-        let (Some(&spec_violated), Some(this_violated)) =
-            (spec.get(&(twin_of(&r.values), r.seed)), violated(r))
+        let Some(twin) = twin(keys, &r.values) else {
+            continue;
+        };
+        let (Some(&spec_violated), Some(this_violated)) = (spec.get(&(twin, r.seed)), violated(r))
         else {
             continue;
         };
