@@ -1,9 +1,10 @@
-//! The checkers: pure functions over a finished [`History`].
-//!
-//! [`check`] derives every acquisition's hold, finds the two kinds of
-//! violation described in `scenario-format.md` ("What is checked") and
-//! measures liveness. The definitions below are the contract behind the
-//! columns of `runs.csv` and the fields of `summary.json`:
+//! The checkers, online: [`Checker::feed`] takes a run's events in time
+//! order as the run makes them and [`Checker::finish`] gives the verdict;
+//! [`check`] does both over a finished [`History`]. The definitions below are
+//! the contract behind the columns of `runs.csv` and the fields of
+//! `summary.json` ("What is checked" in `scenario-format.md`). Mutual
+//! exclusion is per resource (the lock's key): acquisitions of different
+//! resources never conflict.
 //!
 //! - **Hold** ([`Hold`]): an acquisition (an `acquired` event) holds the lock
 //!   from the time of that event until the earliest of
@@ -16,29 +17,43 @@
 //!
 //!   When several of these fall at the same instant the reason reported is
 //!   the first in that list. A hold never ends before it starts.
-//! - **Lock overlap** ([`Overlap`], `lock_overlaps`): two holds of two
-//!   *different* clients whose intervals share a stretch of time of positive
-//!   length. Touching holds (`a.end == b.start`) do not overlap, and a hold
-//!   of length zero overlaps nothing. Each unordered pair of acquisitions
-//!   counts once, however long they overlap.
-//! - **Write interleaving** ([`Interleaving`], `write_interleavings`): the
-//!   store records its applied writes (`write_applied`) in the order it
-//!   applies them. Two acquisitions of *different* clients interleave when
-//!   their applied writes come in the order A, B, A (B wrote between two
-//!   writes of A). Each unordered pair counts once. Writes the store refused
-//!   (`write_rejected`, fencing) are counted in `rejected_writes` and take no
-//!   part in interleaving.
-//! - **Verdict**: `violation` when `lock_overlaps + write_interleavings > 0`,
-//!   else `safe`.
-//! - **Liveness** ([`Liveness`]): see the fields.
+//! - **Lock overlap** ([`Overlap`], `lock_overlaps`): two holds of the same
+//!   resource by *different* clients whose intervals share a stretch of time
+//!   of positive length. Touching holds (`a.end == b.start`) do not overlap,
+//!   and a hold of length zero overlaps nothing. Each unordered pair of
+//!   acquisitions counts once, however long they overlap.
+//! - **Stale write** ([`StaleWrite`], `stale_writes`): the store records its
+//!   applied writes (`write_applied`) in the order it applies them. A write
+//!   of acquisition A of resource R, applied at time t, is stale when an
+//!   acquisition B of R succeeded after A did and no later than t
+//!   (`A.start < B.start <= t`), whoever B's client is, whether or not B had
+//!   written yet, and however the write got late. A write applied at the very
+//!   instant of a later acquisition is stale: the nodes granted B its lock at
+//!   least one network hop before B's client learned it, so at that instant
+//!   the lock had already passed to B. The write *landed in* the latest
+//!   acquisition of R that had succeeded by t. Each stale write counts once.
+//!   Writes the store refused (`write_rejected`, fencing) were never applied:
+//!   they are counted in `rejected_writes`, never as stale.
+//! - **Write interleaving** ([`Interleaving`], `write_interleavings`): two
+//!   acquisitions of the same resource by *different* clients whose applied
+//!   writes come in the order A, B, A (B wrote between two writes of A).
+//!   Each unordered pair counts once. Every interleaving also has a stale
+//!   write (the second A write, or B's if B acquired first).
+//! - **Verdict**: `violation` when `lock_overlaps + stale_writes +
+//!   write_interleavings > 0`, else `safe`.
+//! - **Liveness** ([`Liveness`]): see the fields; unavailability is per
+//!   resource, summed.
 //!
-//! Everything runs in O(n log n) in the number of events, plus the size of
-//! the output (the number of violating pairs).
+//! The checker keeps what grows with the number of acquisitions and lock
+//! calls (holds, each acquisition's first and last applied write, lock-call
+//! spans), never the events themselves, so a run's memory does not grow with
+//! the number of events. Everything runs in O(n log n) in the number of
+//! events, plus the size of the output.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use crate::history::{EventKind, History};
+use crate::history::{AcqId, EventKind, History};
 
 /// Why a hold ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -92,6 +107,8 @@ pub struct Hold {
     pub client: String,
     /// The acquisition's number for that client (from 1).
     pub acq: u64,
+    /// The lock's key.
+    pub resource: String,
     /// The random value the client stored as the key's value.
     pub token: String,
     /// When the lock call returned success (`acquired`).
@@ -127,6 +144,8 @@ pub struct Overlap {
 /// Two acquisitions whose applied writes interleave A, B, A: a violation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interleaving {
+    /// The lock's key both acquisitions held.
+    pub resource: String,
     /// Acquisition A `(client, acq)`: the one whose applied writes started
     /// first.
     pub first: (String, u64),
@@ -139,6 +158,31 @@ pub struct Interleaving {
     pub seqs: [u32; 3],
     /// The fencing tokens of those three writes (`None` without fencing).
     pub fences: [Option<u64>; 3],
+}
+
+/// A write applied after a later acquisition of its resource had
+/// succeeded: a violation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StaleWrite {
+    /// The lock's key.
+    pub resource: String,
+    /// The writer's acquisition `(client, acq)`.
+    pub writer: (String, u64),
+    /// The write's number within that acquisition (from 1).
+    pub seq: u32,
+    /// Its fencing token (`None` without fencing).
+    pub fence: Option<u64>,
+    /// When the writer's acquisition succeeded.
+    pub acquired: Duration,
+    /// When the client sent the write (`write_sent`), if the history says.
+    pub sent: Option<Duration>,
+    /// When the store applied it.
+    pub applied: Duration,
+    /// The acquisition it landed in: the latest of the resource to have
+    /// succeeded by `applied`.
+    pub landed_in: (String, u64),
+    /// When that acquisition succeeded (`> acquired`, `<= applied`).
+    pub landed_in_start: Duration,
 }
 
 /// How available the lock was.
@@ -158,16 +202,17 @@ pub struct Liveness {
     /// Total time, in ms, during which at least one client was inside a lock
     /// call (from its `lock_call` to its `acquired` or `lock_failed`, or to
     /// the end of the history) while no hold was active: clients wanted the
-    /// lock and nobody had it.
+    /// lock and nobody had it. Per resource (a hold of another resource
+    /// does not count), summed over resources.
     pub unavailable_ms: f64,
 }
 
 /// The outcome of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
-    /// No overlap and no interleaving.
+    /// No overlap, no stale write, no interleaving.
     Safe,
-    /// At least one overlap or interleaving.
+    /// At least one overlap, stale write or interleaving.
     Violation,
 }
 
@@ -190,87 +235,143 @@ pub struct CheckResult {
     pub overlaps: Vec<Overlap>,
     /// Write interleavings, ordered by the time of their first write.
     pub interleavings: Vec<Interleaving>,
+    /// Stale writes, in the order the store applied them.
+    pub stale_writes: Vec<StaleWrite>,
     /// Writes the store refused because their fencing token was stale
     /// (`write_rejected` events).
     pub rejected_writes: u64,
     /// Availability figures.
     pub liveness: Liveness,
-    /// `Violation` when `overlaps` or `interleavings` is not empty.
+    /// `Violation` when `overlaps`, `stale_writes` or `interleavings` is
+    /// not empty.
     pub verdict: Verdict,
 }
 
 /// Runs every checker over `history` (whose events are in time order, as
 /// [`crate::history::Recorder::finish`] gives them).
 pub fn check(history: &History) -> CheckResult {
-    let holds = holds(history);
-    let overlaps = overlaps(&holds);
-    let interleavings = interleavings(history);
-    let rejected_writes = history
-        .events
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::WriteRejected { .. }))
-        .count() as u64;
-    let liveness = liveness(history, &holds);
-    let verdict = if overlaps.is_empty() && interleavings.is_empty() {
-        Verdict::Safe
-    } else {
-        Verdict::Violation
-    };
-    CheckResult {
-        holds,
-        overlaps,
-        interleavings,
-        rejected_writes,
-        liveness,
-        verdict,
-    }
-}
-
-/// The time of the last event (the largest time, defensively).
-fn last_time(history: &History) -> Duration {
-    history
-        .events
-        .iter()
-        .map(|e| e.time)
-        .max()
-        .unwrap_or(Duration::ZERO)
-}
-
-/// Derives every acquisition's hold.
-fn holds(history: &History) -> Vec<Hold> {
-    struct Acc<'a> {
-        client: &'a str,
-        acq: u64,
-        token: &'a str,
-        start: Duration,
-        valid_until: Duration,
-        fence: Option<u64>,
-        release: Option<Duration>,
-        lost: Option<Duration>,
-    }
-    let mut accs: Vec<Acc> = Vec::new();
-    let mut index: BTreeMap<(&str, u64), usize> = BTreeMap::new();
-    let earliest = |slot: &mut Option<Duration>, t: Duration| {
-        *slot = Some(slot.map_or(t, |s| s.min(t)));
-    };
+    let mut c = Checker::default();
     for e in &history.events {
+        c.feed(e);
+    }
+    c.finish()
+}
+
+/// One acquisition as the events tell it so far.
+struct Acc {
+    client: String,
+    acq: u64,
+    resource: String,
+    token: String,
+    start: Duration,
+    valid_until: Duration,
+    fence: Option<u64>,
+    release: Option<Duration>,
+    lost: Option<Duration>,
+}
+
+/// One applied write, as the checkers need it.
+#[derive(Clone, Copy)]
+struct W {
+    time: Duration,
+    seq: u32,
+    fence: Option<u64>,
+}
+
+/// The applied writes of one acquisition: its first and its latest, with
+/// their positions in the store's apply order.
+struct Written {
+    resource: String,
+    first: (u64, W),
+    last: (u64, W),
+}
+
+/// A write applied at the present instant: whether it is stale is decided
+/// once every acquisition of that instant is known.
+struct Pending {
+    writer: (String, u64),
+    resource: String,
+    w: W,
+    sent: Option<Duration>,
+}
+
+/// The online checker: feed it a run's events in time order, then
+/// [`Checker::finish`].
+#[derive(Default)]
+pub struct Checker {
+    accs: Vec<Acc>,
+    /// `(client, acq)` -> index in `accs`.
+    index: BTreeMap<(String, u64), usize>,
+    /// Resource -> index in `accs` of its latest acquisition.
+    latest: BTreeMap<String, usize>,
+    /// Writes sent and not yet applied or refused: `(client, acq, seq)` ->
+    /// when sent.
+    sent: BTreeMap<(String, u64, u32), Duration>,
+    /// The time of the latest event fed.
+    now: Duration,
+    pending: Vec<Pending>,
+    stale: Vec<StaleWrite>,
+    /// Position of the next applied write in the store's apply order.
+    position: u64,
+    written: BTreeMap<(String, u64), Written>,
+    /// Per resource, `(position, (client, acq))` of each acquisition's first
+    /// applied write, in apply order.
+    firsts: BTreeMap<String, Vec<(u64, AcqId)>>,
+    pairs: BTreeSet<((String, u64), (String, u64))>,
+    interleavings: Vec<Interleaving>,
+    rejected_writes: u64,
+    attempts: u64,
+    acquisitions: u64,
+    latencies: Vec<f64>,
+    /// Open lock calls: client -> (start, resource).
+    calls: BTreeMap<String, (Duration, String)>,
+    /// Finished lock calls: (resource, start, end).
+    call_spans: Vec<(String, Duration, Duration)>,
+}
+
+impl Checker {
+    /// Takes the next event (in time order; a time earlier than the last is
+    /// treated as the last).
+    pub fn feed(&mut self, e: &crate::history::Event) {
+        let t = e.time.max(self.now);
+        if t > self.now {
+            self.settle();
+            self.now = t;
+        }
         let host = e.host.as_str();
         match &e.kind {
+            EventKind::LockCall { resource, .. } => {
+                self.attempts += 1;
+                if let Some((prev, r)) = self.calls.insert(host.to_string(), (t, resource.clone()))
+                {
+                    // A call left open (not expected): it ends here.
+                    self.call_spans.push((r, prev, t));
+                }
+            }
             EventKind::Acquired {
                 acq,
+                resource,
                 token,
                 valid_until,
                 fence,
                 ..
             } => {
+                self.acquisitions += 1;
+                if let Some((start, r)) = self.calls.remove(host) {
+                    self.latencies.push(ms(t.saturating_sub(start)));
+                    self.call_spans.push((r, start, t));
+                }
+                let key = (host.to_string(), *acq);
                 // A repeated (client, acq) would be a recorder bug: keep the first.
-                if let std::collections::btree_map::Entry::Vacant(v) = index.entry((host, *acq)) {
-                    v.insert(accs.len());
-                    accs.push(Acc {
-                        client: host,
+                if !self.index.contains_key(&key) {
+                    self.index.insert(key, self.accs.len());
+                    self.latest.insert(resource.clone(), self.accs.len());
+                    self.accs.push(Acc {
+                        client: host.to_string(),
                         acq: *acq,
-                        token,
-                        start: e.time,
+                        resource: resource.clone(),
+                        token: token.clone(),
+                        start: t,
                         valid_until: *valid_until,
                         fence: *fence,
                         release: None,
@@ -278,84 +379,239 @@ fn holds(history: &History) -> Vec<Hold> {
                     });
                 }
             }
+            EventKind::LockFailed { .. } => {
+                if let Some((start, r)) = self.calls.remove(host) {
+                    self.call_spans.push((r, start, t));
+                }
+            }
             EventKind::Extended {
                 acq, valid_until, ..
             } => {
-                if let Some(&i) = index.get(&(host, *acq)) {
-                    accs[i].valid_until = *valid_until;
+                if let Some(a) = self.acc_mut(host, *acq) {
+                    a.valid_until = *valid_until;
                 }
             }
             // A client whose clock changes rate mid-hold reaches the end of
             // its validity (on its own clock) sooner or later in global time.
             EventKind::Fault { what, detail } if what == "clock-rate" => {
-                let field = |k: &str| {
-                    detail
-                        .split(' ')
-                        .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
-                };
-                let num = |k: &str| {
-                    field(k)
-                        .and_then(|v| v.parse::<f64>().ok())
-                        .filter(|v| *v > 0.0)
-                };
-                if let (Some(who), Some(rate), Some(from)) =
-                    (field("host"), num("rate"), num("from"))
-                {
-                    for a in accs
-                        .iter_mut()
-                        .filter(|a| a.client == who && a.valid_until > e.time)
-                    {
-                        let rest = (a.valid_until - e.time).as_secs_f64() * from / rate;
-                        a.valid_until = e.time + Duration::from_secs_f64(rest.min(1e9));
-                    }
-                }
+                self.clock_rate(t, detail);
             }
             EventKind::ReleaseStart { acq } => {
-                if let Some(&i) = index.get(&(host, *acq)) {
-                    earliest(&mut accs[i].release, e.time);
+                if let Some(a) = self.acc_mut(host, *acq) {
+                    a.release.get_or_insert(t);
                 }
             }
             EventKind::Lost { acq, .. } | EventKind::ValidityExpired { acq } => {
-                if let Some(&i) = index.get(&(host, *acq)) {
-                    earliest(&mut accs[i].lost, e.time);
+                if let Some(a) = self.acc_mut(host, *acq) {
+                    a.lost.get_or_insert(t);
                 }
+            }
+            EventKind::WriteSent { acq, seq } => {
+                self.sent.insert((host.to_string(), *acq, *seq), t);
+            }
+            EventKind::WriteRejected {
+                client, acq, seq, ..
+            } => {
+                self.rejected_writes += 1;
+                self.sent.remove(&(client.clone(), *acq, *seq));
+            }
+            EventKind::WriteApplied {
+                client,
+                acq,
+                seq,
+                fence,
+                resource,
+            } => {
+                let w = W {
+                    time: t,
+                    seq: *seq,
+                    fence: *fence,
+                };
+                let sent = self.sent.remove(&(client.clone(), *acq, *seq));
+                let writer = (client.clone(), *acq);
+                self.interleave(&writer, resource, w);
+                self.pending.push(Pending {
+                    writer,
+                    resource: resource.clone(),
+                    w,
+                    sent,
+                });
             }
             _ => {}
         }
     }
-    let run_end = last_time(history);
-    accs.into_iter()
-        .map(|a| {
-            let mut ends = vec![
-                (a.valid_until, HoldEnd::ValidityEnd),
-                (run_end, HoldEnd::RunEnd),
-            ];
-            if let Some(t) = a.release {
-                ends.push((t, HoldEnd::Released));
+
+    fn acc_mut(&mut self, client: &str, acq: u64) -> Option<&mut Acc> {
+        let i = *self.index.get(&(client.to_string(), acq))?;
+        self.accs.get_mut(i)
+    }
+
+    fn clock_rate(&mut self, t: Duration, detail: &str) {
+        let field = |k: &str| {
+            detail
+                .split(' ')
+                .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+        };
+        let num = |k: &str| {
+            field(k)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| *v > 0.0)
+        };
+        if let (Some(who), Some(rate), Some(from)) = (field("host"), num("rate"), num("from")) {
+            for a in self
+                .accs
+                .iter_mut()
+                .filter(|a| a.client == who && a.valid_until > t)
+            {
+                let rest = (a.valid_until - t).as_secs_f64() * from / rate;
+                a.valid_until = t + Duration::from_secs_f64(rest.min(1e9));
             }
-            if let Some(t) = a.lost {
-                ends.push((t, HoldEnd::Lost));
+        }
+    }
+
+    /// The write interleavings this applied write completes: every
+    /// acquisition of another client whose first write came after the
+    /// writer's previous write (A, B, A).
+    fn interleave(&mut self, writer: &(String, u64), resource: &str, w: W) {
+        let p = self.position;
+        self.position += 1;
+        match self.written.get_mut(writer) {
+            Some(mine) if mine.resource == resource => {
+                let (q, before) = mine.last;
+                mine.last = (p, w);
+                let firsts = self.firsts.get(resource).map_or(&[][..], |v| v);
+                let lo = firsts.partition_point(|(pos, _)| *pos <= q);
+                let hi = firsts.partition_point(|(pos, _)| *pos < p);
+                for (_, other) in &firsts[lo..hi] {
+                    if other.0 == writer.0 || !self.pairs.insert((writer.clone(), other.clone())) {
+                        continue;
+                    }
+                    let b = self.written[other].first.1;
+                    self.interleavings.push(Interleaving {
+                        resource: resource.to_string(),
+                        first: writer.clone(),
+                        second: other.clone(),
+                        times: [before.time, b.time, w.time],
+                        seqs: [before.seq, b.seq, w.seq],
+                        fences: [before.fence, b.fence, w.fence],
+                    });
+                }
             }
-            let (end, end_reason) = ends
-                .into_iter()
-                .min_by_key(|(t, r)| (*t, r.rank()))
-                .unwrap_or((a.start, HoldEnd::RunEnd));
-            Hold {
-                client: a.client.to_string(),
-                acq: a.acq,
-                token: a.token.to_string(),
-                start: a.start,
-                end: end.max(a.start),
-                end_reason,
-                fence: a.fence,
+            Some(_) => {} // one acquisition writing two resources: not ours
+            None => {
+                self.written.insert(
+                    writer.clone(),
+                    Written {
+                        resource: resource.to_string(),
+                        first: (p, w),
+                        last: (p, w),
+                    },
+                );
+                self.firsts
+                    .entry(resource.to_string())
+                    .or_default()
+                    .push((p, writer.clone()));
             }
-        })
-        .collect()
+        }
+    }
+
+    /// Decides the writes applied at the present instant, now that every
+    /// acquisition of that instant is known.
+    fn settle(&mut self) {
+        for p in std::mem::take(&mut self.pending) {
+            let (Some(&mine), Some(&latest)) =
+                (self.index.get(&p.writer), self.latest.get(&p.resource))
+            else {
+                continue;
+            };
+            let (a, b) = (&self.accs[mine], &self.accs[latest]);
+            if b.start > a.start && b.start <= p.w.time {
+                self.stale.push(StaleWrite {
+                    resource: p.resource,
+                    writer: p.writer,
+                    seq: p.w.seq,
+                    fence: p.w.fence,
+                    acquired: a.start,
+                    sent: p.sent,
+                    applied: p.w.time,
+                    landed_in: (b.client.clone(), b.acq),
+                    landed_in_start: b.start,
+                });
+            }
+        }
+    }
+
+    /// The verdict and figures of everything fed.
+    pub fn finish(mut self) -> CheckResult {
+        self.settle();
+        let run_end = self.now;
+        let holds: Vec<Hold> = self.accs.iter().map(|a| hold_of(a, run_end)).collect();
+        let overlaps = overlaps(&holds);
+        for (_, (start, r)) in std::mem::take(&mut self.calls) {
+            self.call_spans.push((r, start, run_end.max(start)));
+        }
+        let unavailable = unavailable(&self.call_spans, &holds);
+        self.latencies.sort_by(f64::total_cmp);
+        let liveness = Liveness {
+            attempts: self.attempts,
+            acquisitions: self.acquisitions,
+            acquire_p50_ms: nearest_rank(&self.latencies, 50.0),
+            acquire_p99_ms: nearest_rank(&self.latencies, 99.0),
+            unavailable_ms: ms(unavailable),
+        };
+        let mut interleavings = self.interleavings;
+        interleavings
+            .sort_by(|x, y| (x.times, &x.first, &x.second).cmp(&(y.times, &y.first, &y.second)));
+        let stale_writes = self.stale;
+        let verdict = if overlaps.is_empty() && stale_writes.is_empty() && interleavings.is_empty()
+        {
+            Verdict::Safe
+        } else {
+            Verdict::Violation
+        };
+        CheckResult {
+            holds,
+            overlaps,
+            interleavings,
+            stale_writes,
+            rejected_writes: self.rejected_writes,
+            liveness,
+            verdict,
+        }
+    }
 }
 
-/// Every pair of holds of different clients sharing a stretch of positive
-/// length: sort by start, then compare each hold with the later-starting
-/// holds that start before it ends.
+/// An acquisition's hold, the history having ended at `run_end`.
+fn hold_of(a: &Acc, run_end: Duration) -> Hold {
+    let mut ends = vec![
+        (a.valid_until, HoldEnd::ValidityEnd),
+        (run_end, HoldEnd::RunEnd),
+    ];
+    if let Some(t) = a.release {
+        ends.push((t, HoldEnd::Released));
+    }
+    if let Some(t) = a.lost {
+        ends.push((t, HoldEnd::Lost));
+    }
+    let (end, end_reason) = ends
+        .into_iter()
+        .min_by_key(|(t, r)| (*t, r.rank()))
+        .unwrap_or((a.start, HoldEnd::RunEnd));
+    Hold {
+        client: a.client.clone(),
+        acq: a.acq,
+        resource: a.resource.clone(),
+        token: a.token.clone(),
+        start: a.start,
+        end: end.max(a.start),
+        end_reason,
+        fence: a.fence,
+    }
+}
+
+/// Every pair of holds of the same resource by different clients sharing a
+/// stretch of positive length: sort by start, then compare each hold with
+/// the later-starting holds that start before it ends.
 fn overlaps(holds: &[Hold]) -> Vec<Overlap> {
     let mut order: Vec<usize> = (0..holds.len()).collect();
     order.sort_by(|&i, &j| {
@@ -371,7 +627,7 @@ fn overlaps(holds: &[Hold]) -> Vec<Overlap> {
                 break;
             }
             let to = a.end.min(b.end);
-            if a.client != b.client && to > b.start {
+            if a.client != b.client && a.resource == b.resource && to > b.start {
                 out.push(Overlap {
                     a: a.clone(),
                     b: b.clone(),
@@ -394,89 +650,6 @@ fn overlaps(holds: &[Hold]) -> Vec<Overlap> {
     out
 }
 
-/// Write interleavings. With distinct positions in the apply order, A and B
-/// interleave (A, B, A or B, A, B) exactly when the spans from their first
-/// to their last applied write overlap: if A's first write comes first and
-/// B's first write comes before A's last, B's first write sits between two
-/// writes of A. So this is the same sweep as for holds, over positions.
-fn interleavings(history: &History) -> Vec<Interleaving> {
-    struct W {
-        time: Duration,
-        seq: u32,
-        fence: Option<u64>,
-    }
-    struct Acq<'a> {
-        client: &'a str,
-        acq: u64,
-        /// Positions in the apply order (increasing).
-        pos: Vec<usize>,
-    }
-    let mut writes: Vec<W> = Vec::new();
-    let mut acqs: Vec<Acq> = Vec::new();
-    let mut index: BTreeMap<(&str, u64), usize> = BTreeMap::new();
-    for e in &history.events {
-        if let EventKind::WriteApplied {
-            client,
-            acq,
-            seq,
-            fence,
-        } = &e.kind
-        {
-            let p = writes.len();
-            writes.push(W {
-                time: e.time,
-                seq: *seq,
-                fence: *fence,
-            });
-            let i = *index.entry((client.as_str(), *acq)).or_insert_with(|| {
-                acqs.push(Acq {
-                    client,
-                    acq: *acq,
-                    pos: Vec::new(),
-                });
-                acqs.len() - 1
-            });
-            acqs[i].pos.push(p);
-        }
-    }
-    // `acqs` is already ordered by first position.
-    let mut out = Vec::new();
-    for (k, a) in acqs.iter().enumerate() {
-        let (Some(&a_first), Some(&a_last)) = (a.pos.first(), a.pos.last()) else {
-            continue;
-        };
-        for b in &acqs[k + 1..] {
-            let Some(&b_first) = b.pos.first() else {
-                continue;
-            };
-            if b_first > a_last {
-                break;
-            }
-            if a.client == b.client || b_first < a_first {
-                continue;
-            }
-            // a_first < b_first < a_last: the A writes around b_first.
-            let after = a.pos.partition_point(|&p| p < b_first);
-            let (Some(&before), Some(&next)) = (
-                after.checked_sub(1).and_then(|i| a.pos.get(i)),
-                a.pos.get(after),
-            ) else {
-                continue;
-            };
-            let three = [&writes[before], &writes[b_first], &writes[next]];
-            out.push(Interleaving {
-                first: (a.client.to_string(), a.acq),
-                second: (b.client.to_string(), b.acq),
-                times: three.map(|w| w.time),
-                seqs: three.map(|w| w.seq),
-                fences: three.map(|w| w.fence),
-            });
-        }
-    }
-    out.sort_by(|x, y| (x.times, &x.first, &x.second).cmp(&(y.times, &y.first, &y.second)));
-    out
-}
-
 /// Nearest-rank percentile of a sorted list (0 when empty).
 fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -490,79 +663,43 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Attempts, acquisitions, acquire latency and unavailability.
-fn liveness(history: &History, holds: &[Hold]) -> Liveness {
-    let run_end = last_time(history);
-    let mut attempts = 0u64;
-    let mut acquisitions = 0u64;
-    let mut latencies: Vec<f64> = Vec::new();
-    // Open lock calls per client: when each started.
-    let mut pending: BTreeMap<&str, Duration> = BTreeMap::new();
-    // (time, change in open calls, change in active holds)
-    let mut changes: Vec<(Duration, i64, i64)> = Vec::new();
-    for e in &history.events {
-        let host = e.host.as_str();
-        match &e.kind {
-            EventKind::LockCall { .. } => {
-                attempts += 1;
-                if let Some(prev) = pending.insert(host, e.time) {
-                    // A call left open (not expected): it ends here.
-                    changes.push((prev, 1, 0));
-                    changes.push((e.time, -1, 0));
-                }
-            }
-            EventKind::Acquired { .. } => {
-                acquisitions += 1;
-                if let Some(start) = pending.remove(host) {
-                    latencies.push(ms(e.time.saturating_sub(start)));
-                    changes.push((start, 1, 0));
-                    changes.push((e.time, -1, 0));
-                }
-            }
-            EventKind::LockFailed { .. } => {
-                if let Some(start) = pending.remove(host) {
-                    changes.push((start, 1, 0));
-                    changes.push((e.time, -1, 0));
-                }
-            }
-            _ => {}
-        }
-    }
-    for start in pending.into_values() {
-        changes.push((start, 1, 0));
-        changes.push((run_end.max(start), -1, 0));
+/// Time during which some client was inside a lock call on a resource
+/// while no hold of that resource was active, summed over resources.
+fn unavailable(call_spans: &[(String, Duration, Duration)], holds: &[Hold]) -> Duration {
+    // Per resource: (time, change in open calls, change in active holds).
+    let mut changes: BTreeMap<&str, Vec<(Duration, i64, i64)>> = BTreeMap::new();
+    for (r, start, end) in call_spans {
+        let v = changes.entry(r.as_str()).or_default();
+        v.push((*start, 1, 0));
+        v.push((*end, -1, 0));
     }
     for h in holds {
         if h.end > h.start {
-            changes.push((h.start, 0, 1));
-            changes.push((h.end, 0, -1));
+            let v = changes.entry(h.resource.as_str()).or_default();
+            v.push((h.start, 0, 1));
+            v.push((h.end, 0, -1));
         }
     }
-    changes.sort_by_key(|c| c.0);
-    let (mut calls, mut active) = (0i64, 0i64);
     let mut unavailable = Duration::ZERO;
-    let mut i = 0;
-    while i < changes.len() {
-        let t = changes[i].0;
-        while i < changes.len() && changes[i].0 == t {
-            calls += changes[i].1;
-            active += changes[i].2;
-            i += 1;
-        }
-        if let Some(next) = changes.get(i) {
-            if calls > 0 && active <= 0 {
-                unavailable += next.0 - t;
+    for changes in changes.values_mut() {
+        changes.sort_by_key(|c| c.0);
+        let (mut calls, mut active) = (0i64, 0i64);
+        let mut i = 0;
+        while i < changes.len() {
+            let t = changes[i].0;
+            while i < changes.len() && changes[i].0 == t {
+                calls += changes[i].1;
+                active += changes[i].2;
+                i += 1;
+            }
+            if let Some(next) = changes.get(i) {
+                if calls > 0 && active <= 0 {
+                    unavailable += next.0 - t;
+                }
             }
         }
     }
-    latencies.sort_by(f64::total_cmp);
-    Liveness {
-        attempts,
-        acquisitions,
-        acquire_p50_ms: nearest_rank(&latencies, 50.0),
-        acquire_p99_ms: nearest_rank(&latencies, 99.0),
-        unavailable_ms: ms(unavailable),
-    }
+    unavailable
 }
 
 #[cfg(test)]

@@ -17,11 +17,13 @@ pub type AcqId = (String, u64);
 #[derive(Clone, Debug, PartialEq)]
 pub enum EventKind {
     // --- clients ---
-    /// A lock call starts.
-    LockCall { call: u64 },
+    /// A lock call on `resource` starts.
+    LockCall { call: u64, resource: String },
     /// The lock call returned success.
     Acquired {
         acq: u64,
+        /// The lock's key.
+        resource: String,
         token: String,
         /// Validity computed by the client.
         validity: Duration,
@@ -57,6 +59,7 @@ pub enum EventKind {
         acq: u64,
         seq: u32,
         fence: Option<u64>,
+        resource: String,
     },
     /// The store refused a write whose fencing token was stale.
     WriteRejected {
@@ -65,6 +68,7 @@ pub enum EventKind {
         seq: u32,
         fence: u64,
         highest: u64,
+        resource: String,
     },
     // --- nodes ---
     /// A node stored the lock key (its token, expiry on its wall clock).
@@ -121,16 +125,17 @@ impl EventKind {
         let ms = |d: &Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
         let opt = |o: &Option<u64>| o.map_or("-".to_string(), |v| v.to_string());
         match self {
-            EventKind::LockCall { call } => format!("call={call}"),
+            EventKind::LockCall { call, resource } => format!("call={call} resource={resource}"),
             EventKind::Acquired {
                 acq,
+                resource,
                 token,
                 validity,
                 valid_until,
                 nodes,
                 fence,
             } => format!(
-                "acq={acq} token={token} validity_ms={} valid_until_ms={} nodes={nodes} fence={}",
+                "acq={acq} resource={resource} token={token} validity_ms={} valid_until_ms={} nodes={nodes} fence={}",
                 ms(validity),
                 ms(valid_until),
                 opt(fence)
@@ -157,8 +162,12 @@ impl EventKind {
                 acq,
                 seq,
                 fence,
+                resource,
             } => {
-                format!("client={client} acq={acq} seq={seq} fence={}", opt(fence))
+                format!(
+                    "client={client} acq={acq} seq={seq} fence={} resource={resource}",
+                    opt(fence)
+                )
             }
             EventKind::WriteRejected {
                 client,
@@ -166,8 +175,9 @@ impl EventKind {
                 seq,
                 fence,
                 highest,
+                resource,
             } => {
-                format!("client={client} acq={acq} seq={seq} fence={fence} highest={highest}")
+                format!("client={client} acq={acq} seq={seq} fence={fence} highest={highest} resource={resource}")
             }
             EventKind::KeySet {
                 key,
@@ -227,20 +237,13 @@ pub struct History {
 
 impl History {
     /// 64-bit FNV-1a over every row (fields joined by `,`, rows ended by
-    /// `\n`), as 16 hex digits.
+    /// `\n`), as 16 hex digits: [`Trace`] fed every event.
     pub fn trace(&self) -> String {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut line = String::new();
+        let mut t = Trace::default();
         for e in &self.events {
-            line.clear();
-            let [t, host, ev, detail] = e.row();
-            let _ = writeln!(line, "{t},{host},{ev},{detail}");
-            for b in line.bytes() {
-                h ^= b as u64;
-                h = h.wrapping_mul(0x0000_0100_0000_01b3);
-            }
+            t.add(e);
         }
-        format!("{h:016x}")
+        t.hex()
     }
 
     /// Events of one host.
@@ -249,50 +252,146 @@ impl History {
     }
 }
 
+/// The run's `trace`, computed as events go by: 64-bit FNV-1a over every
+/// row of `history.csv` (fields joined by `,`, rows ended by `\n`).
+#[derive(Clone, Debug)]
+pub struct Trace {
+    hash: u64,
+    line: String,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace {
+            hash: 0xcbf2_9ce4_8422_2325,
+            line: String::new(),
+        }
+    }
+}
+
+impl Trace {
+    pub fn add(&mut self, e: &Event) {
+        self.line.clear();
+        let [t, host, ev, detail] = e.row();
+        let _ = writeln!(self.line, "{t},{host},{ev},{detail}");
+        for b in self.line.bytes() {
+            self.hash ^= b as u64;
+            self.hash = self.hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// 16 hex digits.
+    pub fn hex(&self) -> String {
+        format!("{:016x}", self.hash)
+    }
+}
+
+/// Where the recorder hands finished events, in time order.
+pub type Sink = Box<dyn FnMut(Event) + Send>;
+
+struct Inner {
+    /// Events not yet handed on (recent: a later record may still come
+    /// before them in time).
+    buffer: Vec<Event>,
+    /// Every event is handed on at or after this time: earlier ones left.
+    flushed_to: Duration,
+    sink: Sink,
+}
+
 /// Where hosts record events. Cheap to clone; shared by every host of a run.
-#[derive(Clone, Default)]
+///
+/// Events are kept only briefly: [`Recorder::flush`] hands those older than
+/// a given time, sorted by time (stable: same-time events keep the order
+/// they were recorded in), to the recorder's sink, which checks them, hashes
+/// them or writes them out as they go. So a run's memory does not grow with
+/// its simulated duration. [`Recorder::new`] keeps every event instead, for
+/// [`Recorder::finish`].
+#[derive(Clone)]
 pub struct Recorder {
-    events: Arc<Mutex<Vec<Event>>>,
+    inner: Arc<Mutex<Inner>>,
+    kept: Option<Arc<Mutex<Vec<Event>>>>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Recorder {
+    /// A recorder that keeps every event, for [`Recorder::finish`].
     pub fn new() -> Self {
-        Self::default()
+        let kept: Arc<Mutex<Vec<Event>>> = Arc::default();
+        let k = kept.clone();
+        let mut r = Self::with_sink(Box::new(move |e| {
+            k.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        }));
+        r.kept = Some(kept);
+        r
     }
 
-    /// Records `kind` for `host` at global time `time`.
+    /// A recorder that hands events to `sink`, in time order, and keeps none.
+    pub fn with_sink(sink: Sink) -> Self {
+        Recorder {
+            inner: Arc::new(Mutex::new(Inner {
+                buffer: Vec::new(),
+                flushed_to: Duration::ZERO,
+                sink,
+            })),
+            kept: None,
+        }
+    }
+
+    /// Records `kind` for `host` at global time `time`. A time before what
+    /// was already handed on is moved up to it (it cannot happen in a run:
+    /// the driver hands on only events well behind the present).
     pub fn record(&self, time: Duration, host: &str, kind: EventKind) {
-        self.lock().push(Event {
+        let mut inner = self.lock();
+        let time = time.max(inner.flushed_to);
+        inner.buffer.push(Event {
             time,
             host: host.to_string(),
             kind,
         });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Event>> {
-        self.events.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Number of events so far.
-    pub fn len(&self) -> usize {
-        self.lock().len()
+    /// Hands on, in time order, every event recorded before `before`: no
+    /// later record may come earlier than that.
+    pub fn flush(&self, before: Duration) {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        if before <= inner.flushed_to {
+            return;
+        }
+        inner.flushed_to = before;
+        if inner.buffer.is_empty() {
+            return;
+        }
+        inner.buffer.sort_by_key(|e| e.time);
+        let n = inner.buffer.partition_point(|e| e.time < before);
+        for e in inner.buffer.drain(..n) {
+            (inner.sink)(e);
+        }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// Hands on every event left: the run is over.
+    pub fn flush_all(&self) {
+        self.flush(Duration::MAX);
     }
 
-    /// Calls `f` on the events recorded since index `from`.
-    pub fn since<T>(&self, from: usize, f: impl FnOnce(&[Event]) -> T) -> T {
-        let ev = self.lock();
-        f(&ev[from.min(ev.len())..])
-    }
-
-    /// The finished history, sorted by time (stable: same-time events keep
-    /// the order they were recorded in).
+    /// Everything recorded, sorted by time (stable), when this recorder
+    /// keeps its events ([`Recorder::new`]); empty otherwise.
     pub fn finish(&self) -> History {
-        let mut events = self.lock().clone();
-        events.sort_by_key(|e| e.time);
+        self.flush_all();
+        let events = self
+            .kept
+            .as_ref()
+            .map(|k| k.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default();
         History { events }
     }
 }
@@ -307,7 +406,10 @@ mod tests {
         r.record(
             Duration::from_millis(1),
             "c1",
-            EventKind::LockCall { call: 1 },
+            EventKind::LockCall {
+                call: 1,
+                resource: "lock".into(),
+            },
         );
         r.record(
             Duration::from_millis(2),

@@ -3,10 +3,11 @@
 //! The command line only parses flags, calls these and prints.
 
 use crate::check::{self, CheckResult, Liveness, Verdict};
-use crate::history::History;
+use crate::history::{Event, History, Trace};
 use crate::report::{self, RunOutput};
 use crate::scenario::{self, Expect, Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Why `run` could not produce a verdict.
@@ -129,19 +130,64 @@ impl Run {
     }
 }
 
-/// Runs `scenario` with `seed` (in this thread) and checks the history.
+/// Runs `scenario` with `seed` (in this thread), checking the events as
+/// they come: nothing of the history is kept (`Run::history` is empty), so
+/// memory does not grow with the simulated duration. For sweeps.
 pub fn simulate(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
+    simulate_with(scenario, seed, false)
+}
+
+/// [`simulate`], keeping the whole history for the run's report.
+pub fn simulate_keeping(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
+    simulate_with(scenario, seed, true)
+}
+
+/// What the events of a run flow into: the checker, the trace, and the
+/// history when it is kept.
+struct Stream {
+    checker: check::Checker,
+    trace: Trace,
+    kept: Option<Vec<Event>>,
+}
+
+fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failure> {
     let start = Instant::now();
-    let history = crate::sim::run(&scenario, seed).map_err(|e| Failure::Failed(e.to_string()))?;
-    let check = check::check(&history);
-    let trace = history.trace();
+    let stream = Arc::new(Mutex::new(Stream {
+        checker: check::Checker::default(),
+        trace: Trace::default(),
+        kept: keep.then(Vec::new),
+    }));
+    let sink = stream.clone();
+    crate::sim::run_with(
+        &scenario,
+        seed,
+        Box::new(move |e| {
+            let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+            s.checker.feed(&e);
+            s.trace.add(&e);
+            if let Some(k) = &mut s.kept {
+                k.push(e);
+            }
+        }),
+    )
+    .map_err(|e| Failure::Failed(e.to_string()))?;
+    let stream = std::mem::replace(
+        &mut *stream.lock().unwrap_or_else(|p| p.into_inner()),
+        Stream {
+            checker: check::Checker::default(),
+            trace: Trace::default(),
+            kept: None,
+        },
+    );
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
     Ok(Run {
         scenario,
         seed,
-        history,
-        check,
-        trace,
+        history: History {
+            events: stream.kept.unwrap_or_default(),
+        },
+        check: stream.checker.finish(),
+        trace: stream.trace.hex(),
         wall_ms,
     })
 }
@@ -170,7 +216,7 @@ pub fn run_file(
     .map_err(Failure::BadInput)?;
     let seed = seed.unwrap_or(scenario.seed);
     let dir = out.unwrap_or_else(|| default_out(&scenario, seed));
-    let run = simulate(scenario, seed)?;
+    let run = simulate_keeping(scenario, seed)?;
     report::write_run(&dir, &run.output())
         .map_err(|e| Failure::Failed(format!("{}: {e}", dir.display())))?;
     Ok((run, dir))

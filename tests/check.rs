@@ -20,20 +20,39 @@ fn ev(ms: u64, host: &str, kind: EventKind) -> Event {
 }
 
 fn call(ms: u64, host: &str, call: u64) -> Event {
-    ev(ms, host, EventKind::LockCall { call })
+    ev(
+        ms,
+        host,
+        EventKind::LockCall {
+            call,
+            resource: "lock".into(),
+        },
+    )
 }
 
 fn acquired(ms: u64, host: &str, acq: u64, valid_until_ms: u64) -> Event {
+    acquired_on(ms, host, acq, valid_until_ms, "lock", None)
+}
+
+fn acquired_on(
+    ms: u64,
+    host: &str,
+    acq: u64,
+    valid_until_ms: u64,
+    resource: &str,
+    fence: Option<u64>,
+) -> Event {
     ev(
         ms,
         host,
         EventKind::Acquired {
             acq,
+            resource: resource.into(),
             token: format!("{host}-tok{acq}"),
             validity: at(valid_until_ms.saturating_sub(ms)),
             valid_until: at(valid_until_ms),
             nodes: 3,
-            fence: None,
+            fence,
         },
     )
 }
@@ -54,6 +73,17 @@ fn release(ms: u64, host: &str, acq: u64) -> Event {
 }
 
 fn applied(ms: u64, client: &str, acq: u64, seq: u32) -> Event {
+    applied_on(ms, client, acq, seq, "lock", None)
+}
+
+fn applied_on(
+    ms: u64,
+    client: &str,
+    acq: u64,
+    seq: u32,
+    resource: &str,
+    fence: Option<u64>,
+) -> Event {
     ev(
         ms,
         "store",
@@ -61,7 +91,8 @@ fn applied(ms: u64, client: &str, acq: u64, seq: u32) -> Event {
             client: client.into(),
             acq,
             seq,
-            fence: None,
+            fence,
+            resource: resource.into(),
         },
     )
 }
@@ -76,6 +107,7 @@ fn rejected(ms: u64, client: &str, acq: u64, seq: u32) -> Event {
             seq,
             fence: 1,
             highest: 2,
+            resource: "lock".into(),
         },
     )
 }
@@ -473,7 +505,7 @@ fn run_report_with_one_overlap() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "time_ms,host,event,detail");
     assert_eq!(lines.len(), 1 + hist.events.len());
-    assert!(lines.contains(&"110.000,c1,acquired,acq=1 token=c1-tok1 validity_ms=9790.000 valid_until_ms=9900.000 nodes=3 fence=-"));
+    assert!(lines.contains(&"110.000,c1,acquired,acq=1 resource=lock token=c1-tok1 validity_ms=9790.000 valid_until_ms=9900.000 nodes=3 fence=-"));
 
     let svg = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
     assert!(
@@ -593,4 +625,163 @@ fn a_clock_rate_change_mid_hold_moves_the_end_of_validity() {
         },
     );
     assert_eq!(check(&other).holds[0].end, at(10_000));
+}
+
+fn sent(ms: u64, client: &str, acq: u64, seq: u32) -> Event {
+    ev(ms, client, EventKind::WriteSent { acq, seq })
+}
+
+/// Kleppmann's pause with one write per acquisition: c1's only write lands
+/// after c2 acquired, before c2 wrote anything.
+#[test]
+fn a_single_stale_write_after_a_later_acquisition_is_a_violation() {
+    let h = history(vec![
+        acquired(0, "c1", 1, 1_000),
+        sent(1, "c1", 1, 1),
+        acquired(2_000, "c2", 1, 12_000),
+        applied(2_500, "c1", 1, 1),
+        release(3_000, "c2", 1),
+        end(4_000),
+    ]);
+    let r = check(&h);
+    assert!(r.overlaps.is_empty());
+    assert!(r.interleavings.is_empty());
+    assert_eq!(r.stale_writes.len(), 1);
+    let w = &r.stale_writes[0];
+    assert_eq!(w.writer, ("c1".to_string(), 1));
+    assert_eq!(w.landed_in, ("c2".to_string(), 1));
+    assert_eq!(w.resource, "lock");
+    assert_eq!(
+        (w.sent, w.applied, w.acquired),
+        (Some(at(1)), at(2_500), at(0))
+    );
+    assert_eq!(w.landed_in_start, at(2_000));
+    assert_eq!(r.verdict, Verdict::Violation);
+}
+
+/// The same with the later holder's write first: B, A is no interleaving,
+/// but A's write is still stale.
+#[test]
+fn a_stale_write_after_the_later_holders_write_is_a_violation() {
+    let h = history(vec![
+        acquired(0, "c1", 1, 1_000),
+        acquired(2_000, "c2", 1, 12_000),
+        applied(2_001, "c2", 1, 1),
+        applied(2_500, "c1", 1, 1),
+        end(4_000),
+    ]);
+    let r = check(&h);
+    assert!(r.interleavings.is_empty());
+    assert_eq!(r.stale_writes.len(), 1);
+    assert_eq!(r.stale_writes[0].writer, ("c1".to_string(), 1));
+    assert_eq!(r.verdict, Verdict::Violation);
+}
+
+/// Every interleaving also has a stale write.
+#[test]
+fn an_interleaving_comes_with_a_stale_write() {
+    let h = history(vec![
+        acquired(0, "c1", 1, 1_000),
+        applied(1, "c1", 1, 1),
+        acquired(2_000, "c2", 1, 12_000),
+        applied(2_001, "c2", 1, 1),
+        applied(2_500, "c1", 1, 2),
+        end(4_000),
+    ]);
+    let r = check(&h);
+    assert_eq!(r.interleavings.len(), 1);
+    assert_eq!(r.stale_writes.len(), 1);
+    assert_eq!(r.stale_writes[0].seq, 2);
+}
+
+/// A write the store refused by fencing was never applied: never stale.
+#[test]
+fn a_write_refused_by_fencing_is_never_stale() {
+    let h = history(vec![
+        acquired_on(0, "c1", 1, 1_000, "lock", Some(1)),
+        acquired_on(2_000, "c2", 1, 12_000, "lock", Some(2)),
+        applied_on(2_001, "c2", 1, 1, "lock", Some(2)),
+        rejected(2_500, "c1", 1, 1),
+        end(4_000),
+    ]);
+    let r = check(&h);
+    assert!(r.stale_writes.is_empty());
+    assert_eq!(r.rejected_writes, 1);
+    assert_eq!(r.verdict, Verdict::Safe);
+}
+
+/// Mutual exclusion is per resource: holds and writes of two locks that
+/// overlap in time are no violation; the same on one lock is.
+#[test]
+fn two_resources_overlapping_in_time_are_no_violation() {
+    let events = |second: &str| {
+        history(vec![
+            acquired_on(0, "c1", 1, 10_000, "alpha", None),
+            applied_on(1, "c1", 1, 1, "alpha", None),
+            acquired_on(100, "c2", 1, 10_100, second, None),
+            applied_on(101, "c2", 1, 1, second, None),
+            applied_on(200, "c1", 1, 2, "alpha", None),
+            release(300, "c1", 1),
+            release(400, "c2", 1),
+            end(500),
+        ])
+    };
+    let r = check(&events("beta"));
+    assert!(r.overlaps.is_empty() && r.stale_writes.is_empty() && r.interleavings.is_empty());
+    assert_eq!(r.verdict, Verdict::Safe);
+    assert_eq!(r.holds[1].resource, "beta");
+    let same = check(&events("alpha"));
+    assert_eq!(same.overlaps.len(), 1);
+    assert_eq!(same.interleavings.len(), 1);
+    assert_eq!(same.overlaps[0].a.resource, "alpha");
+    assert_eq!(same.verdict, Verdict::Violation);
+}
+
+/// A write applied at the very instant of a later acquisition is stale,
+/// whichever of the two was recorded first: the nodes gave the lock to the
+/// later holder at least one hop before its client learned it. A write
+/// applied a moment before is not.
+#[test]
+fn a_write_at_the_instant_of_a_later_acquisition_is_stale() {
+    let write_first = history(vec![
+        acquired(0, "c1", 1, 1_000),
+        applied(2_000, "c1", 1, 1),
+        acquired(2_000, "c2", 1, 12_000),
+        end(3_000),
+    ]);
+    let acq_first = history(vec![
+        acquired(0, "c1", 1, 1_000),
+        acquired(2_000, "c2", 1, 12_000),
+        applied(2_000, "c1", 1, 1),
+        end(3_000),
+    ]);
+    for h in [write_first, acq_first] {
+        let r = check(&h);
+        assert_eq!(r.stale_writes.len(), 1, "{:?}", h.events);
+        assert_eq!(r.stale_writes[0].landed_in_start, at(2_000));
+    }
+    let before = history(vec![
+        acquired(0, "c1", 1, 1_000),
+        applied(1_999, "c1", 1, 1),
+        acquired(2_000, "c2", 1, 12_000),
+        end(3_000),
+    ]);
+    assert!(check(&before).stale_writes.is_empty());
+}
+
+/// The client's own later acquisition makes its earlier write stale too:
+/// the write leaked from one critical section into the next.
+#[test]
+fn a_write_landing_in_the_same_clients_next_acquisition_is_stale() {
+    let h = history(vec![
+        acquired(0, "c1", 1, 1_000),
+        release(900, "c1", 1),
+        acquired(2_000, "c1", 2, 12_000),
+        applied(2_100, "c1", 1, 1),
+        end(3_000),
+    ]);
+    let r = check(&h);
+    assert_eq!(r.stale_writes.len(), 1);
+    assert_eq!(r.stale_writes[0].landed_in, ("c1".to_string(), 2));
+    assert!(r.overlaps.is_empty() && r.interleavings.is_empty());
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::doc::{b, code, row, t, to_html, to_md, Block, Figure, In, Row, Style};
 use super::{excerpt, fmt_len, fmt_ms, fmt_t, short_token, Facts, RunOutput};
-use crate::check::{Hold, Interleaving, Overlap, Verdict};
+use crate::check::{Hold, Interleaving, Overlap, StaleWrite, Verdict};
 use crate::history::{Event, EventKind};
 
 /// Violations told in full; the others are listed in a table.
@@ -118,6 +118,7 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
         ("expected", s.expect.as_str().to_string()),
         ("lock overlaps", c.overlaps.len().to_string()),
         ("write interleavings", c.interleavings.len().to_string()),
+        ("stale writes", c.stale_writes.len().to_string()),
         ("writes rejected by fencing", c.rejected_writes.to_string()),
         ("lock calls", l.attempts.to_string()),
         ("acquisitions", l.acquisitions.to_string()),
@@ -162,8 +163,9 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
         doc.push(Block::P(vec![
             b("No violation."),
             t(format!(
-                " Over {} acquisitions by {} client(s), no two holds of different clients \
-                 overlapped, and the store never applied the writes of two acquisitions \
+                " Over {} acquisitions by {} client(s), no two holds of the same lock by \
+                 different clients overlapped, the store applied no write after a later \
+                 acquisition of its lock, and never applied the writes of two acquisitions \
                  interleaved. {} write(s) were refused by fencing. Of {} lock calls, {} \
                  succeeded; acquiring took {} at the median and {} at the 99th percentile, and \
                  for {} in total clients were waiting for the lock while nobody held it.",
@@ -181,8 +183,9 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
         doc.push(Block::H(
             2,
             format!(
-                "Violations: {} lock overlap(s), {} write interleaving(s)",
+                "Violations: {} lock overlap(s), {} stale write(s), {} write interleaving(s)",
                 c.overlaps.len(),
+                c.stale_writes.len(),
                 c.interleavings.len()
             ),
         ));
@@ -191,19 +194,25 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
             n += 1;
             overlap_story(&mut doc, out, f, n, o);
         }
+        for w in c.stale_writes.iter().take(MAX_STORIES) {
+            n += 1;
+            stale_story(&mut doc, out, f, n, w);
+        }
         for i in c.interleavings.iter().take(MAX_STORIES) {
             n += 1;
             interleaving_story(&mut doc, out, f, n, i);
         }
         let rest_o = c.overlaps.iter().skip(MAX_STORIES);
+        let rest_s = c.stale_writes.iter().skip(MAX_STORIES);
         let rest_i = c.interleavings.iter().skip(MAX_STORIES);
-        let rest = rest_o.len() + rest_i.len();
+        let rest = rest_o.len() + rest_s.len() + rest_i.len();
         if rest > 0 {
             doc.push(Block::H(3, format!("{rest} more violation(s)")));
             let mut rows: Vec<Row> = Vec::new();
             for o in c.overlaps.iter().skip(MAX_STORIES) {
                 rows.push(row(vec![
                     "lock overlap".into(),
+                    o.a.resource.clone(),
                     format!(
                         "{} #{} and {} #{}",
                         o.a.client, o.a.acq, o.b.client, o.b.acq
@@ -211,9 +220,21 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
                     format!("{} to {}", fmt_t(o.from), fmt_t(o.to)),
                 ]));
             }
+            for w in c.stale_writes.iter().skip(MAX_STORIES) {
+                rows.push(row(vec![
+                    "stale write".into(),
+                    w.resource.clone(),
+                    format!(
+                        "{} #{} write {} in {} #{}",
+                        w.writer.0, w.writer.1, w.seq, w.landed_in.0, w.landed_in.1
+                    ),
+                    format!("applied {}", fmt_t(w.applied)),
+                ]));
+            }
             for i in c.interleavings.iter().skip(MAX_STORIES) {
                 rows.push(row(vec![
                     "write interleaving".into(),
+                    i.resource.clone(),
                     format!(
                         "{} #{} and {} #{}",
                         i.first.0, i.first.1, i.second.0, i.second.1
@@ -224,7 +245,12 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
             let total = rows.len();
             rows.truncate(MAX_OTHER_ROWS);
             doc.push(Block::Table(
-                vec!["kind".into(), "acquisitions".into(), "times".into()],
+                vec![
+                    "kind".into(),
+                    "lock".into(),
+                    "acquisitions".into(),
+                    "times".into(),
+                ],
                 rows,
             ));
             if total > MAX_OTHER_ROWS {
@@ -383,8 +409,8 @@ fn overlap_story(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, n: usize, o: 
     doc.push(Block::H(
         3,
         format!(
-            "Violation {n}: {} and {} held the lock at the same time",
-            a.client, bh.client
+            "Violation {n}: {} and {} held the lock {} at the same time",
+            a.client, bh.client, a.resource
         ),
     ));
     doc.push(Block::P(vec![
@@ -490,6 +516,96 @@ fn overlap_story(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, n: usize, o: 
     );
 }
 
+fn stale_story(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, n: usize, w: &StaleWrite) {
+    let (wc, wa) = (&w.writer.0, w.writer.1);
+    let (lc, la) = (&w.landed_in.0, w.landed_in.1);
+    doc.push(Block::H(
+        3,
+        format!(
+            "Violation {n}: a stale write of {wc} to {} landed in {}",
+            w.resource,
+            acq_name(lc, la)
+        ),
+    ));
+    let sent = match w.sent {
+        Some(s) => format!(
+            "It sent write {} at {}; the store applied it at {}, ",
+            w.seq,
+            fmt_t(s),
+            fmt_t(w.applied)
+        ),
+        None => format!(
+            "The store applied its write {} at {}, ",
+            w.seq,
+            fmt_t(w.applied)
+        ),
+    };
+    let fence = match w.fence {
+        None => "Fencing was off: the store had no token to tell the late write from a current one.".to_string(),
+        Some(x) => format!(
+            "Its fencing token {x} was accepted: the store had not yet seen a higher one (the later holder had not written yet), so fencing could not refuse it."
+        ),
+    };
+    let hold = out
+        .check
+        .holds
+        .iter()
+        .find(|h| h.client == *wc && h.acq == wa);
+    let mut p = vec![
+        t(format!(
+            "{wc} acquired {} at {} (acquisition #{wa}). {sent}",
+            w.resource,
+            fmt_t(w.acquired),
+        )),
+        b(format!(
+            "{} after {} of the same lock had succeeded at {}",
+            fmt_len(w.applied.saturating_sub(w.landed_in_start)),
+            acq_name(lc, la),
+            fmt_t(w.landed_in_start),
+        )),
+        t(": the writer's lock was gone. "),
+    ];
+    if let Some(h) = hold {
+        p.push(t(format!(
+            "{wc}'s hold had ended at {}, when {}. ",
+            fmt_t(h.end),
+            h.end_reason.describe()
+        )));
+    }
+    if let Some(s) = w.sent {
+        if s > w.landed_in_start {
+            p.push(t("The write was sent after the later acquisition: the writer did not know its lock was gone. "));
+        } else if hold.is_some_and(|h| s <= h.end) {
+            p.push(t(
+                "The write was sent while the writer still held the lock and arrived late. ",
+            ));
+        }
+    }
+    p.push(t(fence));
+    doc.push(Block::P(p));
+    faults_before(doc, f, w.applied, "the stale write");
+    let from = w.acquired.saturating_sub(Duration::from_secs(1));
+    let keys = [(wc.as_str(), wa), (lc.as_str(), la)];
+    let keep = |e: &Event| involves(e, &keys);
+    events_table(
+        doc,
+        out,
+        from,
+        w.applied,
+        &keep,
+        &format!(
+            "The events that led to it, from {} ({}) to the stale write at {}:",
+            fmt_t(from),
+            if w.acquired >= Duration::from_secs(1) {
+                format!("1 s before {wc} acquired")
+            } else {
+                "the start of the run".to_string()
+            },
+            fmt_t(w.applied)
+        ),
+    );
+}
+
 fn interleaving_story(
     doc: &mut Vec<Block>,
     out: &RunOutput,
@@ -501,7 +617,10 @@ fn interleaving_story(
     let (bc, ba) = (&i.second.0, i.second.1);
     doc.push(Block::H(
         3,
-        format!("Violation {n}: writes of {ac} and {bc} interleaved at the store"),
+        format!(
+            "Violation {n}: writes of {ac} and {bc} to {} interleaved at the store",
+            i.resource
+        ),
     ));
     doc.push(Block::P(vec![
         t(format!(

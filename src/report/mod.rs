@@ -81,7 +81,7 @@ pub fn write_run(dir: &Path, out: &RunOutput) -> io::Result<()> {
 
 /// The summary printed by `run`, one `key: value` per line, each ending in
 /// a newline: `scenario`, `seed`, `verdict`, `expected`, `lock_overlaps`,
-/// `write_interleavings`, `rejected_writes`, `attempts`, `acquisitions`,
+/// `write_interleavings`, `stale_writes`, `rejected_writes`, `attempts`, `acquisitions`,
 /// `trace`. (The command line adds `report: <path>` itself.) Deterministic:
 /// no wall-clock figures.
 pub fn summary_lines(out: &RunOutput) -> String {
@@ -95,6 +95,7 @@ pub fn summary_lines(out: &RunOutput) -> String {
     let _ = writeln!(s, "outcome: {}", out.outcome());
     let _ = writeln!(s, "lock_overlaps: {}", c.overlaps.len());
     let _ = writeln!(s, "write_interleavings: {}", c.interleavings.len());
+    let _ = writeln!(s, "stale_writes: {}", c.stale_writes.len());
     let _ = writeln!(s, "rejected_writes: {}", c.rejected_writes);
     let _ = writeln!(s, "attempts: {}", c.liveness.attempts);
     let _ = writeln!(s, "acquisitions: {}", c.liveness.acquisitions);
@@ -107,11 +108,11 @@ pub fn summary_lines(out: &RunOutput) -> String {
 pub const MAX_JSON_VIOLATIONS: usize = 1000;
 
 /// The content of `summary.json`: `scenario`, `seed`, `verdict`,
-/// `expected`, `as_expected`, `lock_overlaps`, `write_interleavings`,
+/// `expected`, `as_expected`, `lock_overlaps`, `write_interleavings`, `stale_writes`,
 /// `rejected_writes`, `attempts`, `acquisitions`, `acquire_p50_ms`,
 /// `acquire_p99_ms`, `unavailable_ms`, `trace`, `events`, `end_ms` (time of
 /// the last event), `wall_ms`, and `violations`: the first
-/// [`MAX_JSON_VIOLATIONS`] overlaps and interleavings with their times in ms
+/// [`MAX_JSON_VIOLATIONS`] overlaps, stale writes and interleavings with their times in ms
 /// (`violations_listed` says how many are listed).
 pub fn summary_json(out: &RunOutput) -> Value {
     let c = out.check;
@@ -120,6 +121,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         json!({
             "client": h.client,
             "acq": h.acq,
+            "resource": h.resource,
             "token": h.token,
             "fence": h.fence,
             "start_ms": ms(h.start),
@@ -131,11 +133,28 @@ pub fn summary_json(out: &RunOutput) -> Value {
     for o in c.overlaps.iter().take(MAX_JSON_VIOLATIONS) {
         violations.push(json!({
             "kind": "lock_overlap",
+            "resource": o.a.resource,
             "from_ms": ms(o.from),
             "to_ms": ms(o.to),
             "overlap_ms": ms(o.to.saturating_sub(o.from)),
             "first": hold(&o.a),
             "second": hold(&o.b),
+        }));
+    }
+    for w in c
+        .stale_writes
+        .iter()
+        .take(MAX_JSON_VIOLATIONS - violations.len())
+    {
+        violations.push(json!({
+            "kind": "stale_write",
+            "resource": w.resource,
+            "writer": { "client": w.writer.0, "acq": w.writer.1, "acquired_ms": ms(w.acquired) },
+            "seq": w.seq,
+            "fence": w.fence,
+            "sent_ms": w.sent.map(ms),
+            "applied_ms": ms(w.applied),
+            "landed_in": { "client": w.landed_in.0, "acq": w.landed_in.1, "acquired_ms": ms(w.landed_in_start) },
         }));
     }
     for i in c
@@ -154,6 +173,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         };
         violations.push(json!({
             "kind": "write_interleaving",
+            "resource": i.resource,
             "first": { "client": i.first.0, "acq": i.first.1 },
             "second": { "client": i.second.0, "acq": i.second.1 },
             "times_ms": i.times.map(ms),
@@ -169,6 +189,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "as_expected": out.as_expected(),
         "lock_overlaps": c.overlaps.len(),
         "write_interleavings": c.interleavings.len(),
+        "stale_writes": c.stale_writes.len(),
         "rejected_writes": c.rejected_writes,
         "attempts": l.attempts,
         "acquisitions": l.acquisitions,

@@ -301,8 +301,9 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
     doc.push(Block::H(2, "Conclusions".into()));
     doc.push(list(conclusions(out)));
     doc.push(p(
-        "A violation is a run in which two clients held the lock at once or the store applied \
-         the writes of two acquisitions interleaved. Rates are the share of runs with at least \
+        "A violation is a run in which two clients held the same lock at once, or the store \
+         applied a write after a later acquisition of its lock had succeeded (a stale write; \
+         writes of two acquisitions interleaved are counted too). Rates are the share of runs with at least \
          one violation; intervals are 95% Wilson score intervals. \"0 violations in N runs\" \
          bounds the rate, it does not prove it zero."
             .into(),

@@ -309,6 +309,17 @@ fn draw(out: &RunOutput, f: &Facts) -> Result<String, String> {
                 }
             }
         }
+        // Stale writes: a ring on the writer's row where the store applied it.
+        for w in &c.stale_writes {
+            if let Some(&r) = row_of.get(w.writer.0.as_str()) {
+                let base = (nrows - 1 - r) as f64;
+                d(area.draw(&Circle::new(
+                    (clamp(w.applied), base + 0.5),
+                    6,
+                    VIOLATION.stroke_width(2),
+                )))?;
+            }
+        }
         // Fault markers through the rows, unless there are so many that
         // they would hide the rows (then only the lane shows them).
         let plot_px = (px_x.end - px_x.start).max(1) as usize;
@@ -427,6 +438,9 @@ fn draw(out: &RunOutput, f: &Facts) -> Result<String, String> {
         if !c.interleavings.is_empty() {
             items.push((Swatch::Dot(VIOLATION), "interleaved write".into()));
         }
+        if !c.stale_writes.is_empty() {
+            items.push((Swatch::Ring(VIOLATION), "stale write".into()));
+        }
         items.extend([
             (
                 Swatch::Bar(PALETTE[1].to_rgba()),
@@ -470,6 +484,9 @@ fn draw(out: &RunOutput, f: &Facts) -> Result<String, String> {
                     col.filled(),
                 )))?,
                 Swatch::Dot(col) => d(lower.draw(&Circle::new((x + 9, y), 4, col.filled())))?,
+                Swatch::Ring(col) => {
+                    d(lower.draw(&Circle::new((x + 9, y), 5, col.stroke_width(2))))?
+                }
                 Swatch::None => {}
             }
             d(lower.draw(&Text::new(text, (x + 24, y), item_style.clone())))?;
@@ -487,5 +504,6 @@ enum Swatch {
     Strip(RGBColor),
     Tick(RGBColor),
     Dot(RGBColor),
+    Ring(RGBColor),
     None,
 }

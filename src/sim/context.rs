@@ -54,6 +54,7 @@ pub struct Context {
 
 impl Context {
     pub fn new(
+        recorder: Recorder,
         clocks: BTreeMap<String, SimClock>,
         resources: Vec<String>,
         end: Duration,
@@ -61,7 +62,7 @@ impl Context {
         waiting: Vec<Waiting>,
     ) -> Arc<Self> {
         Arc::new(Context {
-            recorder: Recorder::new(),
+            recorder,
             clocks,
             resources,
             end,

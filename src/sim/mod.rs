@@ -24,7 +24,7 @@ pub mod world;
 use crate::client::SimConnector;
 use crate::clock::Clock;
 use crate::clock::{ClockModel, SimClock};
-use crate::history::History;
+use crate::history::{History, Recorder, Sink};
 use crate::node::persistence::{self, Disk, SharedDisk};
 use crate::node::{replication, Node};
 use crate::scenario::{Persistence, Scenario, Topology, Trigger};
@@ -69,8 +69,25 @@ fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
         .collect()
 }
 
-/// Runs `s` with `seed` and returns the history.
+/// Runs `s` with `seed` and returns the whole history (kept in memory:
+/// for tests and small runs; [`run_with`] streams it instead).
 pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
+    let recorder = Recorder::new();
+    run_into(s, seed, recorder.clone())?;
+    Ok(recorder.finish())
+}
+
+/// Runs `s` with `seed`, handing each event to `sink` in time order as the
+/// run goes (a few ticks behind the present), and keeping none: memory does
+/// not grow with the simulated duration.
+pub fn run_with(s: &Scenario, seed: u64, sink: Sink) -> Result<(), RunError> {
+    let recorder = Recorder::with_sink(sink);
+    run_into(s, seed, recorder.clone())?;
+    recorder.flush_all();
+    Ok(())
+}
+
+fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError> {
     let hosts = s.host_names();
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
@@ -94,7 +111,14 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
     let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
     resources.sort();
     resources.dedup();
-    let ctx = Context::new(clocks(s, seed), resources, s.duration, "n1".into(), waiting);
+    let ctx = Context::new(
+        recorder,
+        clocks(s, seed),
+        resources,
+        s.duration,
+        "n1".into(),
+        waiting,
+    );
 
     let latency = &s.network.latency;
     // The driver stops here whatever the clients do; turmoil's own cap lies
@@ -217,8 +241,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
         limit,
     };
     world.run()?;
-    drop(world);
-    Ok(ctx.recorder.finish())
+    Ok(())
 }
 
 fn persistence_mode(p: Persistence) -> persistence::Mode {

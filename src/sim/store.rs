@@ -59,6 +59,7 @@ fn apply(ctx: &Context, highest: &Mutex<BTreeMap<String, u64>>, args: &[bytes::B
                     seq,
                     fence: f,
                     highest: *top,
+                    resource: resource.clone(),
                 },
             );
             return Frame::err(format!("REJECTED fencing token {f} is lower than {top}"));
@@ -72,6 +73,7 @@ fn apply(ctx: &Context, highest: &Mutex<BTreeMap<String, u64>>, args: &[bytes::B
             acq,
             seq,
             fence,
+            resource: resource.clone(),
         },
     );
     Frame::ok()

@@ -27,7 +27,8 @@ pub const NODE_PORT: u16 = 6379;
 pub const STORE_ADDR: &str = "store:7000";
 /// Port of the sentinel.
 pub const SENTINEL_ADDR: &str = "sentinel:26379";
-/// How long a client waits for the store to answer a write.
+/// The least a client waits for the store to answer a write (it waits as
+/// long as its lock is valid, when that is longer).
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A generator for one purpose of one host, derived from the run's seed.
@@ -102,7 +103,13 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
         }
         if let Some(lock_client) = redlock.clone() {
             call += 1;
-            c.ctx.record(&c.name, EventKind::LockCall { call });
+            c.ctx.record(
+                &c.name,
+                EventKind::LockCall {
+                    call,
+                    resource: c.spec.resource.clone(),
+                },
+            );
             match lock_client.lock(&c.spec.resource, c.spec.ttl).await {
                 Ok(lock) => {
                     acq += 1;
@@ -188,6 +195,7 @@ impl Client {
             &self.name,
             EventKind::Acquired {
                 acq,
+                resource: self.spec.resource.clone(),
                 token: lock.token.clone(),
                 validity: lock.validity,
                 valid_until: self.global_of(lock.valid_until),
@@ -233,9 +241,18 @@ impl Client {
                 &fence_arg,
                 &self.spec.resource,
             ]);
+            // Wait for the store's acknowledgement while the lock is valid
+            // (at least WRITE_TIMEOUT): a write still in flight when the lock
+            // runs out is the hazard the stale-write check reports.
+            let valid_until = dog
+                .as_ref()
+                .map_or(lock.valid_until, |d| d.status().lock.valid_until);
+            let wait = valid_until
+                .saturating_sub(self.clock.now())
+                .max(WRITE_TIMEOUT);
             let _ = self
                 .store
-                .request(&SimConnector, &self.clock, &cmd, WRITE_TIMEOUT)
+                .request(&SimConnector, &self.clock, &cmd, wait)
                 .await;
         }
         if writes <= 1 {

@@ -139,6 +139,7 @@ mod tests {
             verdict: if violated { "violation" } else { "safe" }.into(),
             lock_overlaps: 0,
             write_interleavings: 0,
+            stale_writes: 0,
             rejected_writes: 0,
             attempts: 0,
             acquisitions: 0,

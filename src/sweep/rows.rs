@@ -1,6 +1,6 @@
 //! `runs.csv`: one row per run, in the contract's columns
 //! `scenario,seed,<one column per varied key>,verdict,lock_overlaps,
-//! write_interleavings,rejected_writes,attempts,acquisitions,acquire_p50_ms,
+//! write_interleavings,stale_writes,rejected_writes,attempts,acquisitions,acquire_p50_ms,
 //! acquire_p99_ms,unavailable_ms,trace,wall_ms`.
 
 use crate::runner::Run;
@@ -8,10 +8,11 @@ use std::io;
 use std::path::Path;
 
 /// The columns after the varied keys.
-pub const FIGURES: [&str; 11] = [
+pub const FIGURES: [&str; 12] = [
     "verdict",
     "lock_overlaps",
     "write_interleavings",
+    "stale_writes",
     "rejected_writes",
     "attempts",
     "acquisitions",
@@ -32,6 +33,7 @@ pub struct RunRow {
     pub verdict: String,
     pub lock_overlaps: u64,
     pub write_interleavings: u64,
+    pub stale_writes: u64,
     pub rejected_writes: u64,
     pub attempts: u64,
     pub acquisitions: u64,
@@ -65,6 +67,7 @@ impl RunRow {
             verdict: c.verdict.as_str().to_string(),
             lock_overlaps: c.overlaps.len() as u64,
             write_interleavings: c.interleavings.len() as u64,
+            stale_writes: c.stale_writes.len() as u64,
             rejected_writes: c.rejected_writes,
             attempts: c.liveness.attempts,
             acquisitions: c.liveness.acquisitions,
@@ -83,6 +86,7 @@ impl RunRow {
             self.verdict.clone(),
             self.lock_overlaps.to_string(),
             self.write_interleavings.to_string(),
+            self.stale_writes.to_string(),
             self.rejected_writes.to_string(),
             self.attempts.to_string(),
             self.acquisitions.to_string(),
@@ -97,7 +101,7 @@ impl RunRow {
 
     /// Parses a record with `nkeys` varied columns; `None` if malformed.
     pub fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
-        if rec.len() != 2 + nkeys + 11 {
+        if rec.len() != 2 + nkeys + FIGURES.len() {
             return None;
         }
         let g = |i: usize| rec.get(i).unwrap_or("").to_string();
@@ -111,14 +115,15 @@ impl RunRow {
             verdict: g(b),
             lock_overlaps: n(b + 1)?,
             write_interleavings: n(b + 2)?,
-            rejected_writes: n(b + 3)?,
-            attempts: n(b + 4)?,
-            acquisitions: n(b + 5)?,
-            acquire_p50_ms: f(b + 6)?,
-            acquire_p99_ms: f(b + 7)?,
-            unavailable_ms: f(b + 8)?,
-            trace: g(b + 9),
-            wall_ms: f(b + 10)?,
+            stale_writes: n(b + 3)?,
+            rejected_writes: n(b + 4)?,
+            attempts: n(b + 5)?,
+            acquisitions: n(b + 6)?,
+            acquire_p50_ms: f(b + 7)?,
+            acquire_p99_ms: f(b + 8)?,
+            unavailable_ms: f(b + 9)?,
+            trace: g(b + 10),
+            wall_ms: f(b + 11)?,
         })
     }
 }
