@@ -79,6 +79,9 @@ fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
 }
 
 fn main() {
+    if let Ok(what) = std::env::var("BENCH_MEMORY_CHILD") {
+        return memory_child(&what);
+    }
     let s = scenario::load(std::path::Path::new("benches/standard.toml")).unwrap();
     let seeds: u64 = std::env::var("BENCH_SEEDS")
         .ok()
@@ -87,9 +90,10 @@ fn main() {
     let sim_secs = s.duration.as_secs_f64();
 
     let start = Instant::now();
-    let mut events = 0;
+    let mut acquisitions = 0;
     for seed in 1..=seeds {
-        events += redlock_sim::sim::run(&s, seed).unwrap().events.len();
+        let run = redlock_sim::runner::simulate(s.clone(), seed).unwrap();
+        acquisitions += run.check.liveness.acquisitions;
     }
     let harness = start.elapsed().as_secs_f64() / seeds as f64;
 
@@ -105,7 +109,7 @@ fn main() {
         s.clients.len(),
         s.tick
     );
-    println!("harness:      {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s, {} events per seed", harness, 1.0 / harness, sim_secs / harness, events as u64 / seeds);
+    println!("harness (run and check): {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s, {} acquisitions per seed", harness, 1.0 / harness, sim_secs / harness, acquisitions / seeds);
     println!(
         "bare turmoil: {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s",
         bare,
@@ -123,16 +127,55 @@ fn main() {
         one / two
     );
 
-    // Memory as the simulated duration grows (peak RSS only grows, so
-    // shortest first; each figure is the peak after that run).
+    // Memory, each figure the peak of a process of its own (peak RSS only
+    // grows within a process): one run as the simulated duration grows,
+    // checked as it goes and keeping no history (what a sweep does), and a
+    // sweep as its number of runs grows.
+    let peak = |what: &str| -> f64 {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("BENCH_MEMORY_CHILD", what)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(f64::NAN)
+    };
+    let short = peak("run:60");
     for secs in [60u64, 300, 1200] {
-        let mut long = s.clone();
-        long.duration = Duration::from_secs(secs);
-        let h = redlock_sim::sim::run(&long, 1).unwrap();
+        let p = if secs == 60 {
+            short
+        } else {
+            peak(&format!("run:{secs}"))
+        };
         println!(
-            "{secs:>5} s simulated: {} events, peak RSS {:.1} MiB",
-            h.events.len(),
-            peak_rss_mib()
+            "{secs:>5} s simulated: peak RSS {p:.1} MiB ({:.2}x the 60 s run)",
+            p / short
         );
     }
+    let few = peak("sweep:8");
+    let many = peak("sweep:64");
+    println!(
+        "sweep, --jobs 1: 8 runs peak RSS {few:.1} MiB, 64 runs {many:.1} MiB ({:.2}x)",
+        many / few
+    );
+}
+
+/// The child of a memory measurement: `run:SECS` or `sweep:RUNS`; prints
+/// its peak RSS in MiB.
+fn memory_child(what: &str) {
+    let s = scenario::load(std::path::Path::new("benches/standard.toml")).unwrap();
+    match what.split_once(':') {
+        Some(("run", secs)) => {
+            let mut long = s.clone();
+            long.duration = Duration::from_secs(secs.parse().unwrap());
+            redlock_sim::runner::simulate(long, 1).unwrap();
+        }
+        Some(("sweep", runs)) => {
+            let text = std::fs::read_to_string("benches/standard.toml").unwrap();
+            sweep_seconds(&text, runs.parse().unwrap(), 1);
+        }
+        _ => panic!("unknown memory measurement {what}"),
+    }
+    println!("{}", peak_rss_mib());
 }

@@ -17,11 +17,11 @@ pub mod nemesis;
 pub mod net;
 pub mod nodes;
 pub mod sentinel;
+pub mod sockets;
 pub mod store;
 pub mod workload;
 pub mod world;
 
-use crate::client::SimConnector;
 use crate::clock::Clock;
 use crate::clock::{ClockModel, SimClock};
 use crate::history::{History, Recorder, Sink};
@@ -31,6 +31,7 @@ use crate::scenario::{Persistence, Scenario, Topology, Trigger};
 use bytes::Bytes;
 use context::{Context, Due, Waiting};
 use rand::Rng;
+use sockets::Connector;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -88,6 +89,7 @@ pub fn run_with(s: &Scenario, seed: u64, sink: Sink) -> Result<(), RunError> {
 }
 
 fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError> {
+    sockets::reset();
     let hosts = s.host_names();
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
@@ -172,7 +174,7 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError>
                     }
                     tokio::spawn(replication::replica_task(
                         node.clone(),
-                        Arc::new(SimConnector),
+                        Arc::new(Connector(name.clone())),
                     ));
                 }
                 if let Some(fsync) = persistence::attach(&node, disk, mode) {
@@ -192,7 +194,7 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError>
                 master: addrs[0].clone(),
                 failover_after,
                 clock: Arc::new(ctx.clock("sentinel")),
-                connector: Arc::new(SimConnector),
+                connector: Arc::new(Connector("sentinel".into())),
                 on_failover: Arc::new(move |old: &str, new: &str| {
                     let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
                     hook_ctx.set_master(new);

@@ -95,6 +95,13 @@ impl Net {
                 }
             }
         }
+        let cut = self
+            .cuts
+            .iter()
+            .filter(|(_, causes)| !causes.is_empty())
+            .map(|(link, _)| link.clone())
+            .collect();
+        super::sockets::set_cut(cut);
     }
 }
 

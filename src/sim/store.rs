@@ -15,10 +15,10 @@ pub const PORT: u16 = 7000;
 
 /// The store host's program.
 pub async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
-    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
+    let listener = super::sockets::KeepAliveListener::bind(PORT).await?;
     let highest: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
     loop {
-        let (stream, _) = listener.accept().await?;
+        let stream = listener.accept().await?;
         let (ctx, highest) = (ctx.clone(), highest.clone());
         tokio::spawn(async move {
             let mut conn = Connection::new(stream);

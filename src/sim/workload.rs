@@ -10,8 +10,9 @@
 //! and again after a failed lock call.
 
 use super::context::Context;
+use super::sockets::Connector;
 use crate::client::connection::NodeConn;
-use crate::client::{Config, Flaw, Lock, Redlock, SimConnector, Status, Watchdog};
+use crate::client::{Config, Flaw, Lock, Redlock, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
 use crate::history::EventKind;
 use crate::resp::Frame;
@@ -59,6 +60,8 @@ struct Client {
     seed: u64,
     rng: ChaCha8Rng,
     store: NodeConn,
+    /// Opens this client's connections.
+    net: Arc<Connector>,
     /// Redlock clients built so far (a new one each time the master moves).
     generation: u64,
 }
@@ -70,6 +73,7 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
         clock: ctx.clock(&name),
         rng: rng_for(p.seed, &name, "workload"),
         store: NodeConn::new(STORE_ADDR),
+        net: Arc::new(Connector(p.spec.name.clone())),
         ctx,
         name,
         spec: p.spec,
@@ -153,7 +157,7 @@ impl Client {
             nodes,
             config,
             Arc::new(self.clock.clone()),
-            Arc::new(SimConnector),
+            self.net.clone(),
             ChaCha20Rng::seed_from_u64(token_seed),
         ))
     }
@@ -161,12 +165,7 @@ impl Client {
     async fn ask_sentinel(&self, sentinel: &NodeConn) -> Option<String> {
         let cmd = Frame::command(["SENTINEL", "get-master-addr-by-name", "mymaster"]);
         match sentinel
-            .request(
-                &SimConnector,
-                &self.clock,
-                &cmd,
-                self.spec.request_timeout * 4,
-            )
+            .request(&*self.net, &self.clock, &cmd, self.spec.request_timeout * 4)
             .await
         {
             Ok(Frame::Array(items)) => match items.first() {
@@ -252,7 +251,7 @@ impl Client {
                 .max(WRITE_TIMEOUT);
             let _ = self
                 .store
-                .request(&SimConnector, &self.clock, &cmd, wait)
+                .request(&*self.net, &self.clock, &cmd, wait)
                 .await;
         }
         if writes <= 1 {
