@@ -40,6 +40,14 @@ pub use world::RunError;
 /// Seconds since the Unix epoch at which every simulation starts.
 pub const EPOCH_SECS: u64 = 1_700_000_000;
 
+/// Capacity of each host's TCP buffers in turmoil: the queue of connections
+/// not yet accepted (turmoil panics when it is full) and each stream's
+/// buffer. Turmoil's default (64) is exceeded as soon as more clients than
+/// that connect to one node, the store or the sentinel at once, or when a
+/// paused host is released with the connects held during its pause. The
+/// buffers grow only as used, so a bound this large costs nothing.
+pub const TCP_CAPACITY: usize = 1 << 24;
+
 /// Each host's clock: rates drawn from `[1 − drift, 1 + drift]`, offsets from
 /// `clocks.offset`, per-host overrides applied after the draw (so overriding
 /// one host does not change the others).
@@ -106,6 +114,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
         .tick_duration(s.tick)
         .simulation_duration(limit + Duration::from_secs(60))
         .rng_seed(seed)
+        .tcp_capacity(TCP_CAPACITY)
         .min_message_latency(latency.lo)
         .max_message_latency(latency.hi);
     let mut sim = builder.build();
