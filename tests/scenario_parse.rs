@@ -574,7 +574,7 @@ fn bad_ranges_and_values() {
         "duration = \"10s\"\n[clocks]\ndrift = 1.0\n",
         "clocks.drift",
         Some(3),
-        "below 1",
+        "from 0 to 0.99",
     );
     error(
         "duration = \"10s\"\n[clients]\ndrift_factor = -0.1\n",
@@ -629,7 +629,7 @@ fn bad_ranges_and_values() {
         "duration = \"10s\"\n[hosts.n1]\nclock_rate = 0\n",
         "hosts.n1.clock_rate",
         Some(3),
-        "more than 0",
+        "from 0.01 to 100",
     );
     error(
         "duration = \"10s\"\nname = \"../x\"\n",
