@@ -129,10 +129,25 @@ impl Run {
     }
 }
 
-/// Runs `scenario` with `seed` (in this thread) and checks the history.
+/// Runs `scenario` with `seed` (in this thread) and checks the history. A
+/// panic inside the simulation (a bug) is caught and returned as
+/// [`Failure::Failed`], so that the caller exits 70 and a sweep's other
+/// runs are not lost.
 pub fn simulate(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
     let start = Instant::now();
-    let history = crate::sim::run(&scenario, seed).map_err(|e| Failure::Failed(e.to_string()))?;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::sim::run(&scenario, seed)
+    }));
+    let history = match result {
+        Ok(r) => r.map_err(|e| Failure::Failed(e.to_string()))?,
+        Err(panic) => {
+            return Err(Failure::Failed(format!(
+                "internal error: the simulation of {} with seed {seed} panicked: {} (a bug in redlock-sim, not in the scenario)",
+                scenario.name,
+                panic_message(panic.as_ref())
+            )))
+        }
+    };
     let check = check::check(&history);
     let trace = history.trace();
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -144,6 +159,17 @@ pub fn simulate(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
         trace,
         wall_ms,
     })
+}
+
+/// The text of a caught panic's payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
 }
 
 /// Where `run` writes by default: `reports/<name>/seed-<N>/`.
@@ -171,8 +197,12 @@ pub fn run_file(
     let seed = seed.unwrap_or(scenario.seed);
     let dir = out.unwrap_or_else(|| default_out(&scenario, seed));
     let run = simulate(scenario, seed)?;
-    report::write_run(&dir, &run.output())
-        .map_err(|e| Failure::Failed(format!("{}: {e}", dir.display())))?;
+    report::write_run(&dir, &run.output()).map_err(|e| {
+        Failure::Failed(format!(
+            "cannot write the outputs to {}: {e}",
+            dir.display()
+        ))
+    })?;
     Ok((run, dir))
 }
 
