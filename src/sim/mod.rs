@@ -48,6 +48,14 @@ pub const EPOCH_SECS: u64 = 1_700_000_000;
 /// buffers grow only as used, so a bound this large costs nothing.
 pub const TCP_CAPACITY: usize = 1 << 24;
 
+/// Ports a host's outgoing connections take. Turmoil (0.7) never frees the
+/// port of a connect that got no answer (a lost SYN, a refused or abandoned
+/// connect), and panics when a host has none left; a client cut off from
+/// every node retries each about once a second (the connection backoff), so
+/// the whole range above the well-known ports (64512, four times turmoil's
+/// default) lasts an hour of simulated isolation with the most nodes.
+pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 1024..=65535;
+
 /// Each host's clock: rates drawn from `[1 − drift, 1 + drift]`, offsets from
 /// `clocks.offset`, per-host overrides applied after the draw (so overriding
 /// one host does not change the others).
@@ -115,6 +123,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
         .simulation_duration(limit + Duration::from_secs(60))
         .rng_seed(seed)
         .tcp_capacity(TCP_CAPACITY)
+        .ephemeral_ports(EPHEMERAL_PORTS)
         .min_message_latency(latency.lo)
         .max_message_latency(latency.hi);
     let mut sim = builder.build();
