@@ -6,8 +6,8 @@ use std::time::Duration;
 
 /// Most clients (`clients.count`) a scenario may have: the largest count
 /// that runs to the end at a reasonable speed (measured: a 10 s scenario
-/// with this many clients and [`MAX_NODES`] redlock masters takes about 25 s
-/// of wall time in a release build; turmoil's cost per tick grows with
+/// with this many clients and [`MAX_NODES`] nodes takes 20 to 30 s of wall
+/// time in a release build; turmoil's cost per tick grows with
 /// hosts × links, so twice as many clients cost about ten times as much).
 pub const MAX_CLIENTS: usize = 100;
 /// Most nodes (`cluster.nodes`) a scenario may have (see [`MAX_CLIENTS`]).
