@@ -51,7 +51,7 @@ fn run(file: &Path, out: &Path, extra: &[&str], limit: Duration) -> Output {
     let mut args: Vec<&std::ffi::OsStr> = vec!["run".as_ref(), file.as_os_str()];
     args.push("--out".as_ref());
     args.push(out.as_os_str());
-    args.extend(extra.iter().map(|a| std::ffi::OsStr::new(a)));
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
     run_bin(&args, limit, &file.display().to_string())
 }
 
