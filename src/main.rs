@@ -128,6 +128,28 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A panic is a bug of the program, never the input's fault: say so, and
+    // exit 70 rather than Rust's 101 (a run's panic is caught further down
+    // and reported the same way).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("redlock-sim: internal error (a bug in redlock-sim, exit code {EXIT_SOFTWARE}):");
+        default_hook(info);
+    }));
+    match std::panic::catch_unwind(move || command(cli)) {
+        Ok(code) => code,
+        Err(panic) => {
+            eprintln!(
+                "redlock-sim: internal error: {}",
+                runner::panic_message(panic.as_ref())
+            );
+            ExitCode::from(EXIT_SOFTWARE)
+        }
+    }
+}
+
+/// Runs one command and maps its outcome to an exit code.
+fn command(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run {
             file,
@@ -192,9 +214,13 @@ fn main() -> ExitCode {
         }
         Command::Merge { dirs, out } => match sweep::merge(&dirs, &out) {
             Ok(done) => finished_sweep(&done, &out, None),
-            Err(e) => {
+            Err(sweep::MergeError::BadInput(e)) => {
                 eprintln!("redlock-sim merge: {e}");
                 ExitCode::from(2)
+            }
+            Err(sweep::MergeError::Failed(e)) => {
+                eprintln!("redlock-sim merge: {e}");
+                ExitCode::from(EXIT_SOFTWARE)
             }
         },
         Command::Check { files } => {

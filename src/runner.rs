@@ -132,7 +132,10 @@ impl Run {
 
 /// Runs `scenario` with `seed` (in this thread), checking the events as
 /// they come: nothing of the history is kept (`Run::history` is empty), so
-/// memory does not grow with the simulated duration. For sweeps.
+/// memory does not grow with the simulated duration. For sweeps. A panic
+/// inside the simulation (a bug) is caught and returned as
+/// [`Failure::Failed`], so that the caller exits 70 and a sweep's other
+/// runs are not lost.
 pub fn simulate(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
     simulate_with(scenario, seed, false)
 }
@@ -158,19 +161,30 @@ fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failu
         kept: keep.then(Vec::new),
     }));
     let sink = stream.clone();
-    crate::sim::run_with(
-        &scenario,
-        seed,
-        Box::new(move |e| {
-            let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
-            s.checker.feed(&e);
-            s.trace.add(&e);
-            if let Some(k) = &mut s.kept {
-                k.push(e);
-            }
-        }),
-    )
-    .map_err(|e| Failure::Failed(e.to_string()))?;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::sim::run_with(
+            &scenario,
+            seed,
+            Box::new(move |e| {
+                let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+                s.checker.feed(&e);
+                s.trace.add(&e);
+                if let Some(k) = &mut s.kept {
+                    k.push(e);
+                }
+            }),
+        )
+    }));
+    match result {
+        Ok(r) => r.map_err(|e| Failure::Failed(e.to_string()))?,
+        Err(panic) => {
+            return Err(Failure::Failed(format!(
+                "internal error: the simulation of {} with seed {seed} panicked: {} (a bug in redlock-sim, not in the scenario)",
+                scenario.name,
+                panic_message(panic.as_ref())
+            )))
+        }
+    }
     let stream = std::mem::replace(
         &mut *stream.lock().unwrap_or_else(|p| p.into_inner()),
         Stream {
@@ -190,6 +204,17 @@ fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failu
         trace: stream.trace.hex(),
         wall_ms,
     })
+}
+
+/// The text of a caught panic's payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
 }
 
 /// Where `run` writes by default: `reports/<name>/seed-<N>/`.
@@ -217,8 +242,12 @@ pub fn run_file(
     let seed = seed.unwrap_or(scenario.seed);
     let dir = out.unwrap_or_else(|| default_out(&scenario, seed));
     let run = simulate_keeping(scenario, seed)?;
-    report::write_run(&dir, &run.output())
-        .map_err(|e| Failure::Failed(format!("{}: {e}", dir.display())))?;
+    report::write_run(&dir, &run.output()).map_err(|e| {
+        Failure::Failed(format!(
+            "cannot write the outputs to {}: {e}",
+            dir.display()
+        ))
+    })?;
     Ok((run, dir))
 }
 

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use rand::{Rng, SeedableRng};
+mod common;
+
+use common::mutate;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use redlock_sim::scenario::*;
 
@@ -574,7 +577,7 @@ fn bad_ranges_and_values() {
         "duration = \"10s\"\n[clocks]\ndrift = 1.0\n",
         "clocks.drift",
         Some(3),
-        "below 1",
+        "from 0 to 0.99",
     );
     error(
         "duration = \"10s\"\n[clients]\ndrift_factor = -0.1\n",
@@ -629,7 +632,7 @@ fn bad_ranges_and_values() {
         "duration = \"10s\"\n[hosts.n1]\nclock_rate = 0\n",
         "hosts.n1.clock_rate",
         Some(3),
-        "more than 0",
+        "from 0.01 to 100",
     );
     error(
         "duration = \"10s\"\nname = \"../x\"\n",
@@ -1040,89 +1043,6 @@ fn sweeps() {
         Some(3),
         "empty",
     );
-}
-
-/// Mutates scenario text: deletes, duplicates or swaps lines, replaces
-/// characters, inserts tokens.
-fn mutate(text: &str, rng: &mut ChaCha8Rng) -> String {
-    const TOKENS: &[&str] = &[
-        "=",
-        "[",
-        "]",
-        "[[",
-        "]]",
-        "\"",
-        "..",
-        "..=",
-        "0",
-        "-1",
-        "1e309",
-        "99999999999999999999",
-        "3",
-        "0.5ttl",
-        "ttl",
-        "ms",
-        "s",
-        "\n",
-        ",",
-        "{",
-        "}",
-        "#",
-        "'",
-        "n1",
-        "c1",
-        "master",
-        "sentinel",
-        "nan",
-        "inf",
-        "-",
-        "true",
-        "\"\"",
-        "é",
-        "\u{0}",
-        "faults",
-        "hosts.c9",
-        ".",
-        "\"1ms..0ms\"",
-        "[[faults]]\ndo = \"heal\"\n",
-    ];
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    for _ in 0..rng.random_range(1..=4) {
-        if lines.is_empty() {
-            lines.push(String::new());
-        }
-        let i = rng.random_range(0..lines.len());
-        match rng.random_range(0..6) {
-            0 => {
-                lines.remove(i);
-            }
-            1 => {
-                let l = lines[i].clone();
-                lines.insert(i, l);
-            }
-            2 => {
-                let j = rng.random_range(0..lines.len());
-                lines.swap(i, j);
-            }
-            3 => {
-                let mut chars: Vec<char> = lines[i].chars().collect();
-                if !chars.is_empty() {
-                    let k = rng.random_range(0..chars.len());
-                    let pool = b"=[]\".,0123456789-ms{}#x";
-                    chars[k] = pool[rng.random_range(0..pool.len())] as char;
-                }
-                lines[i] = chars.into_iter().collect();
-            }
-            _ => {
-                let mut chars: Vec<char> = lines[i].chars().collect();
-                let k = rng.random_range(0..=chars.len());
-                let tok = TOKENS[rng.random_range(0..TOKENS.len())];
-                chars.splice(k..k, tok.chars());
-                lines[i] = chars.into_iter().collect();
-            }
-        }
-    }
-    lines.join("\n")
 }
 
 #[test]

@@ -21,10 +21,14 @@
 //! - Every fault needs `at`; `partition` needs at least two sides, exactly two
 //!   with `oneway = true`.
 //! - `at`, `for` and `restart` accept TTL multiples; other durations do not.
-//! - Limits that keep the simulation sane: `nodes` and `count` in 1..=1024,
-//!   `writes` <= 1,000,000, `retry_count` in 1..=1,000,000, clock rates in
-//!   (0, 1000], durations and offsets at most 10^12 ms; `duration`, `tick`,
-//!   `ttl`, `request_timeout` and every `*_every` must be more than zero.
+//! - Limits that keep the simulation sane: `nodes` in 1..=[`MAX_NODES`],
+//!   `count` in 1..=[`MAX_CLIENTS`], `writes` <= 1,000,000, `retry_count` in
+//!   1..=1,000,000, clock rates (`clock_rate`, a `clock-rate` fault's `rate`,
+//!   1 ± `clocks.drift`) in [0.01, 100], durations and offsets at most
+//!   10^12 ms; `duration`, `ttl`, `request_timeout` and every `*_every` must
+//!   be more than zero; `tick` is at least 100µs and at most the lower bound
+//!   of `network.latency` and of every `latency` fault's `latency`; a fault
+//!   without `after` has its `at` within `duration`.
 //! - `[sweep]` without `seeds` means seeds 1..=100; a sweep has at most
 //!   1,000,000 combinations of `vary` values. Nested tables under
 //!   `[sweep.vary]` (unquoted dotted keys) are read as dotted paths, and

@@ -8,9 +8,7 @@ use super::check::*;
 use super::raw::{RawKind, RawTable};
 use super::sweep::sweep;
 use super::types::*;
-
-/// Largest `nodes` and `count`.
-const MAX_HOSTS: i64 = 1024;
+use crate::duration;
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -183,16 +181,79 @@ fn host_clock(cx: &Cx, t: &Tbl) -> R<Option<HostClock>> {
     )
 }
 
-/// A clock rate: more than 0, at most 1000.
+/// A clock rate, in [`MIN_CLOCK_RATE`, `MAX_CLOCK_RATE`].
 fn rate(cx: &Cx, v: &Val) -> R<f64> {
     let r = v.float(cx)?;
-    if !(r > 0.0 && r <= 1000.0) {
+    if !(MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&r) {
         return Err(v.err(
             cx,
-            format!("{r} is not a clock rate: it must be more than 0 and at most 1000"),
+            format!(
+                "{r:?} is out of range: a clock rate must be from {MIN_CLOCK_RATE} to {MAX_CLOCK_RATE}"
+            ),
         ));
     }
     Ok(r)
+}
+
+/// The lower bound of a link's latency, with the key that sets it.
+struct LatencyBound {
+    lo: Duration,
+    key: String,
+    line: Option<usize>,
+}
+
+/// `tick` must be at least [`MIN_TICK`] (`tick_v` is the `tick` key, absent
+/// for the default), and at most the smallest one-way latency any link can
+/// have, or hops would be stretched to whole ticks. When `tick` is written
+/// the error names it; when it is the default, the latency key.
+fn check_tick(cx: &Cx, tick: Duration, tick_v: Option<&Val>, bounds: &[LatencyBound]) -> R<()> {
+    if tick < MIN_TICK {
+        if let Some(v) = tick_v {
+            let text = v.duration_text(cx).unwrap_or_default();
+            return Err(v.err(
+                cx,
+                format!("{text:?} is too short: the tick must be at least 100us (0.1ms)"),
+            ));
+        }
+    }
+    let Some(b) = bounds.iter().min_by_key(|b| b.lo) else {
+        return Ok(());
+    };
+    if tick <= b.lo {
+        return Ok(());
+    }
+    let (lo, t) = (duration::format(b.lo), duration::format(tick));
+    let at = b.line.map(|l| format!(", line {l}")).unwrap_or_default();
+    match tick_v {
+        Some(v) => {
+            let fix = if b.lo >= MIN_TICK {
+                format!("use a tick of at most {lo}, or raise the latency's lower bound")
+            } else {
+                "raise the latency's lower bound to at least 0.1ms (the shortest tick)".to_string()
+            };
+            Err(v.err(
+                cx,
+                format!(
+                    "the tick ({t}) is longer than the smallest one-way latency a link can have, {lo} (the lower bound of {}{at}): every hop would be stretched to a whole tick; {fix}",
+                    b.key
+                ),
+            ))
+        }
+        None => {
+            let fix = if b.lo >= MIN_TICK {
+                format!("set `tick` to at most {lo} at the top level, or raise the lower bound")
+            } else {
+                "raise the lower bound to at least 0.1ms (the shortest tick)".to_string()
+            };
+            Err(cx.err(
+                &b.key,
+                b.line,
+                format!(
+                    "the lower bound {lo} is shorter than the tick ({t}, the default): every hop would be stretched to a whole tick; {fix}"
+                ),
+            ))
+        }
+    }
 }
 
 /// Validates a raw tree into a scenario; `file` names it and gives the
@@ -239,7 +300,8 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             "required key `duration` is missing: add e.g. `duration = \"30s\"` at the top level",
         )),
     };
-    let tick = match top.get("tick") {
+    let tick_v = top.get("tick");
+    let tick = match &tick_v {
         Some(v) => v.positive(&cx, None)?,
         None => Duration::from_millis(1),
     };
@@ -269,7 +331,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
         None => Topology::Redlock,
     };
     let nodes = match cget("nodes") {
-        Some(v) => v.int_in(&cx, 1, MAX_HOSTS)? as usize,
+        Some(v) => v.int_in(&cx, 1, MAX_NODES as i64)? as usize,
         None => 5,
     };
     let replication_delay = match cget("replication_delay") {
@@ -293,12 +355,21 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
     };
 
     // [network]
+    let mut latency_bounds = Vec::new();
     let network = match top.table(&cx, "network")? {
         Some(t) => {
             t.check_keys(&cx, NETWORK_KEYS)?;
             Network {
                 latency: match t.get("latency") {
-                    Some(v) => v.dur_range(&cx)?,
+                    Some(v) => {
+                        let r = v.dur_range(&cx)?;
+                        latency_bounds.push(LatencyBound {
+                            lo: r.lo,
+                            key: v.path.clone(),
+                            line: v.line(),
+                        });
+                        r
+                    }
                     None => DurRange {
                         lo: Duration::from_millis(1),
                         hi: Duration::from_millis(5),
@@ -313,6 +384,13 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             },
         },
     };
+    if latency_bounds.is_empty() {
+        latency_bounds.push(LatencyBound {
+            lo: network.latency.lo,
+            key: "network.latency".to_string(),
+            line: None,
+        });
+    }
 
     // [clients] and [hosts.X]
     let clients_t = top.table(&cx, "clients")?;
@@ -321,7 +399,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
     if let Some(t) = &clients_t {
         t.check_keys(&cx, CLIENT_KEYS)?;
         if let Some(v) = t.get("count") {
-            count = v.int_in(&cx, 1, MAX_HOSTS)? as usize;
+            count = v.int_in(&cx, 1, MAX_CLIENTS as i64)? as usize;
         }
         apply_client_keys(&cx, t, &mut base)?;
     }
@@ -383,10 +461,13 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
         t.check_keys(&cx, CLOCKS_KEYS)?;
         if let Some(v) = t.get("drift") {
             let d = v.float(&cx)?;
-            if !(0.0..1.0).contains(&d) {
+            let max = 1.0 - MIN_CLOCK_RATE;
+            if !(0.0..=max).contains(&d) {
                 return Err(v.err(
                     &cx,
-                    format!("{d} is out of range: drift must be at least 0 and below 1"),
+                    format!(
+                        "{d:?} is out of range: drift must be from 0 to {max}, so that every clock rate (1 - drift to 1 + drift) is from {MIN_CLOCK_RATE} to {MAX_CLOCK_RATE}"
+                    ),
                 ));
             }
             clocks.drift = d;
@@ -407,9 +488,18 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
         }
         for item in v.array(&cx)? {
             let t = item.table(&cx, "this [[faults]] entry")?;
-            faults.push(fault(&cx, &t, &universe, max_ttl)?);
+            let f = fault(&cx, &t, &universe, max_ttl, duration)?;
+            if let (FaultAction::Latency { latency, .. }, Some(v)) = (&f.action, t.get("latency")) {
+                latency_bounds.push(LatencyBound {
+                    lo: latency.lo,
+                    key: v.path.clone(),
+                    line: v.line(),
+                });
+            }
+            faults.push(f);
         }
     }
+    check_tick(&cx, tick, tick_v.as_ref(), &latency_bounds)?;
 
     let nemesis = match top.table(&cx, "nemesis")? {
         Some(t) => Some(nemesis(&cx, &t, &universe)?),
@@ -440,7 +530,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
 }
 
 /// One `[[faults]]` table.
-fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration) -> R<Fault> {
+fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> R<Fault> {
     let do_v = t.require(cx, "do")?;
     let kind = do_v.str(cx)?;
     let Some((kind, required, optional)) = FAULT_KEYS.iter().find(|(k, _, _)| *k == kind) else {
@@ -465,7 +555,8 @@ fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration) -> R<Fault> {
         what: format!("{} (do = \"{kind}\")", t.what),
     };
     t.check_keys(cx, &allowed)?;
-    let at = t.require(cx, "at")?.duration(cx, Some(ttl))?;
+    let at_v = t.require(cx, "at")?;
+    let at = at_v.duration(cx, Some(ttl))?;
     for key in *required {
         t.require(cx, key)?;
     }
@@ -550,6 +641,16 @@ fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration) -> R<Fault> {
         Some(v) => trigger(cx, &v, hosts)?,
         None => Trigger::Start,
     };
+    if after == Trigger::Start && at > duration {
+        return Err(at_v.err(
+            cx,
+            format!(
+                "{} is beyond the scenario's duration ({}): the fault would never happen; move it within the duration, or make it follow a client's lock with `after`",
+                duration::format(at),
+                duration::format(duration)
+            ),
+        ));
+    }
     Ok(Fault {
         at,
         after,

@@ -4,6 +4,23 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
+/// Most clients (`clients.count`) a scenario may have: the largest count
+/// that runs to the end at a reasonable speed (measured: a 10 s scenario
+/// with this many clients and [`MAX_NODES`] nodes takes 20 to 30 s of wall
+/// time in a release build; turmoil's cost per tick grows with
+/// hosts × links, so twice as many clients cost about ten times as much).
+pub const MAX_CLIENTS: usize = 100;
+/// Most nodes (`cluster.nodes`) a scenario may have (see [`MAX_CLIENTS`]).
+pub const MAX_NODES: usize = 15;
+/// Shortest `tick`.
+pub const MIN_TICK: Duration = Duration::from_micros(100);
+/// Slowest clock rate (`clock_rate`, a `clock-rate` fault's `rate`, and
+/// 1 − `clocks.drift`).
+pub const MIN_CLOCK_RATE: f64 = 0.01;
+/// Fastest clock rate (`clock_rate`, a `clock-rate` fault's `rate`, and
+/// 1 + `clocks.drift`).
+pub const MAX_CLOCK_RATE: f64 = 100.0;
+
 /// A validated scenario with every default applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
@@ -188,7 +205,7 @@ pub enum Restart {
 pub struct Cluster {
     /// Redlock or single-instance with replicas.
     pub topology: Topology,
-    /// Number of servers, hosts `n1..nN`; at least 1.
+    /// Number of servers, hosts `n1..nN`; 1 to [`MAX_NODES`].
     pub nodes: usize,
     /// Single: delay before the master ships each write (ignored by redlock).
     pub replication_delay: Duration,
@@ -310,7 +327,7 @@ pub struct ClientSpec {
 /// `[clocks]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clocks {
-    /// Each host's rate is drawn from [1 - drift, 1 + drift]; 0 <= drift < 1.
+    /// Each host's rate is drawn from [1 - drift, 1 + drift]; 0 <= drift <= 0.99.
     pub drift: f64,
     /// Each host's initial wall-clock offset.
     pub offset: SignedRange,
@@ -319,7 +336,7 @@ pub struct Clocks {
 /// Clock overrides of one host (`[hosts.X]`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostClock {
-    /// Fixed clock rate (> 0), replacing the drawn one.
+    /// Fixed clock rate, in [`MIN_CLOCK_RATE`, `MAX_CLOCK_RATE`], replacing the drawn one.
     pub clock_rate: Option<f64>,
     /// Initial wall-clock offset, replacing `[clocks] offset`.
     pub clock_offset: Option<SignedRange>,
@@ -411,7 +428,7 @@ pub enum FaultAction {
     ClockRate {
         /// Any host (or the current master).
         host: Target,
-        /// The new rate, in (0, 1000].
+        /// The new rate, in [`MIN_CLOCK_RATE`, `MAX_CLOCK_RATE`].
         rate: f64,
     },
     /// Slow one link.

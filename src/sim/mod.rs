@@ -41,6 +41,22 @@ pub use world::RunError;
 /// Seconds since the Unix epoch at which every simulation starts.
 pub const EPOCH_SECS: u64 = 1_700_000_000;
 
+/// Capacity of each host's TCP buffers in turmoil: the queue of connections
+/// not yet accepted (turmoil panics when it is full) and each stream's
+/// buffer. Turmoil's default (64) is exceeded as soon as more clients than
+/// that connect to one node, the store or the sentinel at once, or when a
+/// paused host is released with the connects held during its pause. The
+/// buffers grow only as used, so a bound this large costs nothing.
+pub const TCP_CAPACITY: usize = 1 << 24;
+
+/// Ports a host's outgoing connections take. Turmoil (0.7) never frees the
+/// port of a connect that got no answer (a lost SYN, a refused or abandoned
+/// connect), and panics when a host has none left; a client cut off from
+/// every node retries each about once a second (the connection backoff), so
+/// the whole range above the well-known ports (64512, four times turmoil's
+/// default) lasts an hour of simulated isolation with the most nodes.
+pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 1024..=65535;
+
 /// Each host's clock: rates drawn from `[1 − drift, 1 + drift]`, offsets from
 /// `clocks.offset`, per-host overrides applied after the draw (so overriding
 /// one host does not change the others).
@@ -132,6 +148,8 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError>
         .tick_duration(s.tick)
         .simulation_duration(limit + Duration::from_secs(60))
         .rng_seed(seed)
+        .tcp_capacity(TCP_CAPACITY)
+        .ephemeral_ports(EPHEMERAL_PORTS)
         .min_message_latency(latency.lo)
         .max_message_latency(latency.hi);
     let mut sim = builder.build();

@@ -203,7 +203,15 @@ impl Finished {
 
 /// Runs the sweep, resuming from the rows already in `out/runs.csv`.
 pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
-    std::fs::create_dir_all(&opts.out)?;
+    std::fs::create_dir_all(&opts.out).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "cannot create the output directory {}: {e}",
+                opts.out.display()
+            ),
+        )
+    })?;
     let copy = opts.out.join(SCENARIO_COPY);
     match std::fs::read_to_string(&copy) {
         Ok(old) if old != plan.text => {
@@ -413,9 +421,41 @@ fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -> io::Resul
     w.flush()
 }
 
+/// Why `merge` failed.
+#[derive(Debug)]
+pub enum MergeError {
+    /// A shard directory is missing, unreadable or of another scenario
+    /// (exit code 2).
+    BadInput(String),
+    /// The outputs could not be written (exit code 70).
+    Failed(String),
+}
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MergeError::BadInput(e) | MergeError::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 /// `merge DIR... --out DIR`: joins the shards' `runs.csv` (the scenario is
 /// read from the first directory's copy) and writes every output.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Finished, String> {
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Finished, MergeError> {
+    let (plan, rows) = merge_read(dirs).map_err(MergeError::BadInput)?;
+    let failed = |e: io::Error| {
+        MergeError::Failed(format!(
+            "cannot write the outputs to {}: {e}",
+            out.display()
+        ))
+    };
+    std::fs::create_dir_all(out).map_err(failed)?;
+    std::fs::write(out.join(SCENARIO_COPY), &plan.text).map_err(failed)?;
+    finish(&plan, rows, out, 0).map_err(failed)
+}
+
+/// Reads the shards of a merge: the plan and every row.
+fn merge_read(dirs: &[PathBuf]) -> Result<(Plan, Vec<RunRow>), String> {
     let first = dirs.first().ok_or("merge needs at least one directory")?;
     let copy = first.join(SCENARIO_COPY);
     let text = std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
@@ -444,9 +484,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Finished, String> {
     }
     let plan =
         Plan::from_text(text, copy.display().to_string(), seeds).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    std::fs::write(out.join(SCENARIO_COPY), &plan.text).map_err(|e| e.to_string())?;
-    finish(&plan, rows, out, 0).map_err(|e| format!("{}: {e}", out.display()))
+    Ok((plan, rows))
 }
 
 /// Progress: a bar on a terminal, plain lines every 10% otherwise.

@@ -1,11 +1,13 @@
-//! Test support: real `redis-server` processes on free loopback ports, and
-//! the project's own node served in-process.
+//! Test support: real `redis-server` processes on free loopback ports,
+//! the project's own node served in-process, and a mutator of scenario text
+//! for the fuzz passes.
 //!
 //! When `redis-server` is missing, tests that need it fail under CI (the
 //! `CI` environment variable is set) with a message saying so, and otherwise
 //! print why they skip and return.
 #![allow(dead_code)]
 
+use rand::Rng;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -148,4 +150,87 @@ impl Client {
         self.conn.write_frame(&cmd).await.unwrap();
         self.conn.read_frame().await.unwrap()
     }
+}
+
+/// Mutates scenario text: deletes, duplicates or swaps lines, replaces
+/// characters, inserts tokens.
+pub fn mutate(text: &str, rng: &mut rand_chacha::ChaCha8Rng) -> String {
+    const TOKENS: &[&str] = &[
+        "=",
+        "[",
+        "]",
+        "[[",
+        "]]",
+        "\"",
+        "..",
+        "..=",
+        "0",
+        "-1",
+        "1e309",
+        "99999999999999999999",
+        "3",
+        "0.5ttl",
+        "ttl",
+        "ms",
+        "s",
+        "\n",
+        ",",
+        "{",
+        "}",
+        "#",
+        "'",
+        "n1",
+        "c1",
+        "master",
+        "sentinel",
+        "nan",
+        "inf",
+        "-",
+        "true",
+        "\"\"",
+        "é",
+        "\u{0}",
+        "faults",
+        "hosts.c9",
+        ".",
+        "\"1ms..0ms\"",
+        "[[faults]]\ndo = \"heal\"\n",
+    ];
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for _ in 0..rng.random_range(1..=4) {
+        if lines.is_empty() {
+            lines.push(String::new());
+        }
+        let i = rng.random_range(0..lines.len());
+        match rng.random_range(0..6) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            2 => {
+                let j = rng.random_range(0..lines.len());
+                lines.swap(i, j);
+            }
+            3 => {
+                let mut chars: Vec<char> = lines[i].chars().collect();
+                if !chars.is_empty() {
+                    let k = rng.random_range(0..chars.len());
+                    let pool = b"=[]\".,0123456789-ms{}#x";
+                    chars[k] = pool[rng.random_range(0..pool.len())] as char;
+                }
+                lines[i] = chars.into_iter().collect();
+            }
+            _ => {
+                let mut chars: Vec<char> = lines[i].chars().collect();
+                let k = rng.random_range(0..=chars.len());
+                let tok = TOKENS[rng.random_range(0..TOKENS.len())];
+                chars.splice(k..k, tok.chars());
+                lines[i] = chars.into_iter().collect();
+            }
+        }
+    }
+    lines.join("\n")
 }
