@@ -124,8 +124,10 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
             s.cluster.replication_delay,
             s.cluster.topology == Topology::Single,
         );
+        let boots = Arc::new(std::sync::atomic::AtomicU64::new(0));
         sim.host(name.clone(), move || {
             let (ctx, name, disk) = (ctx.clone(), name.clone(), disk.clone());
+            let first_boot = boots.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
             async move {
                 let clock: Arc<dyn Clock> = Arc::new(ctx.clock(&name));
                 let keyspace = disk
@@ -139,7 +141,11 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
                     // names (n1 at first): after a failover, an old master
                     // comes back as a replica, as Sentinel reconfigures it.
                     let master = ctx.master();
-                    if master != name {
+                    if master != name && first_boot {
+                        // Time 0: the cluster is ready, every replica synced
+                        // with the (empty) master.
+                        replication::attach_synced(&node, &format!("{master}:{NODE_PORT}"));
+                    } else if master != name {
                         node.execute(&[
                             Bytes::from("REPLICAOF"),
                             Bytes::from(master),
