@@ -101,11 +101,9 @@ impl World<'_> {
                 let host = self.resolve(&host);
                 // A triggered pause already took effect inside its host, at `due`.
                 let end = due + for_;
+                // The host's clock and sockets wait it out (see `pause`); the
+                // network keeps delivering what it sent before.
                 self.ctx.add_pause(&host, due, end);
-                for o in self.hosts.clone().iter().filter(|h| **h != host) {
-                    self.net.hold(&host, o, (id, "pause"));
-                }
-                self.after(end.max(now), Timer::Clear(id));
                 self.record_fault(due, "pause", format!("host={host} for_ms={}", ms(for_)));
             }
             FaultAction::ClockJump { host, by_ms } => {

@@ -1,6 +1,7 @@
 //! The simulated world: one turmoil simulation per run of a scenario.
 //!
 //! - [`context`]: what hosts share with the driver (history, clocks, pauses);
+//!   [`pause`]: a paused host's sockets wait out its pauses;
 //! - [`world`]: the driver loop; [`faults`]: applying a fault;
 //!   [`net`]: the network's fault state; [`nemesis`]: random faults;
 //! - host programs: [`nodes`] (the real node), [`workload`] (clients running
@@ -16,6 +17,7 @@ pub mod faults;
 pub mod nemesis;
 pub mod net;
 pub mod nodes;
+pub mod pause;
 pub mod sentinel;
 pub mod store;
 pub mod workload;
@@ -154,7 +156,9 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
                     }
                     tokio::spawn(replication::replica_task(
                         node.clone(),
-                        Arc::new(SimConnector),
+                        Arc::new(pause::PausingConnector {
+                            clock: ctx.clock(&name),
+                        }),
                     ));
                 }
                 if let Some(fsync) = persistence::attach(&node, disk, mode) {

@@ -10,8 +10,9 @@
 //! and again after a failed lock call.
 
 use super::context::Context;
+use super::pause::PausingConnector;
 use crate::client::connection::NodeConn;
-use crate::client::{Config, Flaw, Lock, Redlock, SimConnector, Status, Watchdog};
+use crate::client::{Config, Flaw, Lock, Redlock, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
 use crate::history::EventKind;
 use crate::resp::Frame;
@@ -132,6 +133,14 @@ pub fn flaw_of(variant: Variant) -> Option<Flaw> {
 }
 
 impl Client {
+    /// The network as this client sees it: nothing moves on its sockets
+    /// while it is paused.
+    fn connector(&self) -> PausingConnector {
+        PausingConnector {
+            clock: self.clock.clone(),
+        }
+    }
+
     fn redlock(&mut self, nodes: Vec<String>) -> Arc<Redlock> {
         self.generation += 1;
         let config = Config {
@@ -146,7 +155,7 @@ impl Client {
             nodes,
             config,
             Arc::new(self.clock.clone()),
-            Arc::new(SimConnector),
+            Arc::new(self.connector()),
             ChaCha20Rng::seed_from_u64(token_seed),
         ))
     }
@@ -155,7 +164,7 @@ impl Client {
         let cmd = Frame::command(["SENTINEL", "get-master-addr-by-name", "mymaster"]);
         match sentinel
             .request(
-                &SimConnector,
+                &self.connector(),
                 &self.clock,
                 &cmd,
                 self.spec.request_timeout * 4,
@@ -235,7 +244,7 @@ impl Client {
             ]);
             let _ = self
                 .store
-                .request(&SimConnector, &self.clock, &cmd, WRITE_TIMEOUT)
+                .request(&self.connector(), &self.clock, &cmd, WRITE_TIMEOUT)
                 .await;
         }
         if writes <= 1 {

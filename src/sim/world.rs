@@ -3,7 +3,7 @@
 //!
 //! [`World`] owns the `Sim`, the network fault state ([`Net`]), the queue of
 //! due faults and the timers that end them (heal after `for`, restart after a
-//! delay, end of a pause). Hosts talk to it only through the shared
+//! delay; a pause ends by itself, see [`super::pause`]). Hosts talk to it only through the shared
 //! [`Context`]. The loop stops when every client has finished (no new lock
 //! attempt starts after `duration`; a held lock is still released) or at a
 //! hard limit past the end.
