@@ -301,3 +301,77 @@ for = "2s"
         "c2's SET ran at {other:?}, not when the pause ended"
     );
 }
+
+/// A fault that can do nothing is not dropped: crashing a node that is
+/// already down and restarting one that is up are recorded as skipped, in
+/// history.csv and in the report, and the skipped crash is not drawn as one.
+#[test]
+fn skipped_faults_leave_a_trace_in_the_history_and_the_report() {
+    let dir = temp_dir("skipped");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("skips.toml");
+    std::fs::write(
+        &file,
+        r#"name = "skips"
+duration = "3s"
+[cluster]
+nodes = 3
+restart = "never"
+[clients]
+count = 1
+ttl = "10s"
+hold = "500ms"
+[[faults]]
+at = "500ms"
+do = "crash"
+host = "n2"
+[[faults]]
+at = "800ms"
+do = "crash"
+host = "n2"
+[[faults]]
+at = "1s"
+do = "restart"
+host = "n3"
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = Command::new(BIN)
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    let rows: Vec<&str> = history.lines().filter(|l| l.contains(",fault")).collect();
+    assert_eq!(
+        rows,
+        [
+            "500.000,driver,fault,what=crash host=n2 restart=never",
+            "800.000,driver,fault_skipped,what=crash host=n2 reason=already_down",
+            "1000.000,driver,fault_skipped,what=restart host=n3 reason=already_up",
+        ],
+        "{history}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report
+            .contains("| 0.800 s | crash (skipped) | crash of n2 (skipped: n2 was already down) |"),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "| 1.000 s | restart (skipped) | restart of n3 (skipped: n3 was already up) |"
+        ),
+        "{report}"
+    );
+    // The timeline marks the skip as such, and n2 went down once.
+    let svg = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(svg.contains("skipped crash n2"), "{svg}");
+    let crashes = svg.matches("crash n2").count() - svg.matches("skipped crash n2").count();
+    assert_eq!(crashes, 1, "one crash of n2 drawn");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

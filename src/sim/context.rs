@@ -108,12 +108,17 @@ impl Context {
         st.waiting = still;
         for w in now_due {
             let at = time + w.at;
+            // The recording host's own pause stops it before its next
+            // instruction; any other host's waits for the driver, which
+            // skips it if that host is down.
             if let FaultAction::Pause {
                 host: crate::scenario::Target::Host(h),
                 for_,
             } = &w.action
             {
-                self.add_pause(h, at, at + *for_);
+                if h == host {
+                    self.add_pause(h, at, at + *for_);
+                }
             }
             st.due.push(Due {
                 time: at,
