@@ -124,16 +124,42 @@ impl ClockModel {
 
 /// A simulated host's clock, read by code running inside a turmoil host.
 /// The simulation driver changes the shared model (rate, jumps) from outside.
+///
+/// It also knows the host's pause windows (stop-the-world pauses, in global
+/// time): a timer that comes due inside one fires only when the pause ends,
+/// as a stopped process handles its timers once it runs again. The clocks
+/// themselves keep running.
 #[derive(Clone)]
 pub struct SimClock {
     model: Arc<Mutex<ClockModel>>,
+    pauses: Arc<Mutex<Vec<(Duration, Duration)>>>,
 }
 
 impl SimClock {
     pub fn new(model: ClockModel) -> Self {
         SimClock {
             model: Arc::new(Mutex::new(model)),
+            pauses: Arc::default(),
         }
+    }
+
+    /// Adds a pause window `[start, end)` of global time.
+    pub fn add_pause(&self, start: Duration, end: Duration) {
+        self.pauses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((start, end));
+    }
+
+    /// The end of the pause the host is in at global time `g`, if any.
+    pub fn paused_until(&self, g: Duration) -> Option<Duration> {
+        self.pauses
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(s, e)| *s <= g && g < *e)
+            .map(|(_, e)| *e)
+            .max()
     }
 
     /// The shared model, for the driver to change rate or jump.
@@ -170,7 +196,15 @@ impl Clock for SimClock {
             loop {
                 let now = clock.now();
                 if now >= target {
-                    return;
+                    // Due inside a pause: it fires when the pause ends.
+                    let g = sim_now();
+                    match clock.paused_until(g) {
+                        Some(until) => {
+                            tokio::time::sleep(until - g).await;
+                            continue;
+                        }
+                        None => return,
+                    }
                 }
                 let g = clock.with(|m| m.global_for(target - now));
                 tokio::time::sleep(g.max(Duration::from_micros(1))).await;

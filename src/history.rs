@@ -86,6 +86,14 @@ pub enum EventKind {
     // --- faults and the sentinel ---
     /// A fault was applied; `what` is its name (`crash`, `partition`, ...).
     Fault { what: String, detail: String },
+    /// A fault that could not do anything (crashing a node that is down,
+    /// restarting one that is up, pausing one that is down) and was
+    /// skipped; `reason` says why (`already_down`, `already_up`, `down`).
+    FaultSkipped {
+        what: String,
+        detail: String,
+        reason: String,
+    },
     /// The sentinel promoted `new_master`.
     Failover {
         old_master: String,
@@ -115,6 +123,7 @@ impl EventKind {
             EventKind::KeyRemoved { .. } => "key_removed",
             EventKind::NodeUp { .. } => "node_up",
             EventKind::Fault { .. } => "fault",
+            EventKind::FaultSkipped { .. } => "fault_skipped",
             EventKind::Failover { .. } => "failover",
             EventKind::End => "end",
         }
@@ -194,6 +203,16 @@ impl EventKind {
             EventKind::NodeUp { keys } => format!("keys={keys}"),
             EventKind::Fault { what, detail } if detail.is_empty() => format!("what={what}"),
             EventKind::Fault { what, detail } => format!("what={what} {detail}"),
+            EventKind::FaultSkipped {
+                what,
+                detail,
+                reason,
+            } if detail.is_empty() => format!("what={what} reason={reason}"),
+            EventKind::FaultSkipped {
+                what,
+                detail,
+                reason,
+            } => format!("what={what} {detail} reason={reason}"),
             EventKind::Failover {
                 old_master,
                 new_master,

@@ -1,6 +1,7 @@
 //! The shipped scenarios show what they claim, runs are deterministic, and
 //! the safe configurations raise no false alarm over many seeds.
 
+use redlock_sim::history::EventKind;
 use redlock_sim::runner;
 use redlock_sim::scenario;
 use std::path::{Path, PathBuf};
@@ -235,4 +236,142 @@ fn invalid_files_exit_2_with_file_key_and_line_and_write_nothing() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+fn history_of(text: &str) -> redlock_sim::history::History {
+    let s = scenario::parse_str(text, "t.toml").unwrap();
+    redlock_sim::sim::run(&s, 1).unwrap()
+}
+
+fn first_at(h: &redlock_sim::history::History, host: &str, event: &str) -> std::time::Duration {
+    h.of(host)
+        .find(|e| e.kind.name() == event)
+        .unwrap_or_else(|| panic!("no {event} of {host} in {:#?}", h.events))
+        .time
+}
+
+/// A node paused just after it answered c1's SET: its reply, already on the
+/// wire, reaches c1 on time; the SET c2 sends during the pause waits in the
+/// node's socket and is done only when the pause ends.
+#[test]
+fn a_paused_node_sent_its_last_reply_and_does_nothing_until_it_resumes() {
+    let h = history_of(
+        r#"
+duration = "3s"
+[cluster]
+nodes = 1
+[network]
+latency = "2ms..2ms"
+[clients]
+count = 2
+ttl = "10s"
+hold = "100ms"
+writes = 1
+think = "3s"
+[hosts.c2]
+resource = "other"
+start = "50ms"
+[[faults]]
+at = "6ms"
+do = "pause"
+host = "n1"
+for = "2s"
+"#,
+    );
+    let ms = std::time::Duration::from_millis;
+    let set = first_at(&h, "n1", "key_set");
+    assert!(set < ms(6), "the SET was done before the pause: {set:?}");
+    // The reply left n1 before the pause and arrives after one hop.
+    let acquired = first_at(&h, "c1", "acquired");
+    assert!(acquired <= set + ms(3), "reply late: {acquired:?}");
+    // c2's SET reaches n1 at 52ms; n1 runs it when it resumes, and runs
+    // nothing at all before that.
+    let during: Vec<_> = h
+        .of("n1")
+        .filter(|e| e.time > ms(6) && e.time < ms(2006))
+        .collect();
+    assert!(during.is_empty(), "n1 acted while paused: {during:#?}");
+    let other = h
+        .of("n1")
+        .find(|e| matches!(&e.kind, EventKind::KeySet { key, .. } if key == "other"))
+        .expect("c2's SET ran")
+        .time;
+    assert!(
+        other >= ms(2006) && other <= ms(2008),
+        "c2's SET ran at {other:?}, not when the pause ended"
+    );
+}
+
+/// A fault that can do nothing is not dropped: crashing a node that is
+/// already down and restarting one that is up are recorded as skipped, in
+/// history.csv and in the report, and the skipped crash is not drawn as one.
+#[test]
+fn skipped_faults_leave_a_trace_in_the_history_and_the_report() {
+    let dir = temp_dir("skipped");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("skips.toml");
+    std::fs::write(
+        &file,
+        r#"name = "skips"
+duration = "3s"
+[cluster]
+nodes = 3
+restart = "never"
+[clients]
+count = 1
+ttl = "10s"
+hold = "500ms"
+[[faults]]
+at = "500ms"
+do = "crash"
+host = "n2"
+[[faults]]
+at = "800ms"
+do = "crash"
+host = "n2"
+[[faults]]
+at = "1s"
+do = "restart"
+host = "n3"
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = Command::new(BIN)
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    let rows: Vec<&str> = history.lines().filter(|l| l.contains(",fault")).collect();
+    assert_eq!(
+        rows,
+        [
+            "500.000,driver,fault,what=crash host=n2 restart=never",
+            "800.000,driver,fault_skipped,what=crash host=n2 reason=already_down",
+            "1000.000,driver,fault_skipped,what=restart host=n3 reason=already_up",
+        ],
+        "{history}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report
+            .contains("| 0.800 s | crash (skipped) | crash of n2 (skipped: n2 was already down) |"),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "| 1.000 s | restart (skipped) | restart of n3 (skipped: n3 was already up) |"
+        ),
+        "{report}"
+    );
+    // The timeline marks the skip as such, and n2 went down once.
+    let svg = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(svg.contains("skipped crash n2"), "{svg}");
+    let crashes = svg.matches("crash n2").count() - svg.matches("skipped crash n2").count();
+    assert_eq!(crashes, 1, "one crash of n2 drawn");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -404,7 +404,9 @@ async fn failover_race(shared: Arc<Shared>, cli: Cli, crash_after: Duration) {
         .cmd("n2:6379", &["SET", "lock", "b", "NX", "PX", "10000"])
         .await;
     shared.log(format!("c: SET lock b on n2 -> {b:?}"));
-    cli.sleep(ms(200)).await;
+    // n3 gets b (by n2's stream or its snapshot) only once the replication
+    // delay (500ms) has passed since n2 wrote it.
+    cli.sleep(ms(700)).await;
     let on_n3 = cli.cmd("n3:6379", &["GET", "lock"]).await;
     shared.log(format!("c: GET lock on n3 -> {on_n3:?}"));
     // The old master comes back empty, as a master; the sentinel turns it
@@ -625,4 +627,128 @@ fn replicas_converge_after_a_long_run() {
     w.sim.run().unwrap();
     // The append-only file was rewritten along the way.
     assert!(w.disks[1].lock().unwrap().synced_len() < 12_000);
+}
+
+// ---------------------------------------------------------------------------
+// Whole runs of the simulation: no path carries a write to a replica before
+// `replication_delay` has passed since the master wrote it.
+
+const DELAY_400: &str = r#"
+[cluster]
+topology = "single"
+nodes = 3
+replication_delay = "400ms"
+failover_after = "1s"
+
+[clients]
+ttl = "10s"
+hold = "2s"
+think = "0s"
+"#;
+
+fn run_history(text: &str) -> redlock_sim::history::History {
+    let s = redlock_sim::scenario::parse_str(text, "t.toml").unwrap();
+    redlock_sim::sim::run(&s, 1).unwrap()
+}
+
+/// `(time, host, token)` of every `key_set` event, in order.
+fn key_sets(h: &redlock_sim::history::History) -> Vec<(Duration, String, String)> {
+    use redlock_sim::history::EventKind;
+    h.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::KeySet { token, .. } => Some((e.time, e.host.clone(), token.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every copy of a token on another node is set at least `delay` after the
+/// first node (the master the client wrote to) set it. Returns the copies.
+fn assert_copies_delayed(
+    h: &redlock_sim::history::History,
+    delay: Duration,
+) -> Vec<(Duration, String, String)> {
+    let sets = key_sets(h);
+    let mut copies = Vec::new();
+    for (t, host, token) in &sets {
+        let (t0, origin, _) = sets.iter().find(|(_, _, k)| k == token).unwrap();
+        if host == origin {
+            continue;
+        }
+        assert!(
+            *t >= *t0 + delay,
+            "{host} set {token} at {t:?}, only {:?} after {origin} did: {sets:#?}",
+            *t - *t0
+        );
+        copies.push((*t, host.clone(), token.clone()));
+    }
+    copies
+}
+
+/// The node's `node_up` times.
+fn ups(h: &redlock_sim::history::History, host: &str) -> Vec<Duration> {
+    h.of(host)
+        .filter(|e| e.kind.name() == "node_up")
+        .map(|e| e.time)
+        .collect()
+}
+
+/// The initial sync is done at time 0: a lock taken in the first
+/// milliseconds reaches the replicas only through the delayed stream.
+#[test]
+fn the_first_write_reaches_replicas_only_after_the_delay() {
+    let h = run_history(&format!(
+        "duration = \"1500ms\"\n{DELAY_400}count = 2\n\n[hosts.c2]\nstart = \"1s\"\n"
+    ));
+    let sets = key_sets(&h);
+    let (t0, origin, first) = sets[0].clone();
+    assert_eq!(origin, "n1");
+    assert!(t0 < ms(20), "{sets:#?}");
+    let copies = assert_copies_delayed(&h, ms(400));
+    for r in ["n2", "n3"] {
+        assert!(
+            copies.iter().any(|(_, h, k)| h == r && *k == first),
+            "{r} never got {first}: {sets:#?}"
+        );
+    }
+}
+
+/// A replica that restarts empty just after the master's write resyncs,
+/// and the snapshot brings the key no earlier than the delay after it.
+#[test]
+fn a_restarted_replicas_resync_waits_the_delay() {
+    let h = run_history(&format!(
+        "duration = \"1500ms\"\n{DELAY_400}count = 1\n\n\
+         [[faults]]\nat = \"0s\"\nafter = \"c1:acquired\"\ndo = \"crash\"\nhost = \"n2\"\nrestart = \"immediate\"\n"
+    ));
+    let restarted = ups(&h, "n2");
+    assert_eq!(restarted.len(), 2, "n2 restarted once");
+    let copies = assert_copies_delayed(&h, ms(400));
+    assert!(
+        copies
+            .iter()
+            .any(|(t, h, _)| h == "n2" && *t > restarted[1]),
+        "n2 resynced the key: {copies:#?}"
+    );
+}
+
+/// After a failover the promoted replica's new replicas (n3, and n1 coming
+/// back as a replica) get its writes no earlier than the delay after them.
+#[test]
+fn after_a_failover_resyncs_wait_the_delay() {
+    let h = run_history(&format!(
+        "duration = \"4s\"\n{DELAY_400}count = 2\n\n[hosts.c2]\nstart = \"1300ms\"\n\n\
+         [[faults]]\nat = \"100ms\"\nafter = \"c1:acquired\"\ndo = \"crash\"\nhost = \"master\"\nrestart = \"1500ms\"\n"
+    ));
+    assert!(h.events.iter().any(|e| e.kind.name() == "failover"));
+    let back = ups(&h, "n1");
+    assert_eq!(back.len(), 2, "n1 came back");
+    let copies = assert_copies_delayed(&h, ms(400));
+    for r in ["n1", "n3"] {
+        assert!(
+            copies.iter().any(|(t, h, _)| h == r && *t > back[1]),
+            "{r} got the new master's key: {copies:#?}"
+        );
+    }
 }

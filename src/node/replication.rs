@@ -16,6 +16,10 @@
 //! `FLUSHALL` then `SET k v [PXAT t]` per live key), then every later effect
 //! as a RESP array, each no earlier than the node's replication delay (on the
 //! node's monotonic clock) after it happened ([`set_replication_delay`]).
+//! The snapshot too is sent no earlier than the delay after it was taken
+//! (with a `PING` every [`HEARTBEAT`] meanwhile), so no path, a first sync,
+//! a resync after a restart or a failover, carries a write to a replica
+//! sooner than the stream would.
 //! When it has nothing to send for [`HEARTBEAT`] it sends `PING`. A write
 //! that cannot complete within [`REPL_TIMEOUT`] (turmoil's TCP does not
 //! retransmit: a segment lost to a partition stalls the stream) ends the
@@ -23,8 +27,9 @@
 //!
 //! **Replica side.** [`replica_task`] runs on every node for its whole life.
 //! While the node is a replica it keeps one connection to its master, sends
-//! `SYNC`, applies the snapshot atomically, then each streamed effect, and
-//! sets `link_up`. Hearing nothing for [`REPL_TIMEOUT`] (heartbeats included)
+//! `SYNC`, skips the `PING`s that come before the snapshot, applies the
+//! snapshot atomically, then each streamed effect, and sets `link_up`.
+//! [`attach_synced`] starts a replica of an empty master with its link up. Hearing nothing for [`REPL_TIMEOUT`] (heartbeats included)
 //! or any error drops the link (a full resync follows, after a backoff from
 //! [`MIN_BACKOFF`] doubling to [`MAX_BACKOFF`]); a role change drops it at
 //! once and follows the new master.
@@ -125,6 +130,20 @@ pub fn replicaof(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
         link_up: false,
     };
     Frame::ok()
+}
+
+/// Makes `node` a replica of `master` (`host:port`) whose initial sync is
+/// already done: the state of a deployment that is ready before its clients
+/// start. Both must be empty (offset 0, as at the start of a run); the link
+/// counts as up, and the replica task's first `SYNC` brings what the master
+/// wrote since, no earlier than the replication delay after each write.
+pub fn attach_synced(node: &Node, master: &str) {
+    node.with_keyspace(|ks| {
+        ks.role = Role::Replica {
+            master: master.to_string(),
+            link_up: true,
+        };
+    });
 }
 
 /// Applies one effect (`SET k v [PXAT t]`, `PEXPIREAT k t`, `DEL k...`,
@@ -268,12 +287,44 @@ where
             .await;
         return;
     };
+    let ping = command_frame(&[Bytes::from_static(b"PING")]);
+    let mut queue: VecDeque<(Duration, Vec<Bytes>)> = VecDeque::new();
+    // The snapshot carries writes up to now: it is shipped no earlier than
+    // the replication delay after it was taken, as each streamed write is.
+    // Meanwhile the replica hears a `PING` every heartbeat (Redis sends
+    // newlines while it prepares the RDB), and later writes queue up.
+    let taken = clock.now();
+    let mut last_write = taken;
+    loop {
+        while let Ok((t, batch)) = rx.try_recv() {
+            queue.extend(batch.into_iter().map(|c| (t, c)));
+        }
+        if node.keyspace().role != Role::Master {
+            return;
+        }
+        let ship_at = taken + replication_delay(&node);
+        let now = clock.now();
+        if now >= ship_at {
+            break;
+        }
+        if now >= last_write + HEARTBEAT {
+            if !write_timed(&mut conn, &*clock, &ping).await {
+                return;
+            }
+            last_write = clock.now();
+        }
+        let wake = ship_at.min(last_write + HEARTBEAT);
+        clock
+            .sleep(
+                wake.saturating_sub(clock.now())
+                    .max(Duration::from_micros(1)),
+            )
+            .await;
+    }
     if !write_timed(&mut conn, &*clock, &first).await {
         return;
     }
-    let ping = command_frame(&[Bytes::from_static(b"PING")]);
-    let mut queue: VecDeque<(Duration, Vec<Bytes>)> = VecDeque::new();
-    let mut last_write = clock.now();
+    last_write = clock.now();
     loop {
         while let Ok((t, batch)) = rx.try_recv() {
             queue.extend(batch.into_iter().map(|c| (t, c)));
@@ -420,21 +471,29 @@ async fn follow(node: &Node, connector: &dyn Connector, master: &str) -> LinkEnd
     };
     let mut conn = Connection::new(stream);
     let sync = command_frame(&[Bytes::from_static(b"SYNC")]);
-    let first = bounded(node, master, async {
-        conn.write_frame(&sync).await?;
-        conn.read_frame().await
-    })
-    .await;
-    let first = match first {
-        Ok(Ok(f)) => f,
+    let sent = bounded(node, master, conn.write_frame(&sync)).await;
+    match sent {
+        Ok(Ok(())) => {}
         Ok(Err(e)) => return LinkEnd::Failed(e.to_string()),
         Err(end) => return end,
+    }
+    // The master pings while it holds the snapshot back (see [`serve_sync`]).
+    let first = loop {
+        let f = match bounded(node, master, conn.read_frame()).await {
+            Ok(Ok(f)) => f,
+            Ok(Err(e)) => return LinkEnd::Failed(e.to_string()),
+            Err(end) => return end,
+        };
+        if !is_ping(&f) {
+            break f;
+        }
     };
     let Some((base, snap)) = parse_fullresync(first) else {
         return LinkEnd::Failed("bad SYNC reply".into());
     };
     let loaded = node.with_keyspace(|ks| {
-        if !following(ks, master, false) {
+        // The link may be up already: a replica attached at the start.
+        if !(following(ks, master, false) || following(ks, master, true)) {
             return Ok(false);
         }
         // The snapshot starts with FLUSHALL.
@@ -496,6 +555,11 @@ async fn follow(node: &Node, connector: &dyn Connector, master: &str) -> LinkEnd
             Err(e) => return LinkEnd::FailedSynced(e),
         }
     }
+}
+
+fn is_ping(f: &Frame) -> bool {
+    matches!(f, Frame::Array(items) if items.len() == 1
+        && matches!(&items[0], Frame::Bulk(b) if is(b, "ping")))
 }
 
 fn parse_fullresync(f: Frame) -> Option<(u64, Vec<Vec<Bytes>>)> {

@@ -767,7 +767,9 @@ fn involves(e: &Event, keys: &[(&str, u64)]) -> bool {
         | EventKind::WriteSent { acq, .. } => hit(&e.host, *acq),
         EventKind::WriteApplied { client, acq, .. }
         | EventKind::WriteRejected { client, acq, .. } => hit(client, *acq),
-        EventKind::Fault { .. } | EventKind::Failover { .. } => true,
+        EventKind::Fault { .. } | EventKind::FaultSkipped { .. } | EventKind::Failover { .. } => {
+            true
+        }
         _ => false,
     }
 }

@@ -497,6 +497,11 @@ impl Facts {
                     }
                     markers.push(fault_marker(index, t, what, detail, host.as_deref()));
                 }
+                EventKind::FaultSkipped {
+                    what,
+                    detail,
+                    reason,
+                } => markers.push(skipped_marker(index, t, what, detail, reason)),
                 EventKind::Failover {
                     old_master,
                     new_master,
@@ -627,6 +632,26 @@ pub(crate) fn short_token(token: &str) -> String {
         format!("{s}…")
     } else {
         s
+    }
+}
+
+/// A fault that did nothing: listed, marked as skipped, and never drawn as
+/// the fault itself (no down or paused span; its own marker colour).
+fn skipped_marker(index: usize, t: Duration, what: &str, detail: &str, reason: &str) -> Marker {
+    let h = detail_get(detail, "host").unwrap_or("?");
+    let why = match reason {
+        "already_down" => format!("{h} was already down"),
+        "already_up" => format!("{h} was already up"),
+        "down" => format!("{h} was down"),
+        "crashed_again" => format!("{h} had crashed again since; that crash's restart applies"),
+        other => other.replace('_', " "),
+    };
+    Marker {
+        time: t,
+        what: format!("{what} (skipped)"),
+        label: format!("skipped {what} {h}"),
+        text: format!("{what} of {h} (skipped: {why})"),
+        index,
     }
 }
 

@@ -32,8 +32,6 @@ pub struct Due {
 
 #[derive(Default)]
 struct State {
-    /// Pause windows per host: (start, end) in global time.
-    pauses: BTreeMap<String, Vec<(Duration, Duration)>>,
     master: String,
     waiting: Vec<Waiting>,
     /// Triggered faults, to be applied by the driver in order.
@@ -111,15 +109,17 @@ impl Context {
         st.waiting = still;
         for w in now_due {
             let at = time + w.at;
+            // The recording host's own pause stops it before its next
+            // instruction; any other host's waits for the driver, which
+            // skips it if that host is down.
             if let FaultAction::Pause {
                 host: crate::scenario::Target::Host(h),
                 for_,
             } = &w.action
             {
-                st.pauses
-                    .entry(h.clone())
-                    .or_default()
-                    .push((at, at + *for_));
+                if h == host {
+                    self.add_pause(h, at, at + *for_);
+                }
             }
             st.due.push(Due {
                 time: at,
@@ -133,24 +133,15 @@ impl Context {
         std::mem::take(&mut self.state().due)
     }
 
-    /// Adds a pause window for `host`.
+    /// Adds a pause window for `host` (kept by its clock: its timers and,
+    /// through [`super::pause`], its sockets wait the pause out).
     pub fn add_pause(&self, host: &str, start: Duration, end: Duration) {
-        self.state()
-            .pauses
-            .entry(host.to_string())
-            .or_default()
-            .push((start, end));
+        self.clock(host).add_pause(start, end);
     }
 
     /// The end of the pause `host` is in at global time `now`, if any.
     pub fn paused_until(&self, host: &str, now: Duration) -> Option<Duration> {
-        let st = self.state();
-        st.pauses
-            .get(host)?
-            .iter()
-            .filter(|(s, e)| *s <= now && now < *e)
-            .map(|(_, e)| *e)
-            .max()
+        self.clock(host).paused_until(now)
     }
 
     /// Waits while `host` is paused (a stop-the-world pause: it runs nothing;

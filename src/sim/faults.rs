@@ -1,7 +1,9 @@
 //! Applying one fault to the world: crash (power loss: cut off, then
 //! stopped), restart, partition, isolate, heal, pause, clock jump, clock
 //! rate, slow link. Each is recorded in the history as a `fault` event whose
-//! detail names the host(s) and durations.
+//! detail names the host(s) and durations; a fault that can do nothing
+//! (crashing a node that is down, restarting one that is up, pausing one
+//! that is down) as a `fault_skipped` event with the reason.
 
 use super::world::{Timer, World};
 use crate::duration::format as fmt;
@@ -27,6 +29,7 @@ impl World<'_> {
             FaultAction::Crash { host, restart } => {
                 let host = self.resolve(&host);
                 if self.down.contains_key(&host) {
+                    self.record_skipped(now, "crash", format!("host={host}"), "already_down");
                     return;
                 }
                 // Power loss: first cut off (what is in flight is lost), then stopped.
@@ -99,13 +102,17 @@ impl World<'_> {
             }
             FaultAction::Pause { host, for_ } => {
                 let host = self.resolve(&host);
+                // A node that is down runs nothing to pause.
+                if self.down.contains_key(&host) {
+                    let detail = format!("host={host} for_ms={}", ms(for_));
+                    self.record_skipped(due, "pause", detail, "down");
+                    return;
+                }
                 // A triggered pause already took effect inside its host, at `due`.
                 let end = due + for_;
+                // The host's clock and sockets wait it out (see `pause`); the
+                // network keeps delivering what it sent before.
                 self.ctx.add_pause(&host, due, end);
-                for o in self.hosts.clone().iter().filter(|h| **h != host) {
-                    self.net.hold(&host, o, (id, "pause"));
-                }
-                self.after(end.max(now), Timer::Clear(id));
                 self.record_fault(due, "pause", format!("host={host} for_ms={}", ms(for_)));
             }
             FaultAction::ClockJump { host, by_ms } => {

@@ -1,6 +1,7 @@
 //! The simulated world: one turmoil simulation per run of a scenario.
 //!
 //! - [`context`]: what hosts share with the driver (history, clocks, pauses);
+//!   [`pause`]: a paused host's sockets wait out its pauses;
 //! - [`world`]: the driver loop; [`faults`]: applying a fault;
 //!   [`net`]: the network's fault state; [`nemesis`]: random faults;
 //! - host programs: [`nodes`] (the real node), [`workload`] (clients running
@@ -16,6 +17,7 @@ pub mod faults;
 pub mod nemesis;
 pub mod net;
 pub mod nodes;
+pub mod pause;
 pub mod sentinel;
 pub mod sockets;
 pub mod store;
@@ -168,8 +170,10 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError>
             s.cluster.replication_delay,
             s.cluster.topology == Topology::Single,
         );
+        let boots = Arc::new(std::sync::atomic::AtomicU64::new(0));
         sim.host(name.clone(), move || {
             let (ctx, name, disk) = (ctx.clone(), name.clone(), disk.clone());
+            let first_boot = boots.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
             async move {
                 let clock: Arc<dyn Clock> = Arc::new(ctx.clock(&name));
                 let keyspace = disk
@@ -183,7 +187,11 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError>
                     // names (n1 at first): after a failover, an old master
                     // comes back as a replica, as Sentinel reconfigures it.
                     let master = ctx.master();
-                    if master != name {
+                    if master != name && first_boot {
+                        // Time 0: the cluster is ready, every replica synced
+                        // with the (empty) master.
+                        replication::attach_synced(&node, &format!("{master}:{NODE_PORT}"));
+                    } else if master != name {
                         node.execute(&[
                             Bytes::from("REPLICAOF"),
                             Bytes::from(master),
@@ -192,7 +200,10 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError>
                     }
                     tokio::spawn(replication::replica_task(
                         node.clone(),
-                        Arc::new(Connector(name.clone())),
+                        Arc::new(pause::PausingConnector {
+                            clock: ctx.clock(&name),
+                            net: Connector(name.clone()),
+                        }),
                     ));
                 }
                 if let Some(fsync) = persistence::attach(&node, disk, mode) {

@@ -8,6 +8,9 @@
 //! that move turmoil from what it has to what is wanted: cut beats held beats
 //! healthy. A cut drops what is in flight (turmoil's TCP then breaks, as a
 //! real stream would after a partition); a release delivers what was held.
+//! Pauses do not hold links (a paused host's messages already on the wire
+//! arrive on time): they live in the host's clock and sockets, see
+//! [`super::pause`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use turmoil::Sim;

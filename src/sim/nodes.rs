@@ -58,7 +58,10 @@ pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result
     node.add_effects_sink(history_sink(ctx.clone(), host.to_string()));
     let keys = node.keyspace().counts().0;
     ctx.record(host, EventKind::NodeUp { keys });
-    let listener = super::sockets::KeepAliveListener::bind(NODE_PORT).await?;
+    let listener = super::pause::PausingListener {
+        inner: super::sockets::KeepAliveListener::bind(NODE_PORT).await?,
+        clock: ctx.clock(host),
+    };
     node::serve(node, listener).await?;
     Ok(())
 }

@@ -10,6 +10,7 @@
 //! and again after a failed lock call.
 
 use super::context::Context;
+use super::pause::PausingConnector;
 use super::sockets::Connector;
 use crate::client::connection::NodeConn;
 use crate::client::{Config, Flaw, Lock, Redlock, Status, Watchdog};
@@ -60,8 +61,6 @@ struct Client {
     seed: u64,
     rng: ChaCha8Rng,
     store: NodeConn,
-    /// Opens this client's connections.
-    net: Arc<Connector>,
     /// Redlock clients built so far (a new one each time the master moves).
     generation: u64,
 }
@@ -73,7 +72,6 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
         clock: ctx.clock(&name),
         rng: rng_for(p.seed, &name, "workload"),
         store: NodeConn::new(STORE_ADDR),
-        net: Arc::new(Connector(p.spec.name.clone())),
         ctx,
         name,
         spec: p.spec,
@@ -143,6 +141,15 @@ pub fn flaw_of(variant: Variant) -> Option<Flaw> {
 }
 
 impl Client {
+    /// The network as this client sees it: nothing moves on its sockets
+    /// while it is paused.
+    fn connector(&self) -> PausingConnector {
+        PausingConnector {
+            clock: self.clock.clone(),
+            net: Connector(self.name.clone()),
+        }
+    }
+
     fn redlock(&mut self, nodes: Vec<String>) -> Arc<Redlock> {
         self.generation += 1;
         let config = Config {
@@ -157,7 +164,7 @@ impl Client {
             nodes,
             config,
             Arc::new(self.clock.clone()),
-            self.net.clone(),
+            Arc::new(self.connector()),
             ChaCha20Rng::seed_from_u64(token_seed),
         ))
     }
@@ -165,7 +172,12 @@ impl Client {
     async fn ask_sentinel(&self, sentinel: &NodeConn) -> Option<String> {
         let cmd = Frame::command(["SENTINEL", "get-master-addr-by-name", "mymaster"]);
         match sentinel
-            .request(&*self.net, &self.clock, &cmd, self.spec.request_timeout * 4)
+            .request(
+                &self.connector(),
+                &self.clock,
+                &cmd,
+                self.spec.request_timeout * 4,
+            )
             .await
         {
             Ok(Frame::Array(items)) => match items.first() {
@@ -251,7 +263,7 @@ impl Client {
                 .max(WRITE_TIMEOUT);
             let _ = self
                 .store
-                .request(&*self.net, &self.clock, &cmd, wait)
+                .request(&self.connector(), &self.clock, &cmd, wait)
                 .await;
         }
         if writes <= 1 {

@@ -3,7 +3,7 @@
 //!
 //! [`World`] owns the `Sim`, the network fault state ([`Net`]), the queue of
 //! due faults and the timers that end them (heal after `for`, restart after a
-//! delay, end of a pause). Hosts talk to it only through the shared
+//! delay; a pause ends by itself, see [`super::pause`]). Hosts talk to it only through the shared
 //! [`Context`]. The loop stops when every client has finished (no new lock
 //! attempt starts after `duration`; a held lock is still released) or at a
 //! hard limit past the end.
@@ -88,6 +88,19 @@ impl<'a> World<'a> {
         );
     }
 
+    /// Records at `now` that a fault was skipped: it could do nothing.
+    pub fn record_skipped(&self, now: Duration, what: &str, detail: String, reason: &str) {
+        self.ctx.record_at(
+            now,
+            "driver",
+            EventKind::FaultSkipped {
+                what: what.to_string(),
+                detail,
+                reason: reason.to_string(),
+            },
+        );
+    }
+
     /// Runs the simulation to the end.
     pub fn run(&mut self) -> Result<(), RunError> {
         let end = self.ctx.end;
@@ -137,11 +150,14 @@ impl<'a> World<'a> {
 
     fn fire(&mut self, now: Duration, timer: Timer) {
         match timer {
-            Timer::Restart(host, crash) => {
-                if self.down.get(&host) == Some(&crash) {
-                    self.restart(now, &host);
+            Timer::Restart(host, crash) => match self.down.get(&host) {
+                Some(c) if *c == crash => self.restart(now, &host),
+                // A later crash's own policy decides when it comes back.
+                Some(_) => {
+                    self.record_skipped(now, "restart", format!("host={host}"), "crashed_again")
                 }
-            }
+                None => self.record_skipped(now, "restart", format!("host={host}"), "already_up"),
+            },
             Timer::Clear(id) => self.net.clear(id),
             Timer::RestoreLatency(a, b, id) => {
                 if self.slowed.get(&(a.clone(), b.clone())) != Some(&id) {
@@ -167,8 +183,10 @@ impl<'a> World<'a> {
     }
 
     /// Brings a crashed node back: links repaired, software started again.
+    /// A node that is up is left alone, and the skip recorded.
     pub fn restart(&mut self, now: Duration, host: &str) {
         let Some(crash_id) = self.down.remove(host) else {
+            self.record_skipped(now, "restart", format!("host={host}"), "already_up");
             return;
         };
         self.net.clear(crash_id);
