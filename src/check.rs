@@ -53,7 +53,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use crate::history::{AcqId, EventKind, History};
+use crate::history::{EventKind, History};
 
 /// Why a hold ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -257,17 +257,24 @@ pub fn check(history: &History) -> CheckResult {
     c.finish()
 }
 
+/// A client or resource name, interned: an index into `Checker::names`.
+type Name = u32;
+/// An acquisition: `(client, acq)` with the client interned.
+type Key = (Name, u64);
+
 /// One acquisition as the events tell it so far.
 struct Acc {
-    client: String,
+    client: Name,
     acq: u64,
-    resource: String,
+    resource: Name,
     token: String,
     start: Duration,
     valid_until: Duration,
     fence: Option<u64>,
     release: Option<Duration>,
     lost: Option<Duration>,
+    /// Its applied writes, once it has some.
+    written: Option<Written>,
 }
 
 /// One applied write, as the checkers need it.
@@ -281,7 +288,7 @@ struct W {
 /// The applied writes of one acquisition: its first and its latest, with
 /// their positions in the store's apply order.
 struct Written {
-    resource: String,
+    resource: Name,
     first: (u64, W),
     last: (u64, W),
 }
@@ -289,47 +296,72 @@ struct Written {
 /// A write applied at the present instant: whether it is stale is decided
 /// once every acquisition of that instant is known.
 struct Pending {
-    writer: (String, u64),
-    resource: String,
+    writer: Key,
+    resource: Name,
     w: W,
     sent: Option<Duration>,
 }
 
 /// The online checker: feed it a run's events in time order, then
-/// [`Checker::finish`].
+/// [`Checker::finish`]. Names are interned, so what it keeps per
+/// acquisition and per lock call is a few words.
 #[derive(Default)]
 pub struct Checker {
+    names: Vec<String>,
+    ids: BTreeMap<String, Name>,
     accs: Vec<Acc>,
-    /// `(client, acq)` -> index in `accs`.
-    index: BTreeMap<(String, u64), usize>,
+    /// Per client, the index in `accs` of its acquisition `n` at `n - 1`
+    /// (clients number them 1, 2, 3, ...).
+    index: BTreeMap<Name, Vec<usize>>,
+    /// Acquisitions out of that order (a hand-written history), and the
+    /// writes of acquisitions the history never showed.
+    odd: BTreeMap<Key, usize>,
+    unknown_writes: BTreeMap<Key, Written>,
     /// Resource -> index in `accs` of its latest acquisition.
-    latest: BTreeMap<String, usize>,
+    latest: BTreeMap<Name, usize>,
     /// Writes sent and not yet applied or refused: `(client, acq, seq)` ->
     /// when sent.
-    sent: BTreeMap<(String, u64, u32), Duration>,
+    sent: BTreeMap<(Name, u64, u32), Duration>,
     /// The time of the latest event fed.
     now: Duration,
     pending: Vec<Pending>,
     stale: Vec<StaleWrite>,
     /// Position of the next applied write in the store's apply order.
     position: u64,
-    written: BTreeMap<(String, u64), Written>,
-    /// Per resource, `(position, (client, acq))` of each acquisition's first
+    /// Per resource, `(position, acquisition)` of each acquisition's first
     /// applied write, in apply order.
-    firsts: BTreeMap<String, Vec<(u64, AcqId)>>,
-    pairs: BTreeSet<((String, u64), (String, u64))>,
+    firsts: BTreeMap<Name, Vec<(u64, Key)>>,
+    pairs: BTreeSet<(Key, Key)>,
     interleavings: Vec<Interleaving>,
     rejected_writes: u64,
     attempts: u64,
     acquisitions: u64,
     latencies: Vec<f64>,
     /// Open lock calls: client -> (start, resource).
-    calls: BTreeMap<String, (Duration, String)>,
+    calls: BTreeMap<Name, (Duration, Name)>,
     /// Finished lock calls: (resource, start, end).
-    call_spans: Vec<(String, Duration, Duration)>,
+    call_spans: Vec<(Name, Duration, Duration)>,
 }
 
 impl Checker {
+    fn id(&mut self, name: &str) -> Name {
+        if let Some(&i) = self.ids.get(name) {
+            return i;
+        }
+        let i = self.names.len() as Name;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), i);
+        i
+    }
+
+    fn name(&self, id: Name) -> &str {
+        &self.names[id as usize]
+    }
+
+    fn acq_id(&self, k: Key) -> (String, u64) {
+        (self.name(k.0).to_string(), k.1)
+    }
+
     /// Takes the next event (in time order; a time earlier than the last is
     /// treated as the last).
     pub fn feed(&mut self, e: &crate::history::Event) {
@@ -338,12 +370,12 @@ impl Checker {
             self.settle();
             self.now = t;
         }
-        let host = e.host.as_str();
+        let host = self.id(&e.host);
         match &e.kind {
             EventKind::LockCall { resource, .. } => {
                 self.attempts += 1;
-                if let Some((prev, r)) = self.calls.insert(host.to_string(), (t, resource.clone()))
-                {
+                let r = self.id(resource);
+                if let Some((prev, r)) = self.calls.insert(host, (t, r)) {
                     // A call left open (not expected): it ends here.
                     self.call_spans.push((r, prev, t));
                 }
@@ -357,37 +389,44 @@ impl Checker {
                 ..
             } => {
                 self.acquisitions += 1;
-                if let Some((start, r)) = self.calls.remove(host) {
+                if let Some((start, r)) = self.calls.remove(&host) {
                     self.latencies.push(ms(t.saturating_sub(start)));
                     self.call_spans.push((r, start, t));
                 }
-                let key = (host.to_string(), *acq);
+                let resource = self.id(resource);
                 // A repeated (client, acq) would be a recorder bug: keep the first.
-                if !self.index.contains_key(&key) {
-                    self.index.insert(key, self.accs.len());
-                    self.latest.insert(resource.clone(), self.accs.len());
+                if self.find((host, *acq)).is_none() {
+                    let i = self.accs.len();
+                    let mine = self.index.entry(host).or_default();
+                    if *acq == mine.len() as u64 + 1 {
+                        mine.push(i);
+                    } else {
+                        self.odd.insert((host, *acq), i);
+                    }
+                    self.latest.insert(resource, i);
                     self.accs.push(Acc {
-                        client: host.to_string(),
+                        client: host,
                         acq: *acq,
-                        resource: resource.clone(),
+                        resource,
                         token: token.clone(),
                         start: t,
                         valid_until: *valid_until,
                         fence: *fence,
                         release: None,
                         lost: None,
+                        written: None,
                     });
                 }
             }
             EventKind::LockFailed { .. } => {
-                if let Some((start, r)) = self.calls.remove(host) {
+                if let Some((start, r)) = self.calls.remove(&host) {
                     self.call_spans.push((r, start, t));
                 }
             }
             EventKind::Extended {
                 acq, valid_until, ..
             } => {
-                if let Some(a) = self.acc_mut(host, *acq) {
+                if let Some(a) = self.acc_mut((host, *acq)) {
                     a.valid_until = *valid_until;
                 }
             }
@@ -397,23 +436,24 @@ impl Checker {
                 self.clock_rate(t, detail);
             }
             EventKind::ReleaseStart { acq } => {
-                if let Some(a) = self.acc_mut(host, *acq) {
+                if let Some(a) = self.acc_mut((host, *acq)) {
                     a.release.get_or_insert(t);
                 }
             }
             EventKind::Lost { acq, .. } | EventKind::ValidityExpired { acq } => {
-                if let Some(a) = self.acc_mut(host, *acq) {
+                if let Some(a) = self.acc_mut((host, *acq)) {
                     a.lost.get_or_insert(t);
                 }
             }
             EventKind::WriteSent { acq, seq } => {
-                self.sent.insert((host.to_string(), *acq, *seq), t);
+                self.sent.insert((host, *acq, *seq), t);
             }
             EventKind::WriteRejected {
                 client, acq, seq, ..
             } => {
                 self.rejected_writes += 1;
-                self.sent.remove(&(client.clone(), *acq, *seq));
+                let c = self.id(client);
+                self.sent.remove(&(c, *acq, *seq));
             }
             EventKind::WriteApplied {
                 client,
@@ -427,12 +467,13 @@ impl Checker {
                     seq: *seq,
                     fence: *fence,
                 };
-                let sent = self.sent.remove(&(client.clone(), *acq, *seq));
-                let writer = (client.clone(), *acq);
-                self.interleave(&writer, resource, w);
+                let (c, resource) = (self.id(client), self.id(resource));
+                let sent = self.sent.remove(&(c, *acq, *seq));
+                let writer = (c, *acq);
+                self.interleave(writer, resource, w);
                 self.pending.push(Pending {
                     writer,
-                    resource: resource.clone(),
+                    resource,
                     w,
                     sent,
                 });
@@ -441,9 +482,32 @@ impl Checker {
         }
     }
 
-    fn acc_mut(&mut self, client: &str, acq: u64) -> Option<&mut Acc> {
-        let i = *self.index.get(&(client.to_string(), acq))?;
+    /// The index in `accs` of acquisition `k`.
+    fn find(&self, k: Key) -> Option<usize> {
+        let seq = self
+            .index
+            .get(&k.0)
+            .and_then(|v| v.get(usize::try_from(k.1).ok()?.checked_sub(1)?));
+        seq.copied().or_else(|| self.odd.get(&k).copied())
+    }
+
+    fn acc_mut(&mut self, k: Key) -> Option<&mut Acc> {
+        let i = self.find(k)?;
         self.accs.get_mut(i)
+    }
+
+    fn written_mut(&mut self, k: Key) -> Option<&mut Written> {
+        match self.find(k) {
+            Some(i) => self.accs[i].written.as_mut(),
+            None => self.unknown_writes.get_mut(&k),
+        }
+    }
+
+    fn written(&self, k: Key) -> Option<&Written> {
+        match self.find(k) {
+            Some(i) => self.accs[i].written.as_ref(),
+            None => self.unknown_writes.get(&k),
+        }
     }
 
     fn clock_rate(&mut self, t: Duration, detail: &str) {
@@ -457,40 +521,51 @@ impl Checker {
                 .and_then(|v| v.parse::<f64>().ok())
                 .filter(|v| *v > 0.0)
         };
-        if let (Some(who), Some(rate), Some(from)) = (field("host"), num("rate"), num("from")) {
-            for a in self
-                .accs
-                .iter_mut()
-                .filter(|a| a.client == who && a.valid_until > t)
-            {
-                let rest = (a.valid_until - t).as_secs_f64() * from / rate;
-                a.valid_until = t + Duration::from_secs_f64(rest.min(1e9));
-            }
+        let (Some(who), Some(rate), Some(from)) = (field("host"), num("rate"), num("from")) else {
+            return;
+        };
+        let Some(&who) = self.ids.get(who) else {
+            return;
+        };
+        for a in self
+            .accs
+            .iter_mut()
+            .filter(|a| a.client == who && a.valid_until > t)
+        {
+            let rest = (a.valid_until - t).as_secs_f64() * from / rate;
+            a.valid_until = t + Duration::from_secs_f64(rest.min(1e9));
         }
     }
 
     /// The write interleavings this applied write completes: every
     /// acquisition of another client whose first write came after the
     /// writer's previous write (A, B, A).
-    fn interleave(&mut self, writer: &(String, u64), resource: &str, w: W) {
+    fn interleave(&mut self, writer: Key, resource: Name, w: W) {
         let p = self.position;
         self.position += 1;
-        match self.written.get_mut(writer) {
+        match self.written_mut(writer) {
             Some(mine) if mine.resource == resource => {
                 let (q, before) = mine.last;
                 mine.last = (p, w);
-                let firsts = self.firsts.get(resource).map_or(&[][..], |v| v);
+                let firsts = self.firsts.get(&resource).map_or(&[][..], |v| v);
                 let lo = firsts.partition_point(|(pos, _)| *pos <= q);
                 let hi = firsts.partition_point(|(pos, _)| *pos < p);
-                for (_, other) in &firsts[lo..hi] {
-                    if other.0 == writer.0 || !self.pairs.insert((writer.clone(), other.clone())) {
-                        continue;
+                let mut found = Vec::new();
+                for &(_, other) in &firsts[lo..hi] {
+                    if other.0 != writer.0 && !self.pairs.contains(&(writer, other)) {
+                        if let Some(b) = self.written(other) {
+                            found.push((other, b.first.1));
+                        }
                     }
-                    let b = self.written[other].first.1;
+                }
+                for (other, _) in &found {
+                    self.pairs.insert((writer, *other));
+                }
+                for (other, b) in found {
                     self.interleavings.push(Interleaving {
-                        resource: resource.to_string(),
-                        first: writer.clone(),
-                        second: other.clone(),
+                        resource: self.name(resource).to_string(),
+                        first: self.acq_id(writer),
+                        second: self.acq_id(other),
                         times: [before.time, b.time, w.time],
                         seqs: [before.seq, b.seq, w.seq],
                         fences: [before.fence, b.fence, w.fence],
@@ -499,18 +574,18 @@ impl Checker {
             }
             Some(_) => {} // one acquisition writing two resources: not ours
             None => {
-                self.written.insert(
-                    writer.clone(),
-                    Written {
-                        resource: resource.to_string(),
-                        first: (p, w),
-                        last: (p, w),
-                    },
-                );
-                self.firsts
-                    .entry(resource.to_string())
-                    .or_default()
-                    .push((p, writer.clone()));
+                let first = Written {
+                    resource,
+                    first: (p, w),
+                    last: (p, w),
+                };
+                match self.find(writer) {
+                    Some(i) => self.accs[i].written = Some(first),
+                    None => {
+                        self.unknown_writes.insert(writer, first);
+                    }
+                }
+                self.firsts.entry(resource).or_default().push((p, writer));
             }
         }
     }
@@ -519,24 +594,24 @@ impl Checker {
     /// acquisition of that instant is known.
     fn settle(&mut self) {
         for p in std::mem::take(&mut self.pending) {
-            let (Some(&mine), Some(&latest)) =
-                (self.index.get(&p.writer), self.latest.get(&p.resource))
+            let (Some(mine), Some(&latest)) = (self.find(p.writer), self.latest.get(&p.resource))
             else {
                 continue;
             };
             let (a, b) = (&self.accs[mine], &self.accs[latest]);
             if b.start > a.start && b.start <= p.w.time {
-                self.stale.push(StaleWrite {
-                    resource: p.resource,
-                    writer: p.writer,
+                let w = StaleWrite {
+                    resource: self.name(p.resource).to_string(),
+                    writer: self.acq_id(p.writer),
                     seq: p.w.seq,
                     fence: p.w.fence,
                     acquired: a.start,
                     sent: p.sent,
                     applied: p.w.time,
-                    landed_in: (b.client.clone(), b.acq),
+                    landed_in: self.acq_id((b.client, b.acq)),
                     landed_in_start: b.start,
-                });
+                };
+                self.stale.push(w);
             }
         }
     }
@@ -545,12 +620,16 @@ impl Checker {
     pub fn finish(mut self) -> CheckResult {
         self.settle();
         let run_end = self.now;
-        let holds: Vec<Hold> = self.accs.iter().map(|a| hold_of(a, run_end)).collect();
-        let overlaps = overlaps(&holds);
         for (_, (start, r)) in std::mem::take(&mut self.calls) {
             self.call_spans.push((r, start, run_end.max(start)));
         }
-        let unavailable = unavailable(&self.call_spans, &holds);
+        let names = std::mem::take(&mut self.names);
+        let holds: Vec<Hold> = std::mem::take(&mut self.accs)
+            .into_iter()
+            .map(|a| hold_of(a, run_end, &names))
+            .collect();
+        let overlaps = overlaps(&holds);
+        let unavailable = unavailable(&self.call_spans, &holds, &names);
         self.latencies.sort_by(f64::total_cmp);
         let liveness = Liveness {
             attempts: self.attempts,
@@ -582,7 +661,7 @@ impl Checker {
 }
 
 /// An acquisition's hold, the history having ended at `run_end`.
-fn hold_of(a: &Acc, run_end: Duration) -> Hold {
+fn hold_of(a: Acc, run_end: Duration, names: &[String]) -> Hold {
     let mut ends = vec![
         (a.valid_until, HoldEnd::ValidityEnd),
         (run_end, HoldEnd::RunEnd),
@@ -598,10 +677,10 @@ fn hold_of(a: &Acc, run_end: Duration) -> Hold {
         .min_by_key(|(t, r)| (*t, r.rank()))
         .unwrap_or((a.start, HoldEnd::RunEnd));
     Hold {
-        client: a.client.clone(),
+        client: names[a.client as usize].clone(),
         acq: a.acq,
-        resource: a.resource.clone(),
-        token: a.token.clone(),
+        resource: names[a.resource as usize].clone(),
+        token: a.token,
         start: a.start,
         end: end.max(a.start),
         end_reason,
@@ -665,11 +744,15 @@ fn ms(d: Duration) -> f64 {
 
 /// Time during which some client was inside a lock call on a resource
 /// while no hold of that resource was active, summed over resources.
-fn unavailable(call_spans: &[(String, Duration, Duration)], holds: &[Hold]) -> Duration {
+fn unavailable(
+    call_spans: &[(Name, Duration, Duration)],
+    holds: &[Hold],
+    names: &[String],
+) -> Duration {
     // Per resource: (time, change in open calls, change in active holds).
     let mut changes: BTreeMap<&str, Vec<(Duration, i64, i64)>> = BTreeMap::new();
     for (r, start, end) in call_spans {
-        let v = changes.entry(r.as_str()).or_default();
+        let v = changes.entry(names[*r as usize].as_str()).or_default();
         v.push((*start, 1, 0));
         v.push((*end, -1, 0));
     }

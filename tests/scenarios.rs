@@ -375,3 +375,23 @@ host = "n3"
     assert_eq!(crashes, 1, "one crash of n2 drawn");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The online checker, fed as the run goes and keeping no history, finds
+/// exactly what the checker finds over the whole history, with the same
+/// trace, on a busy run with violations.
+#[test]
+fn checking_as_the_run_goes_equals_checking_the_whole_history() {
+    for file in ["scenarios/single_vs_quorum.toml", "benches/standard.toml"] {
+        let s = scenario::load(Path::new(file)).unwrap();
+        for seed in [1, 2, 3] {
+            let streamed = runner::simulate(s.clone(), seed).unwrap();
+            assert!(streamed.history.events.is_empty(), "sweeps keep no history");
+            let whole = redlock_sim::sim::run(&s, seed).unwrap();
+            let batch = redlock_sim::check::check(&whole);
+            assert_eq!(streamed.trace, whole.trace(), "{file} seed {seed}");
+            assert_eq!(streamed.check, batch, "{file} seed {seed}");
+            let kept = runner::simulate_keeping(s.clone(), seed).unwrap();
+            assert_eq!(kept.history, whole, "{file} seed {seed}");
+        }
+    }
+}
