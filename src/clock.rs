@@ -151,6 +151,16 @@ impl SimClock {
             .push((start, end));
     }
 
+    /// Ends every pause at global time `g` (the paused process is gone: a
+    /// crash); a later process on the host starts unpaused.
+    pub fn end_pauses(&self, g: Duration) {
+        let mut p = self.pauses.lock().unwrap_or_else(|e| e.into_inner());
+        p.retain(|(s, _)| *s < g);
+        for w in p.iter_mut() {
+            w.1 = w.1.min(g);
+        }
+    }
+
     /// The end of the pause the host is in at global time `g`, if any.
     pub fn paused_until(&self, g: Duration) -> Option<Duration> {
         self.pauses

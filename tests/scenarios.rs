@@ -394,4 +394,41 @@ fn checking_as_the_run_goes_equals_checking_the_whole_history() {
             assert_eq!(kept.history, whole, "{file} seed {seed}");
         }
     }
+
+/// A crash ends a pause with the process: the node restarted at once runs
+/// (takes c1's next lock) long before the pause would have ended.
+#[test]
+fn a_crash_ends_a_pause() {
+    let h = history_of(
+        r#"
+duration = "3s"
+[cluster]
+nodes = 1
+restart = "immediate"
+[network]
+latency = "2ms..2ms"
+[clients]
+count = 1
+ttl = "10s"
+hold = "100ms"
+writes = 1
+think = "300ms"
+[[faults]]
+at = "500ms"
+do = "pause"
+host = "n1"
+for = "2s"
+[[faults]]
+at = "600ms"
+do = "crash"
+host = "n1"
+"#,
+    );
+    let ms = std::time::Duration::from_millis;
+    let set_after_restart = h
+        .of("n1")
+        .find(|e| e.time > ms(600) && e.kind.name() == "key_set")
+        .expect("n1 took a lock after its restart")
+        .time;
+    assert!(set_after_restart < ms(1500), "{set_after_restart:?}");
 }

@@ -377,7 +377,7 @@ impl Facts {
         let mut lost: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         let mut down_since: BTreeMap<String, Duration> = BTreeMap::new();
         let mut down = Vec::new();
-        let mut paused = Vec::new();
+        let mut paused: Vec<Span> = Vec::new();
         let mut waiting = Vec::new();
         let mut call_since: BTreeMap<String, Duration> = BTreeMap::new();
         let mut partitions: Vec<PartSpan> = Vec::new();
@@ -452,6 +452,12 @@ impl Facts {
                         "crash" => {
                             if let Some(hn) = &host {
                                 down_since.entry(hn.clone()).or_insert(t);
+                                // A pause in progress ends with the process.
+                                for p in paused.iter_mut() {
+                                    if p.host == *hn && p.start <= t && p.end > t {
+                                        p.end = t;
+                                    }
+                                }
                                 if let Some(keys) = open.remove(hn) {
                                     let mut was = BTreeMap::new();
                                     for (key, prev) in keys {

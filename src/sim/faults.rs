@@ -41,6 +41,8 @@ impl World<'_> {
                 }
                 self.net.apply(&mut self.sim, &self.hosts);
                 self.sim.crash(host.as_str());
+                // A pause in progress dies with the process.
+                self.ctx.clock(&host).end_pauses(now);
                 if let Some(d) = self.disks.get(&host) {
                     d.lock().unwrap_or_else(|e| e.into_inner()).crash();
                 }
