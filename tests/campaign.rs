@@ -117,7 +117,7 @@ fn paused_writer_only(plan: &Plan, variant: &str, seed: u64) {
         .find(|(_, shown)| shown[0] == variant)
         .unwrap();
     let s = scenario::parse_with_overrides(&plan.text, &plan.file, set).unwrap();
-    let run = runner::simulate(s, seed).unwrap();
+    let run = runner::simulate_keeping(s, seed).unwrap();
     let check = &run.check;
     assert!(
         check.overlaps.is_empty(),

@@ -394,6 +394,7 @@ fn checking_as_the_run_goes_equals_checking_the_whole_history() {
             assert_eq!(kept.history, whole, "{file} seed {seed}");
         }
     }
+}
 
 /// A crash ends a pause with the process: the node restarted at once runs
 /// (takes c1's next lock) long before the pause would have ended.

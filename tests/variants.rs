@@ -30,7 +30,7 @@ fn run(variant: &str, with: Option<&str>) -> Run {
     let s = scenario::parse_with_overrides(&text, &path.display().to_string(), &overrides)
         .unwrap_or_else(|e| panic!("{e}"));
     let seed = s.seed;
-    runner::simulate(s, seed).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    runner::simulate_keeping(s, seed).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn describe(r: &Run) -> String {
