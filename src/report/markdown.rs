@@ -298,35 +298,44 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
                 ]
             })
             .collect();
+        // The lock column only when the run used more than one lock.
+        let several = c.holds.iter().any(|h| h.resource != c.holds[0].resource);
         let rows: Vec<Row> = c
             .holds
             .iter()
             .take(MAX_LIST_ROWS)
             .map(|h| Row {
                 strong: overlapping.contains(&(h.client.as_str(), h.acq)),
-                cells: vec![
-                    h.client.clone(),
-                    format!("#{}", h.acq),
-                    short_token(&h.token),
-                    h.fence.map_or("-".to_string(), |x| x.to_string()),
-                    fmt_t(h.start),
-                    fmt_t(h.end),
-                    h.end_reason.as_str().to_string(),
-                ],
+                cells: several
+                    .then(|| h.resource.clone())
+                    .into_iter()
+                    .chain([
+                        h.client.clone(),
+                        format!("#{}", h.acq),
+                        short_token(&h.token),
+                        h.fence.map_or("-".to_string(), |x| x.to_string()),
+                        fmt_t(h.start),
+                        fmt_t(h.end),
+                        h.end_reason.as_str().to_string(),
+                    ])
+                    .collect(),
             })
             .collect();
         doc.push(Block::Table(
-            [
-                "client",
-                "acquisition",
-                "token",
-                "fence",
-                "from",
-                "to",
-                "ended by",
-            ]
-            .map(String::from)
-            .to_vec(),
+            several
+                .then_some("lock")
+                .into_iter()
+                .chain([
+                    "client",
+                    "acquisition",
+                    "token",
+                    "fence",
+                    "from",
+                    "to",
+                    "ended by",
+                ])
+                .map(String::from)
+                .collect(),
             rows,
         ));
         if c.holds.len() > MAX_LIST_ROWS {
