@@ -361,12 +361,20 @@ impl Recorder {
         }
     }
 
-    /// Records `kind` for `host` at global time `time`. A time before what
-    /// was already handed on is moved up to it (it cannot happen in a run:
-    /// the driver hands on only events well behind the present).
+    /// Records `kind` for `host` at global time `time`, which must not be
+    /// before what was already handed on: the driver hands on only events
+    /// well behind the present, and nothing records further back than a
+    /// tick. An earlier time would reorder the history behind the
+    /// checkers' back, so it is a bug and panics (a run reports it as an
+    /// internal error, exit 70).
     pub fn record(&self, time: Duration, host: &str, kind: EventKind) {
         let mut inner = self.lock();
-        let time = time.max(inner.flushed_to);
+        assert!(
+            time >= inner.flushed_to,
+            "event {} of {host} recorded at {time:?}, after events up to {:?} were checked",
+            kind.name(),
+            inner.flushed_to
+        );
         inner.buffer.push(Event {
             time,
             host: host.to_string(),

@@ -1,13 +1,13 @@
-//! The network's fault state: which directed links are cut and which are
-//! held, and why, applied to turmoil as transitions.
+//! The network's fault state: which directed links are cut, and why,
+//! applied to turmoil as transitions.
 //!
 //! Several faults can cut the same link (a partition, an isolation, a crash);
 //! a link heals when its last cause goes. turmoil keeps one state machine per
-//! host pair in which `hold` and `partition` overwrite each other, so this
-//! module owns the wanted state of each direction and issues only the calls
-//! that move turmoil from what it has to what is wanted: cut beats held beats
-//! healthy. A cut drops what is in flight (turmoil's TCP then breaks, as a
-//! real stream would after a partition); a release delivers what was held.
+//! host pair, so this module owns the wanted state of each direction and
+//! issues only the calls that move turmoil from what it has to what is
+//! wanted. A cut drops what is in flight (turmoil's TCP then breaks, as a
+//! real stream would after a partition). The cut links are published to
+//! [`super::sockets`], which refuses connects across them.
 //! Pauses do not hold links (a paused host's messages already on the wire
 //! arrive on time): they live in the host's clock and sockets, see
 //! [`super::pause`].
@@ -21,7 +21,6 @@ pub type Cause = (u64, &'static str);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Link {
     Healthy,
-    Held,
     Cut,
 }
 
@@ -29,7 +28,6 @@ enum Link {
 #[derive(Default)]
 pub struct Net {
     cuts: BTreeMap<(String, String), BTreeSet<Cause>>,
-    holds: BTreeMap<(String, String), BTreeSet<Cause>>,
     /// What turmoil has now, per unordered pair (a < b): (a→b, b→a).
     applied: BTreeMap<(String, String), (Link, Link)>,
 }
@@ -42,18 +40,9 @@ impl Net {
             .insert(cause);
     }
 
-    pub fn hold(&mut self, a: &str, b: &str, cause: Cause) {
-        for (x, y) in [(a, b), (b, a)] {
-            self.holds
-                .entry((x.into(), y.into()))
-                .or_default()
-                .insert(cause);
-        }
-    }
-
-    /// Removes every cut and hold with this cause id.
+    /// Removes every cut with this cause id.
     pub fn clear(&mut self, id: u64) {
-        for set in self.cuts.values_mut().chain(self.holds.values_mut()) {
+        for set in self.cuts.values_mut() {
             set.retain(|(i, _)| *i != id);
         }
     }
@@ -69,8 +58,6 @@ impl Net {
         let key = (from.to_string(), to.to_string());
         if self.cuts.get(&key).is_some_and(|s| !s.is_empty()) {
             Link::Cut
-        } else if self.holds.get(&key).is_some_and(|s| !s.is_empty()) {
-            Link::Held
         } else {
             Link::Healthy
         }
@@ -93,7 +80,7 @@ impl Net {
                     .copied()
                     .unwrap_or((Link::Healthy, Link::Healthy));
                 if want != have {
-                    transition(sim, a, b, have, want);
+                    transition(sim, a, b, want);
                     self.applied.insert(key, want);
                 }
             }
@@ -108,32 +95,13 @@ impl Net {
     }
 }
 
-fn transition(sim: &mut Sim<'_>, a: &str, b: &str, have: (Link, Link), want: (Link, Link)) {
-    let any_cut = want.0 == Link::Cut || want.1 == Link::Cut;
-    let was_held = have.0 == Link::Held || have.1 == Link::Held;
-    if any_cut {
-        // Start from healthy, then cut the wanted directions (a held
-        // direction beside a cut one is cut too: turmoil cannot mix them).
-        if was_held {
-            sim.release(a, b);
-        }
-        sim.repair(a, b);
-        if want.0 == Link::Cut && want.1 == Link::Cut
-            || want.0 == Link::Held
-            || want.1 == Link::Held
-        {
-            sim.partition(a, b);
-        } else if want.0 == Link::Cut {
-            sim.partition_oneway(a, b);
-        } else {
-            sim.partition_oneway(b, a);
-        }
-    } else if want.0 == Link::Held || want.1 == Link::Held {
-        sim.repair(a, b);
-        sim.hold(a, b);
-    } else if was_held {
-        sim.release(a, b);
-    } else {
-        sim.repair(a, b);
+fn transition(sim: &mut Sim<'_>, a: &str, b: &str, want: (Link, Link)) {
+    // Start from healthy, then cut the wanted directions.
+    sim.repair(a, b);
+    match want {
+        (Link::Cut, Link::Cut) => sim.partition(a, b),
+        (Link::Cut, Link::Healthy) => sim.partition_oneway(a, b),
+        (Link::Healthy, Link::Cut) => sim.partition_oneway(b, a),
+        (Link::Healthy, Link::Healthy) => {}
     }
 }

@@ -7,11 +7,12 @@
 //! server learns of it from TCP keepalive (Redis probes every 300 s; the
 //! peer's kernel answers a probe for a socket it no longer has with a
 //! reset). Here every connection a simulated host opens goes through
-//! [`Connector`], which keeps the set of client sockets still open; every
-//! accepted connection goes through [`KeepAliveListener`], whose streams end
-//! (read end of file, as after a reset) once they have been idle for
-//! [`PROBE`] and their client socket is gone. A live client is never cut
-//! off, however long it is idle, so what a lock client sees is unchanged;
+//! [`Connector`], which notes the client sockets it closed; every accepted
+//! connection goes through [`KeepAliveListener`], whose streams end (read
+//! end of file, as after a reset) once they have been idle for [`PROBE`] and
+//! their client socket is known to be closed. A live client (or one this
+//! module did not open) is never cut off, however long it is idle, so what a
+//! lock client sees is unchanged;
 //! only dead connections go, sooner than Redis's 300 s, which nobody on the
 //! other end can tell.
 //!
@@ -40,13 +41,13 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 pub const PROBE: Duration = Duration::from_secs(10);
 
 thread_local! {
-    static OPEN: RefCell<BTreeSet<SocketAddr>> = const { RefCell::new(BTreeSet::new()) };
+    static CLOSED: RefCell<BTreeSet<SocketAddr>> = const { RefCell::new(BTreeSet::new()) };
     static CUT: RefCell<BTreeSet<(String, String)>> = const { RefCell::new(BTreeSet::new()) };
 }
 
 /// Forgets every client socket and cut link: a new run starts on this thread.
 pub fn reset() {
-    OPEN.with(|o| o.borrow_mut().clear());
+    CLOSED.with(|o| o.borrow_mut().clear());
     CUT.with(|c| c.borrow_mut().clear());
 }
 
@@ -59,12 +60,12 @@ fn is_cut(from: &str, to: &str) -> bool {
     CUT.with(|c| c.borrow().contains(&(from.to_string(), to.to_string())))
 }
 
-fn is_open(addr: &SocketAddr) -> bool {
-    OPEN.with(|o| o.borrow().contains(addr))
+fn is_closed(addr: &SocketAddr) -> bool {
+    CLOSED.with(|o| o.borrow().contains(addr))
 }
 
-/// Opens turmoil streams from host `0` and keeps the set of those still
-/// open; refuses at once a connect across a cut link, as turmoil would.
+/// Opens turmoil streams from host `0` and notes those it closes; refuses
+/// at once a connect across a cut link, as turmoil would.
 pub struct Connector(pub String);
 
 impl crate::client::Connector for Connector {
@@ -79,13 +80,14 @@ impl crate::client::Connector for Connector {
             }
             let s = turmoil::net::TcpStream::connect(addr).await?;
             let local = s.local_addr()?;
-            OPEN.with(|o| o.borrow_mut().insert(local));
+            // A port used again is open again.
+            CLOSED.with(|o| o.borrow_mut().remove(&local));
             Ok(Box::new(Tracked { inner: s, local }) as BoxStream)
         })
     }
 }
 
-/// A client's stream: leaves the set of open sockets when dropped.
+/// A client's stream: noted as closed when dropped.
 struct Tracked {
     inner: turmoil::net::TcpStream,
     local: SocketAddr,
@@ -93,7 +95,7 @@ struct Tracked {
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        OPEN.with(|o| o.borrow_mut().remove(&self.local));
+        CLOSED.with(|o| o.borrow_mut().insert(self.local));
     }
 }
 
@@ -152,7 +154,7 @@ impl crate::node::Listener for KeepAliveListener {
 }
 
 /// An accepted stream with keepalive: reads end of file once it has been
-/// idle for [`PROBE`] and its client socket is closed.
+/// idle for [`PROBE`] and its client socket is known to be closed.
 pub struct KeepAlive {
     inner: turmoil::net::TcpStream,
     peer: SocketAddr,
@@ -179,7 +181,7 @@ impl AsyncRead for KeepAlive {
                 if this.probe.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
-                if !is_open(&this.peer) {
+                if is_closed(&this.peer) {
                     return Poll::Ready(Ok(())); // end of file: the peer is gone
                 }
                 let next = tokio::time::Instant::now() + PROBE;
