@@ -1,0 +1,328 @@
+//! The checkers, online: [`Checker::feed`] takes a run's events in time
+//! order as the run makes them and [`Checker::finish`] gives the verdict;
+//! [`check`] does both over a finished [`History`]. The definitions below are
+//! the contract behind the columns of `runs.csv` and the fields of
+//! `summary.json` ("What is checked" in `scenario-format.md`). Mutual
+//! exclusion is per resource (the lock's key): acquisitions of different
+//! resources never conflict.
+//!
+//! - **Hold** ([`Hold`]): an acquisition (an `acquired` event) holds the lock
+//!   from the time of that event until the earliest of
+//!   - the start of its release (`release_start`),
+//!   - the end of its validity: `valid_until` of `acquired`, replaced by the
+//!     `valid_until` of the latest `extended` event of the same acquisition,
+//!   - a `lost` or `validity_expired` event of the acquisition,
+//!   - the time of the last event of the history (the hold was still open
+//!     when the run ended).
+//!
+//!   When several of these fall at the same instant the reason reported is
+//!   the first in that list. A hold never ends before it starts.
+//! - **Lock overlap** ([`Overlap`], `lock_overlaps`): two holds of the same
+//!   resource by *different* clients whose intervals share a stretch of time
+//!   of positive length. Touching holds (`a.end == b.start`) do not overlap,
+//!   and a hold of length zero overlaps nothing. Each unordered pair of
+//!   acquisitions counts once, however long they overlap.
+//! - **Stale write** ([`StaleWrite`], `stale_writes`): the store records its
+//!   applied writes (`write_applied`) in the order it applies them. A write
+//!   of acquisition A of resource R, applied at time t, is stale when an
+//!   acquisition B of R succeeded after A did and no later than t
+//!   (`A.start < B.start <= t`), whoever B's client is, whether or not B had
+//!   written yet, and however the write got late. A write applied at the very
+//!   instant of a later acquisition is stale: the nodes granted B its lock at
+//!   least one network hop before B's client learned it, so at that instant
+//!   the lock had already passed to B. The write *landed in* the latest
+//!   acquisition of R that had succeeded by t. Each stale write counts once.
+//!   Writes the store refused (`write_rejected`, fencing) were never applied:
+//!   they are counted in `rejected_writes`, never as stale.
+//! - **Write interleaving** ([`Interleaving`], `write_interleavings`): two
+//!   acquisitions of the same resource by *different* clients whose applied
+//!   writes come in the order A, B, A (B wrote between two writes of A).
+//!   Each unordered pair counts once. Every interleaving also has a stale
+//!   write (the second A write, or B's if B acquired first).
+//! - **Verdict**: `violation` when `lock_overlaps + stale_writes +
+//!   write_interleavings > 0`, else `safe`.
+//! - **Liveness** ([`Liveness`]): see the fields; unavailability is per
+//!   resource, summed.
+//!
+//! The checker keeps what grows with the number of acquisitions and lock
+//! calls (holds, each acquisition's first and last applied write, lock-call
+//! spans), never the events themselves, so a run's memory does not grow with
+//! the number of events. Everything runs in O(n log n) in the number of
+//! events, plus the size of the output.
+
+use std::time::Duration;
+
+use crate::history::History;
+
+mod online;
+pub use online::Checker;
+
+/// Why a hold ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HoldEnd {
+    /// The client started releasing (`release_start`).
+    Released,
+    /// The validity (`valid_until`, moved by extensions) ran out first.
+    ValidityEnd,
+    /// The client learned it lost the lock (`lost` or `validity_expired`).
+    Lost,
+    /// The history ended while the hold was still valid.
+    RunEnd,
+}
+
+impl HoldEnd {
+    /// `released`, `validity_end`, `lost` or `run_end`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoldEnd::Released => "released",
+            HoldEnd::ValidityEnd => "validity_end",
+            HoldEnd::Lost => "lost",
+            HoldEnd::RunEnd => "run_end",
+        }
+    }
+
+    /// A phrase for reports: "it started releasing", ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            HoldEnd::Released => "it started releasing",
+            HoldEnd::ValidityEnd => "its validity ran out",
+            HoldEnd::Lost => "it found it had lost the lock",
+            HoldEnd::RunEnd => "the run ended",
+        }
+    }
+
+    /// Priority when several ends fall at the same instant (lower wins).
+    fn rank(self) -> u8 {
+        match self {
+            HoldEnd::Released => 0,
+            HoldEnd::ValidityEnd => 1,
+            HoldEnd::Lost => 2,
+            HoldEnd::RunEnd => 3,
+        }
+    }
+}
+
+/// The time one acquisition held the lock, in simulated global time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hold {
+    /// The client (host) that acquired.
+    pub client: String,
+    /// The acquisition's number for that client (from 1).
+    pub acq: u64,
+    /// The lock's key.
+    pub resource: String,
+    /// The random value the client stored as the key's value.
+    pub token: String,
+    /// When the lock call returned success (`acquired`).
+    pub start: Duration,
+    /// When the hold ended (see the module documentation); `>= start`.
+    pub end: Duration,
+    /// Why it ended then.
+    pub end_reason: HoldEnd,
+    /// The fencing token, when fencing is on.
+    pub fence: Option<u64>,
+}
+
+impl Hold {
+    /// `end - start`.
+    pub fn length(&self) -> Duration {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// Two holds of different clients sharing time: a violation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overlap {
+    /// The hold that started first (on a tie, the smaller client name).
+    pub a: Hold,
+    /// The other hold.
+    pub b: Hold,
+    /// Start of the shared stretch (`b.start`).
+    pub from: Duration,
+    /// End of the shared stretch (`min(a.end, b.end)`); `> from`.
+    pub to: Duration,
+}
+
+/// Two acquisitions whose applied writes interleave A, B, A: a violation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interleaving {
+    /// The lock's key both acquisitions held.
+    pub resource: String,
+    /// Acquisition A `(client, acq)`: the one whose applied writes started
+    /// first.
+    pub first: (String, u64),
+    /// Acquisition B, which wrote between two writes of A.
+    pub second: (String, u64),
+    /// When the store applied the three writes A, B, A: the B write is B's
+    /// first applied write, the A writes are the nearest before and after it.
+    pub times: [Duration; 3],
+    /// The `seq` numbers of those three writes.
+    pub seqs: [u32; 3],
+    /// The fencing tokens of those three writes (`None` without fencing).
+    pub fences: [Option<u64>; 3],
+}
+
+/// A write applied after a later acquisition of its resource had
+/// succeeded: a violation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StaleWrite {
+    /// The lock's key.
+    pub resource: String,
+    /// The writer's acquisition `(client, acq)`.
+    pub writer: (String, u64),
+    /// The write's number within that acquisition (from 1).
+    pub seq: u32,
+    /// Its fencing token (`None` without fencing).
+    pub fence: Option<u64>,
+    /// When the writer's acquisition succeeded.
+    pub acquired: Duration,
+    /// When the client sent the write (`write_sent`), if the history says.
+    pub sent: Option<Duration>,
+    /// When the store applied it.
+    pub applied: Duration,
+    /// The acquisition it landed in: the latest of the resource to have
+    /// succeeded by `applied`.
+    pub landed_in: (String, u64),
+    /// When that acquisition succeeded (`> acquired`, `<= applied`).
+    pub landed_in_start: Duration,
+}
+
+/// How available the lock was.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Liveness {
+    /// Number of lock calls started (`lock_call` events).
+    pub attempts: u64,
+    /// Number of successful lock calls (`acquired` events).
+    pub acquisitions: u64,
+    /// Median time from a client's `lock_call` to its next `acquired`, over
+    /// successful calls only, in ms; nearest-rank (the value at rank
+    /// `ceil(0.5 n)` of the sorted list); 0 when nothing was acquired.
+    pub acquire_p50_ms: f64,
+    /// 99th percentile of the same list, nearest-rank (rank `ceil(0.99 n)`);
+    /// 0 when nothing was acquired.
+    pub acquire_p99_ms: f64,
+    /// Total time, in ms, during which at least one client was inside a lock
+    /// call (from its `lock_call` to its `acquired` or `lock_failed`, or to
+    /// the end of the history) while no hold was active: clients wanted the
+    /// lock and nobody had it. Per resource (a hold of another resource
+    /// does not count), summed over resources.
+    pub unavailable_ms: f64,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// No overlap, no stale write, no interleaving.
+    Safe,
+    /// At least one overlap, stale write or interleaving.
+    Violation,
+}
+
+impl Verdict {
+    /// `safe` or `violation`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "safe",
+            Verdict::Violation => "violation",
+        }
+    }
+}
+
+/// Everything the checkers found in one history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckResult {
+    /// Every acquisition's hold, in the order of the `acquired` events.
+    pub holds: Vec<Hold>,
+    /// Lock overlaps, ordered by `from`.
+    pub overlaps: Vec<Overlap>,
+    /// Write interleavings, ordered by the time of their first write.
+    pub interleavings: Vec<Interleaving>,
+    /// Stale writes, in the order the store applied them.
+    pub stale_writes: Vec<StaleWrite>,
+    /// Writes the store refused because their fencing token was stale
+    /// (`write_rejected` events).
+    pub rejected_writes: u64,
+    /// Availability figures.
+    pub liveness: Liveness,
+    /// `Violation` when `overlaps`, `stale_writes` or `interleavings` is
+    /// not empty.
+    pub verdict: Verdict,
+}
+
+/// Runs every checker over `history` (whose events are in time order, as
+/// [`crate::history::Recorder::finish`] gives them).
+pub fn check(history: &History) -> CheckResult {
+    let mut c = Checker::default();
+    for e in &history.events {
+        c.feed(e);
+    }
+    c.finish()
+}
+
+/// Every pair of holds of the same resource by different clients sharing a
+/// stretch of positive length: sort by start, then compare each hold with
+/// the later-starting holds that start before it ends.
+fn overlaps(holds: &[Hold]) -> Vec<Overlap> {
+    let mut order: Vec<usize> = (0..holds.len()).collect();
+    order.sort_by(|&i, &j| {
+        let (a, b) = (&holds[i], &holds[j]);
+        (a.start, &a.client, a.acq, i).cmp(&(b.start, &b.client, b.acq, j))
+    });
+    let mut out = Vec::new();
+    for (k, &i) in order.iter().enumerate() {
+        let a = &holds[i];
+        for &j in &order[k + 1..] {
+            let b = &holds[j];
+            if b.start >= a.end {
+                break;
+            }
+            let to = a.end.min(b.end);
+            if a.client != b.client && a.resource == b.resource && to > b.start {
+                out.push(Overlap {
+                    a: a.clone(),
+                    b: b.clone(),
+                    from: b.start,
+                    to,
+                });
+            }
+        }
+    }
+    out.sort_by(|x, y| {
+        (x.from, x.to, &x.a.client, x.a.acq, &x.b.client, x.b.acq).cmp(&(
+            y.from,
+            y.to,
+            &y.a.client,
+            y.a.acq,
+            &y.b.client,
+            y.b.acq,
+        ))
+    });
+    out
+}
+
+/// Nearest-rank percentile of a sorted list (0 when empty).
+fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_matches_definition() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(nearest_rank(&v, 50.0), 2.0);
+        assert_eq!(nearest_rank(&v, 99.0), 4.0);
+        assert_eq!(nearest_rank(&[], 50.0), 0.0);
+        assert_eq!(nearest_rank(&[7.0], 99.0), 7.0);
+    }
+}
