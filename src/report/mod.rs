@@ -9,6 +9,7 @@
 mod csv;
 mod doc;
 mod markdown;
+mod stories;
 pub mod sweep;
 mod sweep_against_spec;
 pub mod sweep_charts;
