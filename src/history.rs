@@ -322,33 +322,14 @@ struct Inner {
 /// Events are kept only briefly: [`Recorder::flush`] hands those older than
 /// a given time, sorted by time (stable: same-time events keep the order
 /// they were recorded in), to the recorder's sink, which checks them, hashes
-/// them or writes them out as they go. So a run's memory does not grow with
-/// its simulated duration. [`Recorder::new`] keeps every event instead, for
-/// [`Recorder::finish`].
+/// them or keeps them as it likes. So a run's memory does not grow with its
+/// simulated duration unless the sink keeps the events.
 #[derive(Clone)]
 pub struct Recorder {
     inner: Arc<Mutex<Inner>>,
-    kept: Option<Arc<Mutex<Vec<Event>>>>,
-}
-
-impl Default for Recorder {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl Recorder {
-    /// A recorder that keeps every event, for [`Recorder::finish`].
-    pub fn new() -> Self {
-        let kept: Arc<Mutex<Vec<Event>>> = Arc::default();
-        let k = kept.clone();
-        let mut r = Self::with_sink(Box::new(move |e| {
-            k.lock().unwrap_or_else(|p| p.into_inner()).push(e)
-        }));
-        r.kept = Some(kept);
-        r
-    }
-
     /// A recorder that hands events to `sink`, in time order, and keeps none.
     pub fn with_sink(sink: Sink) -> Self {
         Recorder {
@@ -357,7 +338,6 @@ impl Recorder {
                 flushed_to: Duration::ZERO,
                 sink,
             })),
-            kept: None,
         }
     }
 
@@ -409,18 +389,6 @@ impl Recorder {
     pub fn flush_all(&self) {
         self.flush(Duration::MAX);
     }
-
-    /// Everything recorded, sorted by time (stable), when this recorder
-    /// keeps its events ([`Recorder::new`]); empty otherwise.
-    pub fn finish(&self) -> History {
-        self.flush_all();
-        let events = self
-            .kept
-            .as_ref()
-            .map(|k| k.lock().unwrap_or_else(|e| e.into_inner()).clone())
-            .unwrap_or_default();
-        History { events }
-    }
 }
 
 #[cfg(test)]
@@ -429,7 +397,15 @@ mod tests {
 
     #[test]
     fn trace_depends_on_every_field_and_order() {
-        let r = Recorder::new();
+        let kept: Arc<Mutex<Vec<Event>>> = Arc::default();
+        let k = kept.clone();
+        let r = Recorder::with_sink(Box::new(move |e| k.lock().unwrap().push(e)));
+        let finish = || {
+            r.flush_all();
+            History {
+                events: kept.lock().unwrap().clone(),
+            }
+        };
         r.record(
             Duration::from_millis(1),
             "c1",
@@ -443,14 +419,14 @@ mod tests {
             "n1",
             EventKind::KeyRemoved { key: "lock".into() },
         );
-        let a = r.finish();
+        let a = finish();
         let mut b = a.clone();
         b.events[1].host = "n2".into();
         let mut c = a.clone();
         c.events.swap(0, 1);
         assert_ne!(a.trace(), b.trace());
         assert_ne!(a.trace(), c.trace());
-        assert_eq!(a.trace(), r.finish().trace());
+        assert_eq!(a.trace(), finish().trace());
         assert_eq!(a.trace().len(), 16);
         assert_eq!(a.events[0].row()[0], "1.000");
     }

@@ -91,9 +91,15 @@ fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
 /// Runs `s` with `seed` and returns the whole history (kept in memory:
 /// for tests and small runs; [`run_with`] streams it instead).
 pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
-    let recorder = Recorder::new();
-    run_into(s, seed, recorder.clone())?;
-    Ok(recorder.finish())
+    let kept: Arc<std::sync::Mutex<Vec<crate::history::Event>>> = Arc::default();
+    let sink = kept.clone();
+    run_with(
+        s,
+        seed,
+        Box::new(move |e| sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)),
+    )?;
+    let events = std::mem::take(&mut *kept.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok(History { events })
 }
 
 /// Runs `s` with `seed`, handing each event to `sink` in time order as the
