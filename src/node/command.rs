@@ -3,6 +3,7 @@
 
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
+use super::errors::{read_only, wrong_arity};
 use super::{keys, replication, scripting, server, strings};
 use crate::resp::Frame;
 use bytes::Bytes;
@@ -65,7 +66,7 @@ pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
         return wrong_arity(cname);
     }
     if ks.role != Role::Master && WRITES.contains(cname) {
-        return Frame::err("READONLY You can't write against a read only replica.");
+        return read_only();
     }
     handler(ks, args, now)
 }
@@ -78,12 +79,6 @@ pub fn arity_ok(arity: i32, argc: usize) -> bool {
     } else {
         argc >= -arity
     }
-}
-
-pub fn wrong_arity(fullname: &str) -> Frame {
-    Frame::err(format!(
-        "ERR wrong number of arguments for '{fullname}' command"
-    ))
 }
 
 fn unknown_command(args: &[Bytes]) -> Frame {
@@ -104,18 +99,4 @@ fn unknown_command(args: &[Bytes]) -> Frame {
     Frame::err(format!(
         "ERR unknown command '{name}', with args beginning with: {listed}"
     ))
-}
-
-/// The reply Redis gives for an argument that is not an integer.
-pub fn not_an_integer() -> Frame {
-    Frame::err("ERR value is not an integer or out of range")
-}
-
-pub fn syntax_error() -> Frame {
-    Frame::err("ERR syntax error")
-}
-
-/// Case-insensitive comparison of an argument with an ASCII word.
-pub fn is(arg: &[u8], word: &str) -> bool {
-    arg.eq_ignore_ascii_case(word.as_bytes())
 }

@@ -1,7 +1,7 @@
 //! Keyspace commands: `DEL`, `EXISTS`, `PEXPIRE`, `PEXPIREAT` (with
 //! `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `FLUSHALL`.
 
-use super::command::{is, not_an_integer, syntax_error};
+use super::errors::{is, not_an_integer, syntax_error};
 use super::keyspace::{parse_i64, Keyspace, Role};
 use crate::resp::Frame;
 use bytes::Bytes;

@@ -8,6 +8,7 @@
 //! [`scripting`], [`server`]; [`command`] dispatches them.
 
 pub mod command;
+pub mod errors;
 pub mod keys;
 pub mod keyspace;
 pub mod persistence;

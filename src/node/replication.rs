@@ -39,7 +39,7 @@
 //! of stream entries applied since, so replicas of one master compare (and a
 //! caught-up replica equals its master).
 
-use super::command::is;
+use super::errors::is;
 use super::keyspace::{parse_i64, Keyspace, Role};
 use super::Node;
 use crate::client::connection::Connector;

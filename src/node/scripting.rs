@@ -6,7 +6,7 @@
 //! them natively with the same effects; any other script is cached like Redis
 //! caches it, but running it is an error that says why.
 
-use super::command::{is, not_an_integer, wrong_arity};
+use super::errors::{is, not_an_integer, wrong_arity};
 use super::keys;
 use super::keyspace::{parse_i64, Keyspace};
 use crate::client::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};

@@ -1,7 +1,7 @@
 //! Server commands: `PING`, `INFO` (server, replication, keyspace), `ROLE`,
 //! and the connection chores real clients send (`COMMAND`, `SELECT 0`).
 
-use super::command::{is, not_an_integer, wrong_arity};
+use super::errors::{is, not_an_integer, wrong_arity};
 use super::keyspace::{parse_i64, Keyspace, Role};
 use crate::resp::Frame;
 use bytes::Bytes;

@@ -1,7 +1,7 @@
 //! String commands: `GET`, `SET` (with `NX`/`XX`/`GET`/`EX`/`PX`/`EXAT`/
 //! `PXAT`/`KEEPTTL`), `SETNX`, `GETSET`, `INCR`.
 
-use super::command::{is, not_an_integer, syntax_error};
+use super::errors::{is, not_an_integer, syntax_error};
 use super::keyspace::{parse_i64, Keyspace};
 use crate::resp::Frame;
 use bytes::Bytes;

@@ -19,7 +19,7 @@
 
 use crate::client::connection::{Connector, NodeConn};
 use crate::clock::Clock;
-use crate::node::command::is;
+use crate::node::errors::is;
 use crate::node::Listener;
 use crate::resp::{ConnError, Connection, Frame};
 use bytes::Bytes;
