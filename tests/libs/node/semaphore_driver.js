@@ -20,6 +20,11 @@ async function main() {
   const quick = { lockTimeout: 10000, acquireTimeout: 300, retryInterval: 20, refreshInterval: 0 };
   const near = async (key, lo, hi) => { const t = await c.pttl(key); return t > lo && t <= hi; };
 
+  note("-- the connection");
+  await step("client setname", () => c.client("SETNAME", "mutex-worker"));
+  await step("client getname", () => c.client("GETNAME"));
+  await step("client id is an integer", async () => Number.isInteger(await c.client("ID")));
+
   note("-- Mutex on one server");
   const a = new Mutex(c, "res", quick);
   const b = new Mutex(c, "res", quick);

@@ -98,6 +98,24 @@ def contended():
 step("nested with on the same name", contended)
 step("key after the failed nesting", lambda: r.exists("pylock:ctx2"))
 
+note("-- the connection")
+def handshake():
+    """What HELLO answered (protocol 3 only), without the version and the id."""
+    conn = r.connection_pool.get_connection()
+    try:
+        meta = conn.handshake_metadata
+    finally:
+        r.connection_pool.release(conn)
+    if meta is None:
+        return None
+    meta = {(k.decode() if isinstance(k, bytes) else k): v for k, v in meta.items()}
+    keep = ("server", "proto", "mode", "role", "modules")
+    return {"keys": sorted(meta), **{k: meta.get(k) for k in keep}}
+step("HELLO's reply", handshake)
+step("client setname", lambda: r.client_setname("lock-worker"))
+step("client getname", r.client_getname)
+step("client id is an integer", lambda: isinstance(r.client_id(), int))
+
 note("-- the scripts redis-py registered")
 step("script exists", lambda: r.script_exists(a.lua_release.sha, a.lua_extend.sha, a.lua_reacquire.sha))
 note("done")
