@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 const LIBS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/libs");
 /// A driver that has not finished by then is killed and the test fails.
-const DRIVER_LIMIT: Duration = Duration::from_secs(60);
+const DRIVER_LIMIT: Duration = Duration::from_secs(30);
 
 /// One driver run: a name, the program and its arguments before the
 /// addresses, and how many live servers it takes (1 or 3; the Redlock
