@@ -95,6 +95,18 @@ async function main() {
   );
   await step("job on each master afterwards", () => onAll("job"));
 
+  note("-- a resource that holds a hash on one master (WRONGTYPE inside the scripts)");
+  await step("hset on the first master", () => up[0].hset("hashed", "field", "value"));
+  await lockStep("acquire hashed", async () => (hashed = await redlock.acquire(["hashed"], 10000, { retryCount: 0 })));
+  await lockStep("extend hashed", async () => (hashed = await redlock.extend(hashed, 10000, { retryCount: 0 })));
+  await lockStep("release hashed", () => redlock.release(hashed, { retryCount: 0 }));
+  await step("type on each master", () => Promise.all(up.map((c) => c.type("hashed"))));
+
+  note("-- the script cache flushed on every master");
+  await step("script flush", () => Promise.all(up.map((c) => c.script("FLUSH"))));
+  await lockStep("acquire after the flush", async () => (flock = await redlock.acquire(["flushed"], 10000)));
+  await lockStep("release", () => flock.release());
+
   note("-- one master of three down");
   const r1 = new Redlock([up[0], up[1], down[0]], settings);
   r1.on("error", () => {});
@@ -122,7 +134,7 @@ async function main() {
   for (const c of down) c.disconnect();
 }
 
-let lockA1, lockA2, mlock, dlock, e1, hlock, ilock;
+let hashed, flock, lockA1, lockA2, mlock, dlock, e1, hlock, ilock;
 main().catch((e) => {
   console.log(`driver failed: ${describe(e)}`);
   process.exit(1);

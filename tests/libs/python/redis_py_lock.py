@@ -98,6 +98,29 @@ def contended():
 step("nested with on the same name", contended)
 step("key after the failed nesting", lambda: r.exists("pylock:ctx2"))
 
+note("-- the script cache flushed under the lock (redis-py loads it again)")
+g = r.lock("pylock:flush", timeout=10)
+step("g acquires", lambda: g.acquire(blocking=False))
+step("script flush", r.script_flush)
+step("script exists after the flush", lambda: r.script_exists(g.lua_release.sha))
+step("g extends", lambda: g.extend(1))
+step("g releases", g.release)
+step("key gone", lambda: r.exists("pylock:flush"))
+
+note("-- a lock name that holds a hash (WRONGTYPE inside the scripts)")
+step("hset", lambda: r.hset("pylock:hash", "field", "value"))
+h = r.lock("pylock:hash", timeout=10)
+step("h acquires", lambda: h.acquire(blocking=False))
+h.local.token = b"some-token"
+step("h releases", h.release)
+h.local.token = b"some-token"
+step("h extends", lambda: h.extend(1))
+h.local.token = b"some-token"
+step("h reacquires", h.reacquire)
+step("h locked", h.locked)
+step("h owned", h.owned)
+step("key type", lambda: r.type("pylock:hash"))
+
 note("-- the connection")
 def handshake():
     """What HELLO answered (protocol 3 only), without the version and the id."""
