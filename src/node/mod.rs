@@ -9,6 +9,7 @@
 
 pub mod command;
 pub mod errors;
+pub mod hashes;
 pub mod keys;
 pub mod keyspace;
 pub mod persistence;

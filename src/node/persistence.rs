@@ -293,7 +293,7 @@ mod tests {
         let key = format!("k{}", last % 10);
         assert_eq!(
             ks.get(key.as_bytes(), 0).unwrap().value,
-            b(&last.to_string())
+            crate::node::keyspace::Value::Str(b(&last.to_string()))
         );
         assert_eq!(ks.offset, 3 * COMPACT_MIN as u64);
     }
