@@ -653,6 +653,12 @@ mod tests {
         a.set_expiry(b"j", 7000);
         a.set(b("gone"), b("x"), None, false);
         a.remove(b"gone");
+        a.hset(&b("h"), &[(b("f2"), b("1")), (b("f1"), b("2"))]);
+        a.hset(&b("h"), &[(b("f3"), b("3"))]);
+        a.hdel(b"h", &[b("f2")]);
+        a.set_expiry(b"h", 8000);
+        a.hset(&b("h2"), &[(b("f"), b("1"))]);
+        a.hdel(b"h2", &[b("f")]);
         let mut r = Keyspace::default();
         r.role = Role::Replica {
             master: "n1:6379".into(),
@@ -670,7 +676,10 @@ mod tests {
         for e in snapshot(&a, Some(6000)) {
             apply_effect(&mut s, &e).unwrap();
         }
-        assert_eq!(s.entries().count(), 1);
+        assert_eq!(s.entries().count(), 2);
         assert_eq!(s.get(b"j", 6000).unwrap().expires_at, Some(7000));
+        assert_eq!(s.get(b"h", 6000), a.get(b"h", 6000));
+        assert_eq!(snapshot(&a, None)[1], cmd("HSET h f1 2 f3 3"));
+        assert_eq!(snapshot(&a, None)[2], cmd("PEXPIREAT h 8000"));
     }
 }
