@@ -43,6 +43,9 @@ pub enum Frame {
     /// RESP3 double (`,`), as the text Redis writes (`3.5`, `inf`, `-inf`);
     /// under RESP2 a bulk string of the same text.
     Double(String),
+    /// RESP3 verbatim string of format `txt` (`=`), as `INFO` replies;
+    /// under RESP2 a bulk string.
+    Verbatim(Bytes),
 }
 
 /// The protocol a connection speaks: 2 until `HELLO 3`.
@@ -131,6 +134,13 @@ impl Frame {
             Frame::Boolean(b) => line(out, b':', if *b { b"1" } else { b"0" }),
             Frame::Double(d) if v3 => line(out, b',', d.as_bytes()),
             Frame::Double(d) => bulk(out, d.as_bytes()),
+            Frame::Verbatim(b) if v3 => {
+                line(out, b'=', (b.len() + 4).to_string().as_bytes());
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Frame::Verbatim(b) => bulk(out, b),
         }
     }
 
@@ -159,6 +169,7 @@ impl Frame {
             ),
             Frame::Boolean(b) => Frame::Integer(b as i64),
             Frame::Double(d) => Frame::Bulk(Bytes::from(d)),
+            Frame::Verbatim(b) => Frame::Bulk(b),
             other => other,
         }
     }
@@ -297,6 +308,23 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
         b',' => {
             *pos = after_line;
             Ok(Some(Frame::Double(String::from_utf8_lossy(body).into_owned())))
+        }
+        b'=' => {
+            let len = parse_int(body)?;
+            if !(4..=MAX_BULK_LEN).contains(&len) {
+                return perr("invalid verbatim length");
+            }
+            let end = after_line + len as usize;
+            if buf.len() < end + 2 {
+                return Ok(None);
+            }
+            if &buf[end..end + 2] != b"\r\n" || buf[after_line + 3] != b':' {
+                return perr("malformed verbatim string");
+            }
+            *pos = end + 2;
+            Ok(Some(Frame::Verbatim(Bytes::copy_from_slice(
+                &buf[after_line + 4..end],
+            ))))
         }
         b'%' => {
             let len = parse_int(body)?;
@@ -500,6 +528,9 @@ mod tests {
         roundtrip3(Frame::Boolean(false));
         roundtrip3(Frame::Double("1.5".into()));
         roundtrip3(Frame::Null);
+        roundtrip3(Frame::Verbatim(Bytes::from_static(b"# Server\r\n")));
+        assert_eq!(Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes_as(Protocol::Resp3), b"=6\r\ntxt:ab\r\n");
+        assert_eq!(Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes(), b"$2\r\nab\r\n");
         assert_eq!(Frame::Null.to_bytes_as(Protocol::Resp3), b"_\r\n");
         assert_eq!(
             map.to_bytes(),

@@ -15,6 +15,7 @@ pub type Handler = fn(&mut Keyspace, &[Bytes], i64) -> Frame;
 /// Name, arity (positive: exactly; negative: at least), handler.
 const TABLE: &[(&str, i32, Handler)] = &[
     ("ping", -1, server::ping),
+    ("echo", 2, server::echo),
     ("info", -1, server::info),
     ("role", 1, server::role),
     ("command", -1, server::command),
