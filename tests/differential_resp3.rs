@@ -249,6 +249,15 @@ async fn fixed_cases(proto: u8) {
     let (_, Frame::Integer(a)) = n.call(&words("CLIENT ID")).await else { panic!("CLIENT ID") };
     let (_, Frame::Integer(b)) = n2.call(&words("CLIENT ID")).await else { panic!("CLIENT ID") };
     assert!(a >= 1 && b > a, "{a} {b}");
+    // QUIT: +OK, then the server closes the connection.
+    both(&mut r, &mut n, &words("QUIT"), &ctx).await;
+    for conn in [&mut r, &mut n] {
+        let mut rest = [0u8; 16];
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), conn.s.read(&mut rest))
+            .await
+            .expect("closed within 5 s");
+        assert!(matches!(got, Ok(0) | Err(_)), "{got:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

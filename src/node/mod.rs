@@ -169,6 +169,11 @@ where
             Ok(Some(args)) if replication::is_sync(&args) => {
                 return replication::serve_sync(node, conn).await;
             }
+            // `QUIT`: +OK, then the server closes the connection.
+            Ok(Some(args)) if session::is_quit(&args) => {
+                let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
+                return;
+            }
             Ok(Some(args)) => session::execute(&node, &mut session, &args),
             Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
             Err(ConnError::Protocol(e)) => {

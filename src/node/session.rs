@@ -1,6 +1,6 @@
 //! One client connection's state (protocol, client id, name) and the
 //! commands that read or change it: `HELLO`, `CLIENT ID|GETNAME|SETNAME|
-//! SETINFO`, `AUTH`. [`super::handle_connection`] keeps a [`Session`] per
+//! SETINFO`, `AUTH`, `QUIT`. [`super::handle_connection`] keeps a [`Session`] per
 //! connection and hands every request to [`execute`]: these commands are
 //! answered here, everything else goes to [`Node::execute`] unchanged (the
 //! path the simulation and scripts use, which knows nothing of
@@ -65,6 +65,12 @@ pub fn execute(node: &Node, session: &mut Session, args: &[Bytes]) -> Frame {
     } else {
         node.execute(args)
     }
+}
+
+/// `QUIT` (any arguments, as Redis 7.0 takes them): answered `+OK` by
+/// [`super::handle_connection`], which then closes the connection.
+pub fn is_quit(args: &[Bytes]) -> bool {
+    args.first().is_some_and(|a| is(a, "quit"))
 }
 
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
