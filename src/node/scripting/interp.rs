@@ -32,7 +32,7 @@ pub const INSTRUCTION_LIMIT: u64 = 20_000_000;
 /// How often (in instructions) the hook counts.
 const HOOK_EVERY: u32 = 10_000;
 /// Bytes the Lua state may use.
-pub const MEMORY_LIMIT: usize = 64 << 20;
+pub const MEMORY_LIMIT: usize = 32 << 20;
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -48,6 +48,8 @@ pub struct Interp {
     funcs: BTreeMap<String, Function>,
     killed: Arc<AtomicBool>,
     executed: Arc<AtomicU64>,
+    /// The line the script was at when it was stopped (0: unknown).
+    killed_at: Arc<AtomicU64>,
 }
 
 impl Interp {
@@ -79,6 +81,7 @@ impl Interp {
             funcs: BTreeMap::new(),
             killed: Arc::new(AtomicBool::new(false)),
             executed: Arc::new(AtomicU64::new(0)),
+            killed_at: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -139,6 +142,7 @@ impl Interp {
         self.ctx.raw_set("resp", 2)?;
         self.ctx.raw_set("pending", Value::Nil)?;
         self.killed.store(false, Ordering::Relaxed);
+        self.killed_at.store(0, Ordering::Relaxed);
         self.executed.store(0, Ordering::Relaxed);
         self.set_count_hook()?;
         let ctx = self.ctx.clone();
@@ -168,7 +172,7 @@ impl Interp {
                 error_reply(&v, sha)
             })
         });
-        self.lua.remove_hook();
+        self.lua.remove_global_hook();
         let _ = self.redis.raw_set("call", Value::Nil);
         let _ = self.redis.raw_set("pcall", Value::Nil);
         result
@@ -177,9 +181,10 @@ impl Interp {
     fn set_count_hook(&self) -> mlua::Result<()> {
         let killed = self.killed.clone();
         let executed = self.executed.clone();
-        self.lua.set_hook(
+        let killed_at = self.killed_at.clone();
+        self.lua.set_global_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-            move |lua, _| {
+            move |lua, debug| {
                 if killed.load(Ordering::Relaxed) {
                     return Err(mlua::Error::runtime("script killed"));
                 }
@@ -188,10 +193,12 @@ impl Interp {
                     return Ok(VmState::Continue);
                 }
                 killed.store(true, Ordering::Relaxed);
+                let line = debug.current_line().unwrap_or(0) as u64;
+                killed_at.store(line, Ordering::Relaxed);
                 // From now on every instruction raises, so that no pcall in
                 // the script can catch the stop and go on.
                 let k = killed.clone();
-                lua.set_hook(HookTriggers::new().every_nth_instruction(1), move |_, _| {
+                lua.set_global_hook(HookTriggers::new().every_nth_instruction(1), move |_, _| {
                     if k.load(Ordering::Relaxed) {
                         Err(mlua::Error::runtime("script killed"))
                     } else {
@@ -206,14 +213,13 @@ impl Interp {
     /// The reply of a script stopped by a limit, and the state's upkeep.
     fn finish(&mut self, sha: &str, reply: Frame) -> Frame {
         if self.killed.load(Ordering::Relaxed) {
-            let at = match &reply {
-                Frame::Error(e) => e.rsplit_once(" on ").map(|(_, at)| at.to_string()),
-                _ => None,
+            let line = match self.killed_at.load(Ordering::Relaxed) {
+                0 => "?".to_string(),
+                n => n.to_string(),
             };
-            let at = at.unwrap_or_else(|| "@user_script:?.".into());
             return Frame::Error(format!(
                 "ERR Script killed by redlock-sim after {INSTRUCTION_LIMIT} Lua instructions \
-                 (a script that never returns would keep Redis BUSY) script: {sha}, on {at}"
+                 (a script that never returns would keep Redis BUSY) script: {sha}, on @user_script:{line}."
             ));
         }
         if matches!(&reply, Frame::Error(e) if e.contains("not enough memory")) {
