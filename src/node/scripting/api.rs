@@ -327,12 +327,10 @@ mod tests {
 
     #[test]
     fn rand48_is_redis_rand48() {
-        // Redis 7.0.15, fresh server: EVAL 'return math.random(1000000)' 0
-        // then the same again gives 840486 then 353337 after one earlier
-        // math.random() call; lrand48's first values from the default seed:
+        // The first lrand48() of an unseeded generator (glibc's too);
+        // tests/differential_scripts.rs compares math.random with Redis.
         let s = AtomicU64::new(RAND48_INIT);
         let first = lrand48(&s);
-        // glibc lrand48() with no srand48 gives 851401618 first.
         assert_eq!(first, 851401618);
         assert_eq!(lua_int(2.5), 2);
         assert_eq!(lua_int(3.5), 4);
