@@ -19,6 +19,10 @@
 //!   script tests `pttl > 0`), as they differ by design between two servers;
 //!   expiries are days long or already past.
 //!
+//! `DIFFERENTIAL_SCRIPT_SEEDS=2,3` runs other seeds (default: 1);
+//! `DIFFERENTIAL_SCRIPT_SHOW=1` (with `--nocapture`) prints every random
+//! script and its reply.
+//!
 //! Not compared: Redis's `cjson`, `bit`, `struct`, `cmsgpack` libraries (the
 //! node does not provide them), `pairs(_G)` (the node's globals are a
 //! read-only view), runaway scripts (the node stops them after its own
@@ -435,6 +439,9 @@ async fn run_random(seed: u64) {
         };
         if matches!(reply, Frame::Error(_)) {
             errors += 1;
+        }
+        if std::env::var_os("DIFFERENTIAL_SCRIPT_SHOW").is_some() {
+            eprintln!("--- #{i} {argv:?}\n{script}\n=> {reply:?}");
         }
         if i % 50 == 49 {
             p.both(&[b"SCRIPT", b"FLUSH"]).await;
