@@ -366,7 +366,7 @@ impl Gen {
             8 => format!("redis.error_reply({})", self.pick(&["'E1 bad'", "'oops'", "'-X y'"])),
             9 => format!("redis.status_reply({})", self.pick(&["'OK'", "'QUEUED'"])),
             10 => "math.random(1000)".into(),
-            11 => format!("#KEYS + #ARGV"),
+            11 => "#KEYS + #ARGV".to_string(),
             _ => {
                 let len = self.rng.random_range(0..5);
                 let items: Vec<String> = (0..len).map(|_| self.value(depth + 1)).collect();

@@ -311,6 +311,11 @@ fn strip_zeros(s: &str) -> String {
     }
 }
 
+/// Is this `redis.call` result an error to raise (an `{err=...}` table)?
+pub fn raises(v: &Value) -> bool {
+    matches!(v, Value::Table(t) if matches!(t.raw_get::<Value>("err"), Ok(Value::String(_))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,9 +341,4 @@ mod tests {
         assert_eq!(lua_int(3.5), 4);
         assert_eq!(lua_int(-1.2), -1);
     }
-}
-
-/// Is this `redis.call` result an error to raise (an `{err=...}` table)?
-pub fn raises(v: &Value) -> bool {
-    matches!(v, Value::Table(t) if matches!(t.raw_get::<Value>("err"), Ok(Value::String(_))))
 }

@@ -54,7 +54,7 @@ pub fn lua_to_reply(v: &Value) -> Frame {
         Value::String(s) => Frame::Bulk(bytes::Bytes::copy_from_slice(&s.as_bytes())),
         Value::Boolean(true) => Frame::Integer(1),
         Value::Boolean(false) => Frame::Null,
-        Value::Integer(n) => Frame::Integer(*n as i64),
+        Value::Integer(n) => Frame::Integer(*n),
         Value::Number(n) => Frame::Integer(truncate(*n)),
         Value::Table(t) => table_to_reply(t),
         _ => Frame::Null,
