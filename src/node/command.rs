@@ -65,6 +65,28 @@ const WRITES: &[&str] = &[
     "evalsha",
 ];
 
+/// Commands Redis 7 flags `noscript`: a script may not call them.
+const NOSCRIPT: &[&str] = &[
+    "eval", "evalsha", "script", "replicaof", "slaveof", "hello", "auth", "client", "multi",
+    "exec", "watch", "subscribe", "psubscribe", "monitor", "sync", "psync",
+];
+
+/// What Redis 7.0's `scriptCall` refuses before running a command a script
+/// calls, in its words (the caller adds `ERR `).
+pub fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
+    let lname = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let Some((cname, arity, _)) = TABLE.iter().find(|(n, _, _)| *n == lname) else {
+        return Err("Unknown Redis command called from script");
+    };
+    if !arity_ok(*arity, args.len()) {
+        return Err("Wrong number of args calling Redis command from script");
+    }
+    if NOSCRIPT.contains(cname) {
+        return Err("This Redis command is not allowed from script");
+    }
+    Ok(())
+}
+
 /// Runs one command and returns its reply.
 pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let Some(name) = args.first() else {

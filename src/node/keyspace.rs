@@ -116,8 +116,8 @@ pub enum Role {
 #[derive(Debug)]
 pub struct Keyspace {
     entries: BTreeMap<Bytes, Entry>,
-    /// Script cache: SHA1 (lowercase hex) to body, as `SCRIPT LOAD` fills it.
-    pub scripts: BTreeMap<String, Bytes>,
+    /// Script cache and Lua state (not part of snapshots or the AOF).
+    pub scripts: super::scripting::Scripts,
     pub role: Role,
     /// Writes applied so far, counted as the replication offset.
     pub offset: u64,
@@ -128,7 +128,7 @@ impl Default for Keyspace {
     fn default() -> Self {
         Keyspace {
             entries: BTreeMap::new(),
-            scripts: BTreeMap::new(),
+            scripts: Default::default(),
             role: Role::Master,
             offset: 0,
             effects: Vec::new(),
