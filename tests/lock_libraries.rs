@@ -208,10 +208,16 @@ fn run_driver(d: &Driver, addrs: &[String]) -> Run {
     let transcript = out_t.join().unwrap();
     let stderr = err_t.join().unwrap();
     let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
-    let tail: String = tail.into_iter().rev().map(|l| format!("    {l}\n")).collect();
+    let tail: String = tail
+        .into_iter()
+        .rev()
+        .map(|l| format!("    {l}\n"))
+        .collect();
     let failure = match status {
         Some(s) if s.success() => None,
-        Some(s) => Some(format!("the driver exited with {s}; its stderr ends:\n{tail}")),
+        Some(s) => Some(format!(
+            "the driver exited with {s}; its stderr ends:\n{tail}"
+        )),
         None => Some(format!(
             "the driver did not finish in {DRIVER_LIMIT:?} and was killed; its stderr ends:\n{tail}"
         )),
@@ -253,7 +259,9 @@ fn check_driver(d: &Driver) -> Result<(), String> {
     let nodes: Vec<SimNode> = (0..d.masters).map(|_| start_node()).collect();
     // Two addresses where nothing listens: masters that are down.
     let down: Vec<String> = if d.masters == 3 {
-        (0..2).map(|_| format!("127.0.0.1:{}", free_port())).collect()
+        (0..2)
+            .map(|_| format!("127.0.0.1:{}", free_port()))
+            .collect()
     } else {
         Vec::new()
     };
@@ -344,9 +352,15 @@ fn expected_transcripts_hold_the_key_behaviours() {
     let has = |n: &str, lines: &[&str]| {
         let t = read(n);
         for l in lines {
-            assert!(t.lines().any(|x| x == *l), "{n}: expected line missing: {l}");
+            assert!(
+                t.lines().any(|x| x == *l),
+                "{n}: expected line missing: {l}"
+            );
         }
-        assert!(t.ends_with("done\n"), "{n}: transcript does not end with done");
+        assert!(
+            t.ends_with("done\n"),
+            "{n}: transcript does not end with done"
+        );
     };
     for n in ["redis-py-lock-resp2", "redis-py-lock-resp3"] {
         has(
