@@ -28,6 +28,10 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 const LIBS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/libs");
+/// Masters that are down: privileged ports where nothing listens (a free
+/// port picked at run time could be taken by a server the test starts
+/// meanwhile); checked before the drivers run.
+const DOWN: [&str; 2] = ["127.0.0.1:1", "127.0.0.1:2"];
 /// A driver that has not finished by then is killed and the test fails.
 const DRIVER_LIMIT: Duration = Duration::from_secs(30);
 
@@ -113,6 +117,13 @@ fn check_installed() {
         .any(|m| !node_modules.join(m).join("package.json").is_file())
     {
         missing.push("the Node lock libraries: npm ci --prefix tests/libs/node".to_string());
+    }
+    for a in DOWN {
+        if std::net::TcpStream::connect(a).is_ok() {
+            missing.push(format!(
+                "{a} answers, but the test needs nothing listening there (a master that is down)"
+            ));
+        }
     }
     assert!(
         missing.is_empty(),
@@ -259,9 +270,7 @@ fn check_driver(d: &Driver) -> Result<(), String> {
     let nodes: Vec<SimNode> = (0..d.masters).map(|_| start_node()).collect();
     // Two addresses where nothing listens: masters that are down.
     let down: Vec<String> = if d.masters == 3 {
-        (0..2)
-            .map(|_| format!("127.0.0.1:{}", free_port()))
-            .collect()
+        DOWN.iter().map(|a| a.to_string()).collect()
     } else {
         Vec::new()
     };
