@@ -71,6 +71,12 @@ const DRIVERS: &[Driver] = &[
         masters: 3,
     },
     Driver {
+        name: "redlock-py",
+        program: Program::Python,
+        args: &["redlock_py.py"],
+        masters: 3,
+    },
+    Driver {
         name: "node-redlock",
         program: Program::Node,
         args: &["redlock_driver.js"],
@@ -101,7 +107,7 @@ fn check_installed() {
     if !ok(Command::new("redis-server").arg("--version")) {
         missing.push("redis-server: apt-get install redis-server".to_string());
     }
-    if !ok(Command::new(python()).args(["-c", "import redis, pottery"])) {
+    if !ok(Command::new(python()).args(["-c", "import redis, pottery, redlock"])) {
         missing.push(
             "the Python lock libraries: python3 -m venv tests/libs/python/.venv && \
              tests/libs/python/.venv/bin/pip install -r tests/libs/python/requirements.txt"
@@ -395,6 +401,15 @@ fn expected_transcripts_hold_the_key_behaviours() {
             "d acquires: True",
             "e acquires: True",
             "f acquires: False",
+        ],
+    );
+    has(
+        "redlock-py",
+        &[
+            "a locks res: \"Lock(resource='res', validity within 1 s of the ttl: True)\"",
+            "b locks res (3 tries): False",
+            "after 600 ms: masters holding it: [0, 0, 0]",
+            "live masters holding it: [1, 1, 0]",
         ],
     );
     has(
