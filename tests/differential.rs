@@ -11,7 +11,8 @@
 //! compared: a bulk string, an array starting with "master", an array).
 //!
 //! Commands are single random commands over six keys (GET, SET with random
-//! options, SETNX, GETSET, INCR, DEL, EXISTS, PEXPIRE, PEXPIREAT, PTTL, TTL,
+//! options, SETNX, GETSET, INCR, DEL, EXISTS, EXPIRE, EXPIREAT, PEXPIRE,
+//! PEXPIREAT, PTTL, TTL,
 //! FLUSHALL, PING, SELECT, the lock scripts by EVAL and EVALSHA, SCRIPT
 //! LOAD|EXISTS|FLUSH, wrong arity, unknown commands, random letter case), and
 //! a few fixed shapes with random parts: a lock cycle (SET NX PX, extend,
@@ -27,8 +28,9 @@
 //!   sit halfway between buckets. A `GT`/`LT` comparison then never falls on a
 //!   tie that depends on when each server ran the command; ties come only from
 //!   equal absolute times, which are deterministic.
-//! - keys that must die get times in the past (`PXAT`/`EXAT`/`PEXPIREAT`
-//!   before the generation time, `PEXPIRE` 0 or negative);
+//! - keys that must die get times in the past (`PXAT`/`EXAT`/`PEXPIREAT`/
+//!   `EXPIREAT` before the generation time, `PEXPIRE`/`EXPIRE` 0 or
+//!   negative);
 //! - short-lived keys (`PX`/`PEXPIRE`/extend script of 30..80 ms) are only
 //!   touched again after a 150 ms sleep.
 //!
@@ -41,7 +43,7 @@
 //! - `SELECT 1..15`: the node has a single database.
 //! - `COMMAND` subcommands: the node answers every `COMMAND` with an empty
 //!   list (enough for `redis-cli`).
-//! - commands the node does not implement at all (`EXPIRE`, `APPEND`, ...):
+//! - commands the node does not implement at all (`APPEND`, ...):
 //!   the unknown command names used here are unknown to Redis too.
 //!
 //! `DIFFERENTIAL_SEEDS=10,11 cargo test --release --test differential` runs
@@ -365,6 +367,53 @@ impl Gen {
                 args.push(self.word(w));
             }
         }
+    }
+
+    /// A time argument for `EXPIRE`, in seconds: overflows in milliseconds
+    /// among the bad ones.
+    fn expire_time(&mut self) -> Vec<u8> {
+        match self.rng.random_range(0..100) {
+            0..=64 => self.long_rel_s().to_string().into_bytes(),
+            65..=74 => b("0"),
+            75..=84 => format!("-{}", self.rng.random_range(1..1_000_000)).into_bytes(),
+            _ => b(self.pick(&[
+                "abc",
+                "1.5",
+                "9223372036854775",
+                "9223372036854776",
+                "-9223372036854775",
+                "-9223372036854776",
+                "9223372036854775807",
+            ])),
+        }
+    }
+
+    fn expireat_time(&mut self) -> Vec<u8> {
+        match self.rng.random_range(0..100) {
+            0..=59 => self.long_abs_s().to_string().into_bytes(),
+            60..=79 => self.past_abs_s().to_string().into_bytes(),
+            80..=84 => b("0"),
+            85..=89 => format!("-{}", self.rng.random_range(1..1_000_000)).into_bytes(),
+            _ => b(self.pick(&[
+                "abc",
+                "9223372036854775",
+                "9223372036854776",
+                "-9223372036854776",
+                "1.5",
+            ])),
+        }
+    }
+
+    fn expire(&mut self) {
+        let mut args = vec![self.word("EXPIRE"), self.key(), self.expire_time()];
+        self.expire_options(&mut args);
+        self.push(args);
+    }
+
+    fn expireat(&mut self) {
+        let mut args = vec![self.word("EXPIREAT"), self.key(), self.expireat_time()];
+        self.expire_options(&mut args);
+        self.push(args);
     }
 
     fn pexpire(&mut self) {
@@ -771,8 +820,10 @@ impl Gen {
                 args.extend(self.some_keys(5));
                 self.push(args)
             }
-            485..=554 => self.pexpire(),
-            555..=604 => self.pexpireat(),
+            485..=529 => self.pexpire(),
+            530..=554 => self.expire(),
+            555..=584 => self.pexpireat(),
+            585..=604 => self.expireat(),
             605..=674 => {
                 let args = vec![self.word("PTTL"), self.key()];
                 self.push(args)

@@ -11,6 +11,9 @@
 //!   missing libraries), the `redis.*` helpers, the distlock page's release
 //!   script typed as a user types it, `EVALSHA` after `SCRIPT LOAD`,
 //!   `NOSCRIPT`, `SCRIPT EXISTS|FLUSH`.
+//! - [`resp3_conversions_match_redis`]: `redis.setresp(3)` (replies as RESP3
+//!   inside the script, booleans returned as RESP3 booleans) and the `map`
+//!   and `double` tables, over RESP2 and over RESP3 connections.
 //! - [`random_scripts_match_redis`]: [`RANDOM_SCRIPTS`] scripts generated from
 //!   a seeded ChaCha generator by a small grammar (`redis.call`/`pcall` of
 //!   GET/SET/DEL/INCR/PEXPIRE/PTTL/EXISTS over a few keys, conditionals,
@@ -252,6 +255,50 @@ const FIXED: &[(&str, &[&str], &[&str])] = &[
     (r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end"#, &["lk"], &["tok"]),
     (r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end"#, &[], &[]),
 ];
+
+/// Scripts of Redis 7's RESP3 conversions (`redis.setresp(3)` and the
+/// `map`/`double` tables), run over RESP2 and over RESP3 (`HELLO 3`).
+const RESP3_SCRIPTS: &[&str] = &[
+    "return {map={a=1}}",
+    "return {map={a={1,2}, b={ok='fine'}, c='x'}}",
+    "return {map={}}",
+    "return {double=3.5}",
+    "return {double=0.1}",
+    "return {double=-2}",
+    "return {double=1/0}",
+    "return {double='x'}",
+    "return {1, {double=2.5}, {map={k='v'}}}",
+    "redis.setresp(3); return true",
+    "redis.setresp(3); return false",
+    "redis.setresp(3); return {true, false, 1}",
+    "redis.setresp(3); redis.setresp(2); return false",
+    "redis.call('hset', KEYS[1], 'f1', 'a', 'f2', 'b', 'f3', 'c'); redis.setresp(3); return redis.call('hgetall', KEYS[1])",
+    "redis.setresp(3); local r = redis.call('hgetall', KEYS[1]); return {type(r), type(r.map), r.map.f2}",
+    "redis.setresp(3); return type(redis.call('hgetall', 'missing').map)",
+    "redis.setresp(3); return redis.call('get', 'missing') == nil",
+    "redis.setresp(3); return {redis.call('get', 'missing'), 1}",
+    "redis.setresp(3); return redis.call('hexists', KEYS[1], 'f1')",
+    "redis.setresp(3); return redis.call('set', 'k', 'v')",
+    "redis.setresp(3); return redis.pcall('incr', KEYS[1])",
+    "local r = redis.call('hgetall', KEYS[1]); return type(r.map)",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resp3_conversions_match_redis() {
+    if !redis_available("resp3_conversions_match_redis") {
+        return;
+    }
+    let mut p = Pair::new().await;
+    for protocol in [&b"2"[..], b"3"] {
+        // (HELLO's reply holds the client id, which differs by design)
+        p.redis.call(&[b"HELLO", protocol]).await;
+        p.node.call(&[b"HELLO", protocol]).await;
+        for script in RESP3_SCRIPTS {
+            p.eval(script, &["h"], &[]).await;
+        }
+    }
+    eprintln!("RESP3 conversions: {} scripts compared under RESP2 and RESP3", RESP3_SCRIPTS.len());
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixed_scripts_match_redis() {

@@ -1,6 +1,6 @@
-//! Keyspace commands: `DEL`, `EXISTS`, `PEXPIRE`, `PEXPIREAT` (with
-//! `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `TYPE`, `FLUSHALL`; they work on a
-//! key of any type.
+//! Keyspace commands: `DEL`, `EXISTS`, `EXPIRE`, `EXPIREAT`, `PEXPIRE`,
+//! `PEXPIREAT` (with `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `TYPE`, `FLUSHALL`;
+//! they work on a key of any type.
 
 use super::errors::{is, not_an_integer, syntax_error};
 use super::keyspace::{parse_i64, Keyspace, Role};
@@ -21,18 +21,27 @@ pub fn exists(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     Frame::Integer(args[1..].iter().filter(|k| ks.exists(k, now)).count() as i64)
 }
 
+pub fn expire(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    expire_generic(ks, args, now, now, 1000)
+}
+
+pub fn expireat(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    expire_generic(ks, args, now, 0, 1000)
+}
+
 pub fn pexpire(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    expire_generic(ks, args, now, now)
+    expire_generic(ks, args, now, now, 1)
 }
 
 pub fn pexpireat(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    expire_generic(ks, args, now, 0)
+    expire_generic(ks, args, now, 0, 1)
 }
 
-/// Redis 7.0's `expireGenericCommand` for milliseconds: options first, then
-/// the number, then the key; a time not after now deletes the key (on a
-/// master; a replica keeps it and waits for the master's `DEL`).
-fn expire_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, base: i64) -> Frame {
+/// Redis 7.0's `expireGenericCommand`: options first, then the number (in
+/// seconds when `unit` is 1000, refused if it overflows in milliseconds),
+/// then the key; a time not after now deletes the key (on a master; a
+/// replica keeps it and waits for the master's `DEL`).
+fn expire_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, base: i64, unit: i64) -> Frame {
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for opt in &args[3..] {
         if is(opt, "nx") {
@@ -59,11 +68,17 @@ fn expire_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, base: i64) -> Fra
     let Some(when) = parse_i64(&args[2]) else {
         return not_an_integer();
     };
-    let Some(when) = when.checked_add(base) else {
-        return Frame::err(format!(
+    let invalid = || {
+        Frame::err(format!(
             "ERR invalid expire time in '{}' command",
             String::from_utf8_lossy(&args[0]).to_ascii_lowercase()
-        ));
+        ))
+    };
+    let Some(when) = when.checked_mul(unit) else {
+        return invalid();
+    };
+    let Some(when) = when.checked_add(base) else {
+        return invalid();
     };
     let key = &args[1];
     let Some(entry) = ks.get(key, now) else {

@@ -9,10 +9,9 @@
 //! dispatcher on the script's keyspace at the script's frozen `now`: its
 //! effects are the script's effects.
 
-use super::convert::{error_table, reply_to_lua};
+use super::convert::{error_table, reply_to_lua_as};
 use crate::node::command;
 use crate::node::keyspace::Keyspace;
-use crate::resp::Frame;
 use bytes::Bytes;
 use mlua::{Lua, MultiValue, Table, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -261,10 +260,7 @@ pub fn call(lua: &Lua, ks: &mut Keyspace, now: i64, resp3: bool, args: MultiValu
         return err(lua, e);
     }
     let reply = command::dispatch(ks, &argv, now);
-    if resp3 && reply == Frame::Null {
-        return Ok(Value::Nil);
-    }
-    reply_to_lua(lua, &reply)
+    reply_to_lua_as(lua, &reply, resp3)
 }
 
 fn err(lua: &Lua, msg: &str) -> mlua::Result<Value> {

@@ -6,14 +6,70 @@
 //!   `{err=...}` (which `redis.call` raises and `redis.pcall` returns).
 //! - Lua → reply: number → integer, truncated toward zero; string → bulk;
 //!   `true` → 1; `false` → null bulk; a table with a string `err` → error;
-//!   with a string `ok` → status (CR and LF turned into spaces); any other
-//!   table → array, up to its first nil; any other type → null bulk.
+//!   with a string `ok` → status (CR and LF turned into spaces); with a
+//!   number `double` → double; with a table `map` → map (in `next` order);
+//!   any other table → array, up to its first nil; any other type → null
+//!   bulk.
+//! - after `redis.setresp(3)` (RESP3, `script_lua.c`'s RESP3 callbacks):
+//!   replies reach the script as RESP3: null → nil, boolean → boolean, map →
+//!   `{map={k=v}}`, double → `{double=n}`, verbatim → `{verbatim_string=
+//!   {format=, string=}}`; and a returned boolean is a RESP3 boolean (`#t`,
+//!   `#f`; `:1`, `:0` to a RESP2 client).
+//!
+//! Not converted (no such frame in the node): `{set=...}`,
+//! `{big_number=...}` and `{verbatim_string=...}` returned by a script read
+//! as arrays.
 
 use crate::resp::Frame;
 use mlua::{Lua, Table, Value};
 
 /// A reply of a command, as `redis.call` hands it to the script.
 pub fn reply_to_lua(lua: &Lua, f: &Frame) -> mlua::Result<Value> {
+    reply_to_lua_as(lua, f, false)
+}
+
+/// A reply as `redis.call` hands it to the script, under RESP3 when `resp3`
+/// (the script called `redis.setresp(3)`).
+pub fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result<Value> {
+    if resp3 {
+        match f {
+            Frame::Null => return Ok(Value::Nil),
+            Frame::Boolean(b) => return Ok(Value::Boolean(*b)),
+            Frame::Double(d) => {
+                let t = lua.create_table()?;
+                t.raw_set("double", d.parse::<f64>().unwrap_or(0.0))?;
+                return Ok(Value::Table(t));
+            }
+            Frame::Map(pairs) => {
+                let m = lua.create_table()?;
+                for (k, v) in pairs {
+                    m.raw_set(
+                        reply_to_lua_as(lua, k, true)?,
+                        reply_to_lua_as(lua, v, true)?,
+                    )?;
+                }
+                let t = lua.create_table()?;
+                t.raw_set("map", m)?;
+                return Ok(Value::Table(t));
+            }
+            Frame::Verbatim(b) => {
+                let v = lua.create_table()?;
+                v.raw_set("format", "txt")?;
+                v.raw_set("string", lua.create_string(b)?)?;
+                let t = lua.create_table()?;
+                t.raw_set("verbatim_string", v)?;
+                return Ok(Value::Table(t));
+            }
+            Frame::Array(items) => {
+                let t = lua.create_table_with_capacity(items.len(), 0)?;
+                for (i, item) in items.iter().enumerate() {
+                    t.raw_set(i + 1, reply_to_lua_as(lua, item, true)?)?;
+                }
+                return Ok(Value::Table(t));
+            }
+            _ => {}
+        }
+    }
     Ok(match f {
         Frame::Integer(n) => Value::Number(*n as f64),
         Frame::Bulk(b) => Value::String(lua.create_string(b)?),
@@ -53,15 +109,17 @@ pub fn error_table(lua: &Lua, e: &str) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// The value a script returns, as the reply EVAL sends.
-pub fn lua_to_reply(v: &Value) -> Frame {
+/// The value a script returns, as the reply EVAL sends; `resp3` when the
+/// script called `redis.setresp(3)` (booleans are then RESP3 booleans).
+pub fn lua_to_reply_as(v: &Value, resp3: bool) -> Frame {
     match v {
         Value::String(s) => Frame::Bulk(bytes::Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Boolean(b) if resp3 => Frame::Boolean(*b),
         Value::Boolean(true) => Frame::Integer(1),
         Value::Boolean(false) => Frame::Null,
         Value::Integer(n) => Frame::Integer(*n),
         Value::Number(n) => Frame::Integer(truncate(*n)),
-        Value::Table(t) => table_to_reply(t),
+        Value::Table(t) => table_to_reply(t, resp3),
         _ => Frame::Null,
     }
 }
@@ -79,7 +137,7 @@ pub fn one_line(s: &str) -> String {
     s.trim_matches(['\r', '\n']).replace(['\r', '\n'], " ")
 }
 
-fn table_to_reply(t: &Table) -> Frame {
+fn table_to_reply(t: &Table, resp3: bool) -> Frame {
     if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
         return Frame::Error(one_line(&String::from_utf8_lossy(&e.as_bytes())));
     }
@@ -87,12 +145,27 @@ fn table_to_reply(t: &Table) -> Frame {
         let s = String::from_utf8_lossy(&ok.as_bytes()).replace(['\r', '\n'], " ");
         return Frame::Simple(s);
     }
+    if let Ok(Value::Number(d)) = t.raw_get::<Value>("double") {
+        return Frame::Double(super::api::fmt_g17(d));
+    }
+    if let Ok(Value::Integer(d)) = t.raw_get::<Value>("double") {
+        return Frame::Double(super::api::fmt_g17(d as f64));
+    }
+    if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
+        // Lua's `next` order, as Redis iterates the table with `lua_next`.
+        let pairs = m
+            .pairs::<Value, Value>()
+            .filter_map(Result::ok)
+            .map(|(k, v)| (lua_to_reply_as(&k, resp3), lua_to_reply_as(&v, resp3)))
+            .collect();
+        return Frame::Map(pairs);
+    }
     let mut items = Vec::new();
     let mut i = 1usize;
     loop {
         match t.raw_get::<Value>(i) {
             Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(lua_to_reply(&v)),
+            Ok(v) => items.push(lua_to_reply_as(&v, resp3)),
         }
         i += 1;
     }

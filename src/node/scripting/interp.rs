@@ -17,7 +17,7 @@
 //! hook (deterministic), and the state may not grow past [`MEMORY_LIMIT`].
 
 use super::api;
-use super::convert::{lua_to_reply, one_line};
+use super::convert::{lua_to_reply_as, one_line};
 use crate::node::keyspace::Keyspace;
 use crate::resp::Frame;
 use bytes::Bytes;
@@ -167,7 +167,7 @@ impl Interp {
             self.redis.raw_set("pcall", pcall)?;
             let (ok, v): (bool, Value) = runner.call(f)?;
             Ok(if ok {
-                lua_to_reply(&v)
+                lua_to_reply_as(&v, ctx_resp3(&self.ctx))
             } else {
                 error_reply(&v, sha)
             })
@@ -270,4 +270,9 @@ fn error_reply(v: &Value, sha: &str) -> Frame {
 fn running_error(sha: &str, msg: &str) -> Frame {
     let cut: String = msg.chars().take(100).collect();
     Frame::Error(one_line(&format!("ERR Error running script {sha}, {cut}")))
+}
+
+/// Whether the running script called `redis.setresp(3)`.
+fn ctx_resp3(ctx: &mlua::Table) -> bool {
+    ctx.raw_get::<i64>("resp").unwrap_or(2) == 3
 }
