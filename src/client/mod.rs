@@ -11,6 +11,7 @@
 
 pub mod connection;
 pub mod flaw;
+mod legacy;
 pub mod redlock;
 pub mod scripts;
 pub mod watchdog;

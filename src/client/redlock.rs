@@ -199,11 +199,11 @@ pub fn quorum(n: usize) -> usize {
 
 /// The Redlock client over a fixed set of nodes.
 pub struct Redlock {
-    nodes: Vec<NodeConn>,
-    connector: Arc<dyn Connector>,
-    clock: Arc<dyn Clock>,
+    pub(super) nodes: Vec<NodeConn>,
+    pub(super) connector: Arc<dyn Connector>,
+    pub(super) clock: Arc<dyn Clock>,
     rng: Mutex<ChaCha20Rng>,
-    config: Config,
+    pub(super) config: Config,
     release_sha: String,
     extend_sha: String,
     extend_resurrect_sha: String,
@@ -256,12 +256,12 @@ impl Redlock {
     }
 
     /// Is this deliberate flaw configured?
-    fn has(&self, flaw: Flaw) -> bool {
+    pub(super) fn has(&self, flaw: Flaw) -> bool {
         self.config.flaw == Some(flaw)
     }
 
     /// Nodes that must take the key (or extend it) for success.
-    fn needed(&self, outcomes: &[NodeOutcome]) -> usize {
+    pub(super) fn needed(&self, outcomes: &[NodeOutcome]) -> usize {
         if self.has(Flaw::MajorityOfResponders) {
             // Flaw::MajorityOfResponders: a majority of the nodes that
             // answered yes or no, not of all N.
@@ -276,14 +276,14 @@ impl Redlock {
 
     /// The wall clock at the start of a request round, read only for
     /// [`Flaw::WallClockElapsed`].
-    fn wall_start(&self) -> Option<i64> {
+    pub(super) fn wall_start(&self) -> Option<i64> {
         self.has(Flaw::WallClockElapsed)
             .then(|| self.clock.wall_ms())
     }
 
     /// Validity left after a request round that took `elapsed` (monotonic):
     /// [`validity`], or what the configured flaw computes instead.
-    fn validity_after(
+    pub(super) fn validity_after(
         &self,
         ttl: Duration,
         elapsed: Duration,
@@ -402,11 +402,11 @@ impl Redlock {
 
     /// After an extension: so many nodes no longer hold our token that a
     /// majority can never be reached again, so the lock is lost.
-    fn majority_refused(&self, refused: usize, needed: usize) -> bool {
+    pub(super) fn majority_refused(&self, refused: usize, needed: usize) -> bool {
         refused > self.nodes.len().saturating_sub(needed)
     }
 
-    fn no_quorum(&self, acquired: usize, outcomes: Vec<NodeOutcome>) -> LockError {
+    pub(super) fn no_quorum(&self, acquired: usize, outcomes: Vec<NodeOutcome>) -> LockError {
         let answered = outcomes
             .iter()
             .any(|o| !matches!(o, NodeOutcome::Failed(_)));
@@ -423,7 +423,7 @@ impl Redlock {
         }
     }
 
-    fn label(&self, outcomes: Vec<NodeOutcome>) -> Vec<(String, NodeOutcome)> {
+    pub(super) fn label(&self, outcomes: Vec<NodeOutcome>) -> Vec<(String, NodeOutcome)> {
         self.nodes
             .iter()
             .map(|n| n.addr().to_string())
@@ -437,7 +437,7 @@ impl Redlock {
         self.release(&lock.resource, &lock.token).await
     }
 
-    async fn release(&self, resource: &str, token: &str) -> usize {
+    pub(super) async fn release(&self, resource: &str, token: &str) -> usize {
         if self.has(Flaw::PlainDelRelease) {
             // Flaw::PlainDelRelease: DEL whatever key is there, ours or not.
             let del = Frame::command([b"DEL", resource.as_bytes()]);
@@ -520,7 +520,7 @@ impl Redlock {
 
     /// Runs one of the lock scripts on every node: `EVALSHA`, and `EVAL` on a
     /// node that answers `NOSCRIPT` (a restarted node has an empty cache).
-    async fn script(
+    pub(super) async fn script(
         &self,
         sha: &str,
         body: &str,
@@ -545,7 +545,7 @@ impl Redlock {
 
     /// Awaits one future per node: all at once (polled in node order), or,
     /// with [`Flaw::Sequential`], one after another.
-    async fn each<F: Future>(&self, futs: Vec<F>) -> Vec<F::Output> {
+    pub(super) async fn each<F: Future>(&self, futs: Vec<F>) -> Vec<F::Output> {
         if self.has(Flaw::Sequential) {
             // Flaw::Sequential: the next node is asked only once the previous
             // one has answered or timed out.
@@ -559,7 +559,7 @@ impl Redlock {
     }
 
     /// Sends `cmd` to every node concurrently.
-    async fn on_all(
+    pub(super) async fn on_all(
         &self,
         cmd: &Frame,
         success: impl Fn(&Frame) -> bool + Copy,
@@ -576,183 +576,10 @@ impl Redlock {
     }
 }
 
-/// [`Flaw::LegacySetnx`]: the timestamp lock of the Redis `SETNX` page
-/// ("Locking with SETNX"), on every node, needing a majority (with one node,
-/// exactly the page's single-instance algorithm).
-impl Redlock {
-    /// One attempt: on each node `SETNX key <ts>` where ts = the client's
-    /// wall clock + ttl + 1 (ms); if the key is held, `GET` it, and if its
-    /// timestamp is in the past by our wall clock, `GETSET key <ts>`: the
-    /// lock is ours if the old value was still expired (or gone). The token
-    /// of the lock is ts (the value stored); its validity is ts − the wall
-    /// clock when the attempt ends. On failure, the nodes taken are released
-    /// (by [`Self::release_legacy`]).
-    async fn try_lock_legacy(&self, resource: &str, ttl: Duration) -> Result<Lock, LockError> {
-        let ttl_ms = i64::try_from(ttl.as_millis().max(1)).unwrap_or(i64::MAX);
-        let start = self.clock.now();
-        let ts = self
-            .clock
-            .wall_ms()
-            .saturating_add(ttl_ms)
-            .saturating_add(1);
-        let value = ts.to_string();
-        let timeout = self.config.request_timeout;
-        let (value_ref, key) = (&value, resource.as_bytes());
-        let futs = self.nodes.iter().map(|node| async move {
-            let (conn, clock) = (self.connector.as_ref(), self.clock.as_ref());
-            let ask = |cmd: Frame| async move { node.request(conn, clock, &cmd, timeout).await };
-            match ask(Frame::command([b"SETNX", key, value_ref.as_bytes()])).await {
-                Ok(Frame::Integer(1)) => return NodeOutcome::Acquired,
-                Ok(Frame::Integer(_)) => {}
-                other => return outcome(other, |_| false),
-            }
-            let current = match ask(Frame::command([b"GET", key])).await {
-                Ok(Frame::Bulk(v)) => v,
-                // Released in between: the next attempt's SETNX may win.
-                Ok(Frame::Null) => return NodeOutcome::Refused,
-                other => return outcome(other, |_| false),
-            };
-            if !legacy_expired(&current, clock.wall_ms()) {
-                return NodeOutcome::Refused;
-            }
-            match ask(Frame::command([b"GETSET", key, value_ref.as_bytes()])).await {
-                Ok(Frame::Null) => NodeOutcome::Acquired,
-                Ok(Frame::Bulk(old)) if legacy_expired(&old, clock.wall_ms()) => {
-                    NodeOutcome::Acquired
-                }
-                other => outcome(other, |_| false),
-            }
-        });
-        let outcomes = self.each(futs.collect()).await;
-        let now = self.clock.now();
-        let acquired = count_acquired(&outcomes);
-        let needed = self.needed(&outcomes);
-        let left_ms = ts.saturating_sub(self.clock.wall_ms());
-        if acquired >= needed && left_ms > 0 {
-            let v = Duration::from_millis(left_ms as u64);
-            return Ok(Lock {
-                resource: resource.to_string(),
-                token: value,
-                ttl,
-                validity: v,
-                acquired_at: now,
-                valid_until: now.saturating_add(v),
-                nodes_locked: acquired,
-            });
-        }
-        let taken: Vec<bool> = outcomes
-            .iter()
-            .map(|o| *o == NodeOutcome::Acquired)
-            .collect();
-        self.release_legacy(resource, &value, Some(&taken)).await;
-        if acquired < needed {
-            Err(self.no_quorum(acquired, outcomes))
-        } else {
-            Err(LockError::ValidityExhausted {
-                acquired,
-                elapsed: now.saturating_sub(start),
-                ttl,
-            })
-        }
-    }
-
-    /// The page's release: `DEL`, but only while the lock's timestamp is
-    /// still in the future by our wall clock (else someone may have taken it
-    /// over). On every node, or on the nodes marked in `only`.
-    async fn release_legacy(&self, resource: &str, value: &str, only: Option<&[bool]>) -> usize {
-        if legacy_expired(value.as_bytes(), self.clock.wall_ms()) {
-            return 0;
-        }
-        let del = Frame::command([b"DEL", resource.as_bytes()]);
-        let del = &del;
-        let timeout = self.config.request_timeout;
-        let futs = self.nodes.iter().enumerate().map(|(i, node)| async move {
-            if only.is_some_and(|m| !m.get(i).copied().unwrap_or(false)) {
-                return NodeOutcome::Refused;
-            }
-            let reply = node
-                .request(self.connector.as_ref(), self.clock.as_ref(), del, timeout)
-                .await;
-            outcome(reply, |r| r == &Frame::Integer(1))
-        });
-        count_acquired(&self.each(futs.collect()).await)
-    }
-
-    /// Not on the page (it has no extension): where `GET` still shows our
-    /// timestamp, `GETSET` a new one (the lock's token becomes the new
-    /// timestamp). Succeeds on a majority; refused by a majority is lost.
-    async fn extend_legacy(
-        &self,
-        lock: &Lock,
-        ttl: Duration,
-        start: Duration,
-    ) -> Result<Lock, LockError> {
-        let ttl_ms = i64::try_from(ttl.as_millis().max(1)).unwrap_or(i64::MAX);
-        let ts = self
-            .clock
-            .wall_ms()
-            .saturating_add(ttl_ms)
-            .saturating_add(1);
-        let value = ts.to_string();
-        let timeout = self.config.request_timeout;
-        let (value_ref, key, ours) = (&value, lock.resource.as_bytes(), lock.token.as_bytes());
-        let futs = self.nodes.iter().map(|node| async move {
-            let (conn, clock) = (self.connector.as_ref(), self.clock.as_ref());
-            let ask = |cmd: Frame| async move { node.request(conn, clock, &cmd, timeout).await };
-            match ask(Frame::command([b"GET", key])).await {
-                Ok(Frame::Bulk(v)) if v == ours => {}
-                other => return outcome(other, |_| false),
-            }
-            let reply = ask(Frame::command([b"GETSET", key, value_ref.as_bytes()])).await;
-            outcome(reply, |r| matches!(r, Frame::Bulk(v) if v == ours))
-        });
-        let outcomes = self.each(futs.collect()).await;
-        let now = self.clock.now();
-        let acquired = count_acquired(&outcomes);
-        let needed = self.needed(&outcomes);
-        let refused = outcomes
-            .iter()
-            .filter(|o| **o == NodeOutcome::Refused)
-            .count();
-        if now >= lock.valid_until || self.majority_refused(refused, needed) {
-            return Err(LockError::Lost {
-                resource: lock.resource.clone(),
-            });
-        }
-        if acquired < needed {
-            return Err(self.no_quorum(acquired, outcomes));
-        }
-        let left_ms = ts.saturating_sub(self.clock.wall_ms());
-        if left_ms <= 0 {
-            return Err(LockError::ValidityExhausted {
-                acquired,
-                elapsed: now.saturating_sub(start),
-                ttl,
-            });
-        }
-        let v = Duration::from_millis(left_ms as u64);
-        Ok(Lock {
-            token: value,
-            ttl,
-            validity: v,
-            acquired_at: now,
-            valid_until: now.saturating_add(v),
-            nodes_locked: acquired,
-            ..lock.clone()
-        })
-    }
-}
-
-/// Is a `SETNX`-page lock value (a wall-clock timestamp in ms) in the past
-/// at `now`? A value that is not a timestamp is taken as not expired.
-fn legacy_expired(value: &[u8], now: i64) -> bool {
-    std::str::from_utf8(value)
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .is_some_and(|ts| ts < now)
-}
-
-fn outcome(reply: Result<Frame, RequestError>, success: impl Fn(&Frame) -> bool) -> NodeOutcome {
+pub(super) fn outcome(
+    reply: Result<Frame, RequestError>,
+    success: impl Fn(&Frame) -> bool,
+) -> NodeOutcome {
     match reply {
         Ok(Frame::Error(e)) => NodeOutcome::ErrorReply(e),
         Ok(f) if success(&f) => NodeOutcome::Acquired,
@@ -761,7 +588,7 @@ fn outcome(reply: Result<Frame, RequestError>, success: impl Fn(&Frame) -> bool)
     }
 }
 
-fn count_acquired(outcomes: &[NodeOutcome]) -> usize {
+pub(super) fn count_acquired(outcomes: &[NodeOutcome]) -> usize {
     outcomes
         .iter()
         .filter(|o| **o == NodeOutcome::Acquired)
