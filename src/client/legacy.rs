@@ -4,7 +4,7 @@
 
 #[allow(unused_imports)]
 use super::flaw::Flaw;
-use super::redlock::{count_acquired, outcome, Lock, LockError, NodeOutcome, Redlock};
+use super::redlock::{count_acquired, outcome, taken, Lock, LockError, NodeOutcome, Redlock};
 use crate::resp::Frame;
 use std::time::Duration;
 
@@ -74,13 +74,12 @@ impl Redlock {
                 acquired_at: now,
                 valid_until: now.saturating_add(v),
                 nodes_locked: acquired,
+                taken: taken(&outcomes),
+                depth: 1,
             });
         }
-        let taken: Vec<bool> = outcomes
-            .iter()
-            .map(|o| *o == NodeOutcome::Acquired)
-            .collect();
-        self.release_legacy(resource, &value, Some(&taken)).await;
+        let mine = taken(&outcomes);
+        self.release_legacy(resource, &value, Some(&mine)).await;
         if acquired < needed {
             Err(self.no_quorum(acquired, outcomes))
         } else {
@@ -179,6 +178,7 @@ impl Redlock {
             acquired_at: now,
             valid_until: now.saturating_add(v),
             nodes_locked: acquired,
+            taken: taken(&outcomes),
             ..lock.clone()
         })
     }

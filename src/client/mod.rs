@@ -13,10 +13,12 @@ pub mod connection;
 pub mod flaw;
 mod legacy;
 pub mod redlock;
+pub mod reentrant;
 pub mod scripts;
+pub mod validity;
 pub mod watchdog;
 
 pub use connection::{Connector, SimConnector, TcpConnector};
 pub use flaw::Flaw;
-pub use redlock::{Config, Lock, LockError, NodeOutcome, Redlock};
+pub use redlock::{Config, Lock, LockError, LockKind, NodeOutcome, Redlock};
 pub use watchdog::{Status, Watchdog};

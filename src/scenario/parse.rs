@@ -50,6 +50,8 @@ const CLIENT_KEYS: &[&str] = &[
     "renew",
     "fencing",
     "variant",
+    "lock",
+    "reentry",
 ];
 const CLIENT_HOST_KEYS: &[&str] = &[
     "clock_rate",
@@ -67,6 +69,8 @@ const CLIENT_HOST_KEYS: &[&str] = &[
     "renew",
     "fencing",
     "variant",
+    "lock",
+    "reentry",
 ];
 const OTHER_HOST_KEYS: &[&str] = &["clock_rate", "clock_offset"];
 const CLOCKS_KEYS: &[&str] = &["drift", "offset"];
@@ -117,6 +121,8 @@ fn default_client(i: usize) -> ClientSpec {
         renew: false,
         fencing: false,
         variant: Variant::Spec,
+        lock: LockKind::SetNx,
+        reentry: 0,
     }
 }
 
@@ -157,6 +163,12 @@ fn apply_client_keys(cx: &Cx, t: &Tbl, spec: &mut ClientSpec) -> R<()> {
                     Variant::ALL.iter().map(|v| (v.as_str(), *v)).collect();
                 spec.variant = v.choice(cx, &options)?;
             }
+            "lock" => {
+                let options: Vec<(&str, LockKind)> =
+                    LockKind::ALL.iter().map(|k| (k.as_str(), *k)).collect();
+                spec.lock = v.choice(cx, &options)?;
+            }
+            "reentry" => spec.reentry = v.int_in(cx, 0, MAX_REENTRY as i64)? as u32,
             _ => {}
         }
     }
@@ -437,6 +449,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             }
         }
     }
+    super::lock::check(&cx, &top, &clients)?;
     let max_ttl = clients.iter().map(|c| c.ttl).max().unwrap_or(base.ttl);
 
     let restart = match cget("restart") {

@@ -140,6 +140,14 @@ pub fn flaw_of(variant: Variant) -> Option<Flaw> {
     Flaw::from_name(variant.as_str())
 }
 
+/// The client's lock kind for a scenario's `lock`.
+pub fn lock_of(kind: crate::scenario::LockKind) -> crate::client::LockKind {
+    match kind {
+        crate::scenario::LockKind::SetNx => crate::client::LockKind::SetNx,
+        crate::scenario::LockKind::Reentrant => crate::client::LockKind::Reentrant,
+    }
+}
+
 impl Client {
     /// The network as this client sees it: nothing moves on its sockets
     /// while it is paused.
@@ -158,6 +166,7 @@ impl Client {
             request_timeout: self.spec.request_timeout,
             drift_factor: self.spec.drift_factor,
             flaw: flaw_of(self.spec.variant),
+            lock: lock_of(self.spec.lock),
         };
         let token_seed = self.seed ^ fnv(&self.name) ^ fnv("tokens").wrapping_add(self.generation);
         Arc::new(Redlock::new(
