@@ -72,20 +72,31 @@ async fn take_reenter_release_in_reverse_order() {
     let l2 = a.reenter(&l1).await.unwrap();
     let l3 = a.reenter(&l2).await.unwrap();
     assert_eq!((l2.depth, l3.depth), (2, 3));
-    assert_eq!(l3.valid_until, l1.valid_until, "a re-entry is not an extension");
+    assert_eq!(
+        l3.valid_until, l1.valid_until,
+        "a re-entry is not an extension"
+    );
     assert_eq!(hash(s, "rl").await, owner(&l1.token, 3));
 
     // Another owner is refused; the take script tells it the holder's pttl.
     assert!(matches!(
         b.lock("rl", ttl).await,
-        Err(LockError::NoQuorum { acquired: 0, needed: 1, .. })
+        Err(LockError::NoQuorum {
+            acquired: 0,
+            needed: 1,
+            ..
+        })
     ));
     let pttl = call(s, &["EVAL", REENTRANT_TAKE, "1", "rl", "10000", "other"]).await;
     match pttl {
         Frame::Integer(ms) => assert!(ms > 9_000 && ms <= 10_000, "pttl {ms}"),
         other => panic!("the take script answered another owner {other:?}"),
     }
-    assert_eq!(hash(s, "rl").await, owner(&l1.token, 3), "refusal changed nothing");
+    assert_eq!(
+        hash(s, "rl").await,
+        owner(&l1.token, 3),
+        "refusal changed nothing"
+    );
 
     // Released in reverse order: 3 → 2 → 1 → gone.
     let (up, n) = a.leave(&l3).await;
@@ -150,7 +161,11 @@ async fn watchdog_renews_with_the_renew_script() {
     assert!(dog.status().lost.is_none(), "lost while healthy");
     assert!(dog.lock().valid_until > l2.valid_until, "renewed");
     for s in &servers {
-        assert_eq!(hash(s, "wd").await, owner(&token, 2), "renewal keeps the count");
+        assert_eq!(
+            hash(s, "wd").await,
+            owner(&token, 2),
+            "renewal keeps the count"
+        );
         match call(s, &["PTTL", "wd"]).await {
             Frame::Integer(ms) => assert!(ms > 0 && ms <= 300, "pttl {ms}"),
             other => panic!("PTTL {other:?}"),
@@ -162,7 +177,12 @@ async fn watchdog_renews_with_the_renew_script() {
     let lost = tokio::time::timeout(Duration::from_secs(1), dog.lost())
         .await
         .expect("loss noticed within the ttl");
-    assert_eq!(lost, LockError::Lost { resource: "wd".into() });
+    assert_eq!(
+        lost,
+        LockError::Lost {
+            resource: "wd".into()
+        }
+    );
     for s in &servers[..2] {
         assert_eq!(
             call(s, &["EXISTS", "wd"]).await,
@@ -182,7 +202,11 @@ async fn a_majority_of_three() {
     let b = client(&servers, reentrant());
     let ttl = Duration::from_secs(10);
     // Another owner holds n3: a takes n1 + n2, a majority.
-    let other = call(&servers[2], &["EVAL", REENTRANT_TAKE, "1", "m", "10000", "other"]).await;
+    let other = call(
+        &servers[2],
+        &["EVAL", REENTRANT_TAKE, "1", "m", "10000", "other"],
+    )
+    .await;
     assert_eq!(other, Frame::Null);
     let l1 = a.lock("m", ttl).await.unwrap();
     assert_eq!(l1.nodes_locked, 2);
@@ -192,24 +216,38 @@ async fn a_majority_of_three() {
     for s in &servers[..2] {
         assert_eq!(hash(s, "m").await, owner(&l1.token, 2));
     }
-    assert_eq!(hash(&servers[2], "m").await, owner("other", 1), "n3 untouched");
+    assert_eq!(
+        hash(&servers[2], "m").await,
+        owner("other", 1),
+        "n3 untouched"
+    );
     assert!(b.lock("m", ttl).await.is_err());
 
     // n1 goes down: a re-entry on n2 alone is not a majority, and the count
     // it added on n2 is taken back.
     servers[0].kill();
     match a.reenter(&l2).await {
-        Err(LockError::NoQuorum { acquired: 1, needed: 2, .. }) => {}
+        Err(LockError::NoQuorum {
+            acquired: 1,
+            needed: 2,
+            ..
+        }) => {}
         other => panic!("re-entry on one of three: {other:?}"),
     }
     assert_eq!(hash(&servers[1], "m").await, owner(&l1.token, 2));
 
     // n2's key taken by someone else: a majority refuses, the lock is lost.
     call(&servers[1], &["DEL", "m"]).await;
-    call(&servers[1], &["EVAL", REENTRANT_TAKE, "1", "m", "10000", "other"]).await;
+    call(
+        &servers[1],
+        &["EVAL", REENTRANT_TAKE, "1", "m", "10000", "other"],
+    )
+    .await;
     assert_eq!(
         a.reenter(&l2).await,
-        Err(LockError::Lost { resource: "m".into() })
+        Err(LockError::Lost {
+            resource: "m".into()
+        })
     );
     assert_eq!(hash(&servers[1], "m").await, owner("other", 1));
 }
@@ -235,7 +273,11 @@ async fn two_of_three_up_still_lock_and_release() {
     servers[2].kill();
     assert!(matches!(
         a.lock("k", Duration::from_secs(10)).await,
-        Err(LockError::NoQuorum { acquired: 1, needed: 2, .. })
+        Err(LockError::NoQuorum {
+            acquired: 1,
+            needed: 2,
+            ..
+        })
     ));
 }
 

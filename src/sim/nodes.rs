@@ -1,6 +1,7 @@
 //! A simulated node host: the real node code on turmoil's network, with the
 //! host's simulated clock, and the lock key's changes recorded in the
-//! history (from the node's effects: `SET`, `PEXPIREAT`, `DEL`, `FLUSHALL`).
+//! history (from the node's effects: `SET`, `HSET`, `PEXPIREAT`, `DEL`,
+//! `FLUSHALL`).
 
 use super::context::Context;
 use super::workload::NODE_PORT;
@@ -37,6 +38,13 @@ fn key_events(resources: &[String], cmd: &[Bytes]) -> Vec<EventKind> {
             } else {
                 None
             },
+        }],
+        // The reentrant lock's hash, created by the take script: the owner
+        // (the field) stands for the token.
+        "HSET" if ours(&s(1)) => vec![EventKind::KeySet {
+            key: s(1),
+            token: s(2),
+            expires_at: None,
         }],
         "PEXPIREAT" if ours(&s(1)) => {
             vec![EventKind::KeyExpiry {
