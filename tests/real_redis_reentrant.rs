@@ -313,3 +313,31 @@ async fn the_scripts_replies() {
         other => panic!("take on a string: {other:?}"),
     }
 }
+
+/// A request cancelled after it was sent (as the watchdog's extension is when
+/// the lock is released mid-renewal) must not leave its reply to be read as
+/// the answer to the next request: with Redisson's scripts a stale nil reads
+/// as "acquired". BLPOP with a timeout makes the server answer late.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_request_never_answers_the_next() {
+    if !redis_available("a_cancelled_request_never_answers_the_next") {
+        return;
+    }
+    use redlock_sim::client::connection::{NodeConn, TcpConnector};
+    use redlock_sim::clock::SystemClock;
+    let servers = start_redis(1);
+    let conn = NodeConn::new(servers[0].addr());
+    let clock = SystemClock::new();
+    let blpop = Frame::command(["BLPOP", "nothing", "0.3"]);
+    let sent = conn.request(&TcpConnector, &clock, &blpop, Duration::from_secs(5));
+    assert!(
+        tokio::time::timeout(50 * MS, sent).await.is_err(),
+        "BLPOP answered early"
+    );
+    tokio::time::sleep(400 * MS).await;
+    let ping = Frame::command(["PING"]);
+    let reply = conn
+        .request(&TcpConnector, &clock, &ping, Duration::from_secs(1))
+        .await;
+    assert_eq!(reply, Ok(Frame::Simple("PONG".into())));
+}
