@@ -202,6 +202,20 @@ fn invalid_files_exit_2_with_file_key_and_line_and_write_nothing() {
             3,
             "",
         ),
+        (
+            "reentry-without-the-reentrant-lock",
+            "duration = \"10s\"\n[clients]\nlock = \"set-nx\"\nreentry = 2\n",
+            "clients.reentry",
+            4,
+            "needs lock = \"reentrant\"",
+        ),
+        (
+            "set-nx-flaw-with-the-reentrant-lock",
+            "duration = \"10s\"\n[clients]\nlock = \"reentrant\"\nvariant = \"legacy-setnx\"\n",
+            "clients.variant",
+            4,
+            "does not combine",
+        ),
     ];
     for (name, text, key, line, phrase) in cases {
         let file = out.join(format!("{name}.toml"));
