@@ -33,11 +33,10 @@
 //!   touched again after a 150 ms sleep.
 //!
 //! Excluded on purpose (intentional differences, not bugs):
-//! - `EVAL`/`EVALSHA` of any script but the two lock scripts, and `SCRIPT
-//!   LOAD` of a body that is not valid Lua: the node has no Lua interpreter
-//!   (it runs the lock scripts natively, and caches any body without
-//!   compiling it). `SCRIPT LOAD` of one other valid script is generated, but
-//!   that script is never run.
+//! - scripts other than the lock scripts: `tests/differential_scripts.rs`
+//!   compares random scripts and every conversion (this test keeps to the
+//!   lock scripts and one other valid script loaded with `SCRIPT LOAD`).
+//!   Hashes, `TYPE`, `WRONGTYPE` and RESP3 are `tests/differential_resp3.rs`'s.
 //! - `SCRIPT HELP|KILL|DEBUG`: subcommands Redis has and the node does not.
 //! - `SELECT 1..15`: the node has a single database.
 //! - `COMMAND` subcommands: the node answers every `COMMAND` with an empty
@@ -91,8 +90,7 @@ const VALUES: &[&str] = &[
 ];
 /// 40 hex characters that are the SHA1 of no script generated here.
 const UNKNOWN_SHA: &str = "0123456789abcdef0123456789abcdef01234567";
-/// A valid Lua script, loaded with `SCRIPT LOAD` but never run (the node
-/// cannot run it).
+/// A valid Lua script, loaded with `SCRIPT LOAD` but never run here.
 const OTHER_SCRIPT: &str = "return 1";
 
 const MS_BUCKET: i64 = 100_000_000; // 100 000 s
@@ -942,6 +940,7 @@ fn outcome(args: &[Vec<u8>], reply: &Frame) -> (String, String) {
         Frame::Null => "null".into(),
         Frame::Simple(s) => s.clone(),
         Frame::Array(_) => "array".into(),
+        other => format!("{other:?}"),
     };
     (name, class)
 }

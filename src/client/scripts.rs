@@ -1,8 +1,8 @@
 //! The Lua scripts the lock client sends, and their SHA1s.
 //!
-//! The texts are the ones the Redis distributed-locks page gives; the node
-//! recognises them by SHA1 and runs them natively (it has no Lua), so any
-//! change here must keep `node::scripting` in step.
+//! The texts are the ones the Redis distributed-locks page gives. They run
+//! as Lua scripts everywhere: in the node's Lua 5.1 interpreter
+//! (`node::scripting`) in the simulation, and in `redis-server` for real.
 
 /// Compare-and-delete: release the lock only if it still holds our token.
 pub const RELEASE: &str = "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend";

@@ -1,10 +1,10 @@
 //! Command dispatch: the command table with Redis's arities, and the error
 //! replies for unknown commands and wrong arity, worded as Redis 7 words them.
 
-use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
-use super::{keys, replication, scripting, server, strings};
+use super::errors::{read_only, wrong_arity};
+use super::{hashes, keys, replication, scripting, server, strings};
 use crate::resp::Frame;
 use bytes::Bytes;
 
@@ -15,6 +15,7 @@ pub type Handler = fn(&mut Keyspace, &[Bytes], i64) -> Frame;
 /// Name, arity (positive: exactly; negative: at least), handler.
 const TABLE: &[(&str, i32, Handler)] = &[
     ("ping", -1, server::ping),
+    ("echo", 2, server::echo),
     ("info", -1, server::info),
     ("role", 1, server::role),
     ("command", -1, server::command),
@@ -31,6 +32,14 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("pttl", 2, keys::pttl),
     ("ttl", 2, keys::ttl),
     ("flushall", -1, keys::flushall),
+    ("type", 2, keys::type_of),
+    ("hset", -4, hashes::hset),
+    ("hget", 3, hashes::hget),
+    ("hexists", 3, hashes::hexists),
+    ("hincrby", 4, hashes::hincrby),
+    ("hdel", -3, hashes::hdel),
+    ("hlen", 2, hashes::hlen),
+    ("hgetall", 2, hashes::hgetall),
     ("eval", -3, scripting::eval),
     ("evalsha", -3, scripting::evalsha),
     ("script", -2, scripting::script),
@@ -49,9 +58,34 @@ const WRITES: &[&str] = &[
     "pexpire",
     "pexpireat",
     "flushall",
+    "hset",
+    "hincrby",
+    "hdel",
     "eval",
     "evalsha",
 ];
+
+/// Commands Redis 7 flags `noscript`: a script may not call them.
+const NOSCRIPT: &[&str] = &[
+    "eval", "evalsha", "script", "replicaof", "slaveof", "hello", "auth", "client", "multi",
+    "exec", "watch", "subscribe", "psubscribe", "monitor", "sync", "psync",
+];
+
+/// What Redis 7.0's `scriptCall` refuses before running a command a script
+/// calls, in its words (the caller adds `ERR `).
+pub fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
+    let lname = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let Some((cname, arity, _)) = TABLE.iter().find(|(n, _, _)| *n == lname) else {
+        return Err("Unknown Redis command called from script");
+    };
+    if !arity_ok(*arity, args.len()) {
+        return Err("Wrong number of args calling Redis command from script");
+    }
+    if NOSCRIPT.contains(cname) {
+        return Err("This Redis command is not allowed from script");
+    }
+    Ok(())
+}
 
 /// Runs one command and returns its reply.
 pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
