@@ -459,3 +459,60 @@ host = "n1"
         .time;
     assert!(set_after_restart < ms(1500), "{set_after_restart:?}");
 }
+
+/// The watchdog keeps the long jobs' reentrant locks: every job is
+/// re-entered three times, renewed, never loses its lock, and releases its
+/// levels innermost first before the release.
+#[test]
+fn the_watchdog_keeps_a_long_jobs_reentrant_lock() {
+    let text = std::fs::read_to_string("scenarios/reentrant_watchdog_long_job.toml").unwrap();
+    let h = history_of(&text);
+    let count = |f: &dyn Fn(&EventKind) -> bool| h.events.iter().filter(|e| f(&e.kind)).count();
+    let acquired = count(&|k| matches!(k, EventKind::Acquired { .. }));
+    let released = count(&|k| matches!(k, EventKind::Released { .. }));
+    assert!(acquired >= 2, "only {acquired} acquisitions");
+    assert_eq!(
+        count(&|k| matches!(k, EventKind::Reentered { .. })),
+        3 * acquired
+    );
+    assert_eq!(
+        count(&|k| matches!(k, EventKind::ReentryReleased { .. })),
+        3 * released
+    );
+    assert!(count(&|k| matches!(k, EventKind::Extended { .. })) >= 6 * released);
+    assert_eq!(
+        count(&|k| matches!(
+            k,
+            EventKind::Lost { .. }
+                | EventKind::ValidityExpired { .. }
+                | EventKind::ReentryFailed { .. }
+        )),
+        0
+    );
+    // Per client, the levels go down 4, 3, 2 and then the release starts.
+    for c in ["c1", "c2"] {
+        let mine: Vec<&EventKind> = h
+            .events
+            .iter()
+            .filter(|e| e.host == c)
+            .map(|e| &e.kind)
+            .filter(|k| {
+                matches!(
+                    k,
+                    EventKind::ReentryReleased { .. } | EventKind::ReleaseStart { .. }
+                )
+            })
+            .collect();
+        for w in mine.chunks(4) {
+            let depths: Vec<u32> = w
+                .iter()
+                .filter_map(|k| match k {
+                    EventKind::ReentryReleased { depth, .. } => Some(*depth),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(depths, [4, 3, 2], "{c}: {w:?}");
+            assert!(matches!(w[3], EventKind::ReleaseStart { .. }));
+        }
+    }
+}
