@@ -10,6 +10,11 @@
 //! succeeds only on a majority within the lock's validity; it never re-creates
 //! a key that has expired.
 //!
+//! With `Config::lock = LockKind::Reentrant` the same rules hold for
+//! Redisson's reentrant lock: its take, release-by-count and renew scripts
+//! replace `SET NX`, compare-and-delete and compare-and-pexpire
+//! ([`super::reentrant`]).
+//!
 //! `Config::flaw` selects one deliberate deviation ([`Flaw`]) for the
 //! simulation to show what it costs; each is a branch marked `Flaw::…` below,
 //! and with no flaw (the default) none of them is taken.

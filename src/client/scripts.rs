@@ -30,7 +30,7 @@ pub fn sha1_hex(script: &[u8]) -> String {
 // of these pieces, on one line.
 
 /// Take or re-enter (`tryLockInnerAsync`, the form with `hset` for a new
-/// lock). KEYS[1] the lock, ARGV[1] the lease in ms, ARGV[2] the owner.
+/// lock). `KEYS[1]` the lock, `ARGV[1]` the lease in ms, `ARGV[2]` the owner.
 /// Replies nil when the lock is ours (taken, or re-entered: count + 1, lease
 /// renewed), else the lock's remaining `pttl`.
 pub const REENTRANT_TAKE: &str = concat!(
@@ -50,10 +50,10 @@ pub const REENTRANT_TAKE: &str = concat!(
 /// Release by count (`unlockInnerAsync`), without its
 /// `redis.call('publish', KEYS[2], ARGV[1])` after the `del`: Redisson
 /// publishes to a channel its waiters subscribe to, our clients retry after
-/// `retry_delay` instead, so there is no channel (and no KEYS[2]). The
-/// arguments keep Redisson's places: ARGV[1] the unlock message (unused
-/// without the publish; the client sends "0" as Redisson does), ARGV[2] the
-/// lease in ms, ARGV[3] the owner. Replies nil when the owner holds no count
+/// `retry_delay` instead, so there is no channel (and no `KEYS[2]`). The
+/// arguments keep Redisson's places: `ARGV[1]` the unlock message (unused
+/// without the publish; the client sends "0" as Redisson does), `ARGV[2]` the
+/// lease in ms, `ARGV[3]` the owner. Replies nil when the owner holds no count
 /// here, 0 when the count went down but is still above zero (lease renewed),
 /// 1 when it reached zero and the key was deleted.
 pub const REENTRANT_RELEASE: &str = concat!(
@@ -71,8 +71,8 @@ pub const REENTRANT_RELEASE: &str = concat!(
     "return nil;"
 );
 
-/// Renew, the watchdog's extension (`renewExpirationAsync`): KEYS[1] the
-/// lock, ARGV[1] the lease in ms, ARGV[2] the owner. 1 when the owner still
+/// Renew, the watchdog's extension (`renewExpirationAsync`): `KEYS[1]` the
+/// lock, `ARGV[1]` the lease in ms, `ARGV[2]` the owner. 1 when the owner still
 /// holds the lock (lease renewed), else 0; never re-creates the key.
 pub const REENTRANT_RENEW: &str = concat!(
     "if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then ",
