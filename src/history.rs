@@ -48,6 +48,20 @@ pub enum EventKind {
     },
     /// The watchdog lost the lock.
     Lost { acq: u64, reason: String },
+    /// The reentrant lock of acquisition `acq` was re-entered: it is now
+    /// held `depth` deep (2 for the first re-entry), on `nodes` nodes. Not a
+    /// new acquisition: the hold is `acq`'s.
+    Reentered { acq: u64, depth: u32, nodes: usize },
+    /// One level of a re-entered lock was released: from `depth` down to
+    /// `depth` − 1; the count went down on `nodes` nodes.
+    ReentryReleased { acq: u64, depth: u32, nodes: usize },
+    /// A re-entry to `depth` failed (the lock was lost, or too few nodes
+    /// answered): the hold ends, as after a failed validity check.
+    ReentryFailed {
+        acq: u64,
+        depth: u32,
+        reason: String,
+    },
     /// The client starts releasing.
     ReleaseStart { acq: u64 },
     /// Release finished; the key was deleted on `nodes` nodes.
@@ -114,6 +128,9 @@ impl EventKind {
             EventKind::ValidityExpired { .. } => "validity_expired",
             EventKind::Extended { .. } => "extended",
             EventKind::Lost { .. } => "lost",
+            EventKind::Reentered { .. } => "reentered",
+            EventKind::ReentryReleased { .. } => "reentry_released",
+            EventKind::ReentryFailed { .. } => "reentry_failed",
             EventKind::ReleaseStart { .. } => "release_start",
             EventKind::Released { .. } => "released",
             EventKind::WriteApplied { .. } => "write_applied",
@@ -164,6 +181,13 @@ impl EventKind {
                 )
             }
             EventKind::Lost { acq, reason } => format!("acq={acq} reason={reason}"),
+            EventKind::Reentered { acq, depth, nodes }
+            | EventKind::ReentryReleased { acq, depth, nodes } => {
+                format!("acq={acq} depth={depth} nodes={nodes}")
+            }
+            EventKind::ReentryFailed { acq, depth, reason } => {
+                format!("acq={acq} depth={depth} reason={reason}")
+            }
             EventKind::ReleaseStart { acq } => format!("acq={acq}"),
             EventKind::Released { acq, nodes } => format!("acq={acq} nodes={nodes}"),
             EventKind::WriteApplied {

@@ -285,6 +285,8 @@ fn defaults() {
                 renew: false,
                 fencing: false,
                 variant: Variant::Spec,
+                lock: LockKind::SetNx,
+                reentry: 0,
             }
         );
     }
@@ -1115,4 +1117,110 @@ fn documented_choices() {
         Some(5),
         "exactly two sides",
     );
+}
+
+#[test]
+fn lock_and_reentry() {
+    // Defaults: the SET NX lock, no re-entry.
+    let s = parse_str("duration = \"1s\"\n", "t.toml").unwrap();
+    assert_eq!(s.clients[0].lock, LockKind::SetNx);
+    assert_eq!(s.clients[0].reentry, 0);
+    // The reentrant lock with re-entries, one client overriding.
+    let s = parse_str(
+        "duration = \"1s\"\n[clients]\nlock = \"reentrant\"\nreentry = 2\n[hosts.c2]\nreentry = 0\n",
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(s.clients[0].lock, LockKind::Reentrant);
+    assert_eq!(s.clients[0].reentry, 2);
+    assert_eq!(s.clients[1].lock, LockKind::Reentrant);
+    assert_eq!(s.clients[1].reentry, 0);
+    for k in LockKind::ALL {
+        let text = format!("duration = \"1s\"\n[clients]\nlock = \"{}\"\n", k.as_str());
+        assert_eq!(parse_str(&text, "t.toml").unwrap().clients[0].lock, k);
+    }
+    // A typo gets a suggestion.
+    error(
+        "duration = \"1s\"\n[clients]\nlock = \"reentrent\"\n",
+        "clients.lock",
+        Some(3),
+        "did you mean \"reentrant\"?",
+    );
+    error(
+        "duration = \"1s\"\n[clients]\nreentry = -1\n",
+        "clients.reentry",
+        Some(3),
+        "",
+    );
+    error(
+        "duration = \"1s\"\n[clients]\nreentry = \"2\"\n",
+        "clients.reentry",
+        Some(3),
+        "integer",
+    );
+}
+
+#[test]
+fn reentry_needs_the_reentrant_lock() {
+    // With the default lock.
+    error(
+        "duration = \"1s\"\n[clients]\nreentry = 2\n",
+        "clients.reentry",
+        Some(3),
+        "reentry = 2 needs lock = \"reentrant\"",
+    );
+    // Set in [hosts.c2], the lock set-nx for c2 only: the error points there.
+    error(
+        "duration = \"1s\"\n[clients]\nlock = \"reentrant\"\n[hosts.c2]\nlock = \"set-nx\"\nreentry = 1\n",
+        "hosts.c2.reentry",
+        Some(6),
+        "c2 takes the set-nx lock",
+    );
+    // [clients] re-entry, but c1 is switched back to set-nx: points at [clients].
+    error(
+        "duration = \"1s\"\n[clients]\nlock = \"reentrant\"\nreentry = 3\n[hosts.c1]\nlock = \"set-nx\"\n",
+        "clients.reentry",
+        Some(4),
+        "needs lock = \"reentrant\"",
+    );
+    // reentry = 0 is fine with either lock.
+    parse_str("duration = \"1s\"\n[clients]\nreentry = 0\n", "t.toml").unwrap();
+}
+
+#[test]
+fn set_nx_flaws_do_not_combine_with_the_reentrant_lock() {
+    for v in ["extend-resurrects", "plain-del-release", "legacy-setnx"] {
+        let text =
+            format!("duration = \"1s\"\n[clients]\nlock = \"reentrant\"\nvariant = \"{v}\"\n");
+        error(
+            &text,
+            "clients.variant",
+            Some(4),
+            &format!("variant \"{v}\" does not combine with lock = \"reentrant\""),
+        );
+    }
+    // The lock set per host, the variant for all: points at the variant.
+    error(
+        "duration = \"1s\"\n[clients]\nvariant = \"legacy-setnx\"\n[hosts.c2]\nlock = \"reentrant\"\n",
+        "clients.variant",
+        Some(3),
+        "(c2)",
+    );
+    // The flaws of validity, quorum and timing do combine.
+    for v in [
+        "spec",
+        "no-validity-check",
+        "wall-clock-elapsed",
+        "no-drift-allowance",
+        "unsigned-validity",
+        "no-release-on-failure",
+        "sequential",
+        "majority-of-responders",
+    ] {
+        let text = format!(
+            "duration = \"1s\"\n[clients]\nlock = \"reentrant\"\nreentry = 1\nvariant = \"{v}\"\n"
+        );
+        let s = parse_str(&text, "t.toml").unwrap();
+        assert_eq!(s.clients[0].variant.as_str(), v);
+    }
 }

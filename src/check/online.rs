@@ -195,7 +195,11 @@ impl Checker {
                     a.release.get_or_insert(t);
                 }
             }
-            EventKind::Lost { acq, .. } | EventKind::ValidityExpired { acq } => {
+            // A re-entry (and its release) is no new acquisition and changes
+            // no hold; a failed one ends the hold like a failed validity check.
+            EventKind::Lost { acq, .. }
+            | EventKind::ValidityExpired { acq }
+            | EventKind::ReentryFailed { acq, .. } => {
                 if let Some(a) = self.acc_mut((host, *acq)) {
                     a.lost.get_or_insert(t);
                 }

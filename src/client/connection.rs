@@ -6,7 +6,8 @@
 //! and sends one request at a time under a timeout measured on the client's
 //! clock. Any timeout or error drops the connection (a late reply must never
 //! be read as the answer to the next request; turmoil's TCP does not
-//! retransmit, so a segment lost to a partition kills the stream); the next
+//! retransmit, so a segment lost to a partition kills the stream), and so does
+//! a request cancelled after it was sent (its future dropped); the next
 //! request reconnects, after a backoff that doubles while requests keep failing
 //! (from [`MIN_BACKOFF`] to [`MAX_BACKOFF`]) and resets on the first reply.
 
@@ -82,6 +83,11 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 struct State {
     conn: Option<Connection<BoxStream>>,
+    /// A request was sent and its reply not read yet. Still true when a
+    /// request begins, the previous one was cancelled (its future dropped:
+    /// an aborted watchdog, say) after sending: its reply may still arrive,
+    /// and must never be read as the answer to the next request.
+    in_flight: bool,
     /// No connect attempt before this time of the client's monotonic clock.
     retry_at: Duration,
     backoff: Duration,
@@ -99,6 +105,7 @@ impl NodeConn {
             addr: addr.into(),
             state: tokio::sync::Mutex::new(State {
                 conn: None,
+                in_flight: false,
                 retry_at: Duration::ZERO,
                 backoff: MIN_BACKOFF,
             }),
@@ -119,6 +126,10 @@ impl NodeConn {
         timeout: Duration,
     ) -> Result<Frame, RequestError> {
         let mut st = self.state.lock().await;
+        if st.in_flight {
+            st.conn = None;
+            st.in_flight = false;
+        }
         let deadline = clock.sleep(timeout);
         let work = async {
             if st.conn.is_none() {
@@ -131,6 +142,7 @@ impl NodeConn {
                     .map_err(|e| RequestError::Io(format!("connect to {}: {e}", self.addr)))?;
                 st.conn = Some(Connection::new(s));
             }
+            st.in_flight = true;
             let conn = st.conn.as_mut().expect("connected above");
             conn.write_frame(cmd)
                 .await
@@ -144,6 +156,7 @@ impl NodeConn {
             r = work => r,
             _ = deadline => Err(RequestError::Timeout),
         };
+        st.in_flight = false;
         match &result {
             Ok(_) => st.backoff = MIN_BACKOFF,
             Err(RequestError::Backoff) => {}

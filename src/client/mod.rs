@@ -3,19 +3,26 @@
 //! [`crate::clock::Clock`], a seeded `ChaCha20Rng`, and [`Connector`].
 //!
 //! - [`connection`]: connectors and the per-node connection with timeouts;
-//! - [`scripts`]: the compare-and-delete and compare-and-pexpire scripts;
-//! - [`redlock`]: the quorum lock (one node: the single-instance lock);
+//! - [`scripts`]: the compare-and-delete and compare-and-pexpire scripts,
+//!   and Redisson's reentrant lock scripts;
+//! - [`redlock`]: the quorum lock (one node: the single-instance lock), with
+//!   [`validity`]'s arithmetic;
+//! - [`reentrant`]: Redisson's reentrant lock in the same client
+//!   (`Config::lock`): re-entry and release by level;
 //! - [`watchdog`]: extension every ttl/3 while a lock is held;
 //! - [`flaw`]: deliberate flaws of known clients, for the simulation to show
-//!   what each costs (off by default).
+//!   what each costs (off by default); `legacy` holds the SETNX-page lock.
 
 pub mod connection;
 pub mod flaw;
+mod legacy;
 pub mod redlock;
+pub mod reentrant;
 pub mod scripts;
+pub mod validity;
 pub mod watchdog;
 
 pub use connection::{Connector, SimConnector, TcpConnector};
 pub use flaw::Flaw;
-pub use redlock::{Config, Lock, LockError, NodeOutcome, Redlock};
+pub use redlock::{Config, Lock, LockError, LockKind, NodeOutcome, Redlock};
 pub use watchdog::{Status, Watchdog};

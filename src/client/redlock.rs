@@ -10,6 +10,11 @@
 //! succeeds only on a majority within the lock's validity; it never re-creates
 //! a key that has expired.
 //!
+//! With `Config::lock = LockKind::Reentrant` the same rules hold for
+//! Redisson's reentrant lock: its take, release-by-count and renew scripts
+//! replace `SET NX`, compare-and-delete and compare-and-pexpire
+//! ([`super::reentrant`]).
+//!
 //! `Config::flaw` selects one deliberate deviation ([`Flaw`]) for the
 //! simulation to show what it costs; each is a branch marked `Flaw::…` below,
 //! and with no flaw (the default) none of them is taken.
@@ -17,6 +22,9 @@
 use super::connection::{Connector, NodeConn, RequestError};
 use super::flaw::Flaw;
 use super::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};
+pub use super::validity::{
+    drift, quorum, validity, validity_unsigned, validity_wall, validity_without_drift,
+};
 use crate::clock::Clock;
 use crate::resp::Frame;
 use rand::{Rng, SeedableRng};
@@ -42,6 +50,21 @@ pub struct Config {
     /// A deliberate flaw, to simulate what it costs (`None`: the correct
     /// algorithm; never set it otherwise).
     pub flaw: Option<Flaw>,
+    /// Which lock is taken on each node.
+    pub lock: LockKind,
+}
+
+/// The lock taken on each node (the scenario format's `clients.lock`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LockKind {
+    /// `SET key token NX PX ttl`, compare-and-delete, compare-and-pexpire:
+    /// the lock of the Redis distributed-locks page.
+    #[default]
+    SetNx,
+    /// Redisson's reentrant lock: a hash `{token: count}` taken, re-entered,
+    /// released by count and renewed by Redisson's scripts
+    /// ([`super::reentrant`]).
+    Reentrant,
 }
 
 impl Default for Config {
@@ -52,6 +75,7 @@ impl Default for Config {
             request_timeout: Duration::from_millis(50),
             drift_factor: 0.01,
             flaw: None,
+            lock: LockKind::SetNx,
         }
     }
 }
@@ -70,6 +94,11 @@ pub struct Lock {
     pub valid_until: Duration,
     /// Nodes that accepted the key.
     pub nodes_locked: usize,
+    /// Which nodes (in the client's node order) hold the key for us.
+    pub taken: Vec<bool>,
+    /// Re-entry depth: 1 for the lock call, one more for each re-entry held
+    /// ([`LockKind::Reentrant`]; always 1 for the `SET NX` lock).
+    pub depth: u32,
 }
 
 /// What one node said to one request.
@@ -120,6 +149,8 @@ pub enum LockError {
     /// The lock is gone: its validity ran out, or a majority no longer holds
     /// our token, so it cannot be extended.
     Lost { resource: String },
+    /// Re-entry asked of a client whose lock is not reentrant.
+    NotReentrant,
 }
 
 impl fmt::Display for LockError {
@@ -140,73 +171,24 @@ impl fmt::Display for LockError {
             ),
             LockError::Io { outcomes } => write!(f, "no node answered ({})", list(outcomes)),
             LockError::Lost { resource } => write!(f, "lock on {resource} lost"),
+            LockError::NotReentrant => write!(f, "the lock is not reentrant (lock = \"set-nx\")"),
         }
     }
 }
 
 impl std::error::Error for LockError {}
 
-/// The drift allowance: ttl × drift_factor + 2ms.
-pub fn drift(ttl: Duration, drift_factor: f64) -> Duration {
-    Duration::from_nanos((ttl.as_nanos() as f64 * drift_factor.max(0.0)) as u64)
-        + Duration::from_millis(2)
-}
-
-/// Validity left after acquiring in `elapsed`: ttl − elapsed − drift, in
-/// signed arithmetic; `None` when that is zero or less (never a lock whose
-/// validity is ≤ 0, never an underflow).
-pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
-    let v = ttl.as_nanos() as i128
-        - elapsed.as_nanos() as i128
-        - drift(ttl, drift_factor).as_nanos() as i128;
-    (v > 0).then(|| Duration::from_nanos(v as u64))
-}
-
-/// [`Flaw::NoDriftAllowance`]: ttl − elapsed, without the drift term (as
-/// redsync computes it, and early redlock-py did); `None` when ≤ 0.
-pub fn validity_without_drift(ttl: Duration, elapsed: Duration) -> Option<Duration> {
-    let v = ttl.as_nanos() as i128 - elapsed.as_nanos() as i128;
-    (v > 0).then(|| Duration::from_nanos(u64::try_from(v).unwrap_or(u64::MAX)))
-}
-
-/// [`Flaw::UnsignedValidity`]: badboy/redlock-rs's arithmetic, ttl − drift −
-/// elapsed in unsigned milliseconds with wrapping subtraction (what its
-/// `usize` arithmetic does in a release build). When elapsed + drift exceeds
-/// the TTL the result wraps to nearly 2^64 ms: "valid" for ages.
-pub fn validity_unsigned(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
-    let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-    let drift_ms = u64::try_from(drift(ttl, drift_factor).as_millis()).unwrap_or(u64::MAX);
-    let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-    let v = ttl_ms.wrapping_sub(drift_ms).wrapping_sub(elapsed_ms);
-    (v > 0).then(|| Duration::from_millis(v))
-}
-
-/// [`Flaw::WallClockElapsed`]: validity when elapsed is the difference of two
-/// wall-clock readings in ms (redlock-py's `time.time()`), in signed
-/// arithmetic: a negative elapsed (the clock stepped back during the call)
-/// gives a validity longer than the TTL. `None` when ≤ 0.
-pub fn validity_wall(ttl: Duration, wall_elapsed_ms: i64, drift_factor: f64) -> Option<Duration> {
-    let v = ttl.as_nanos() as i128
-        - wall_elapsed_ms as i128 * 1_000_000
-        - drift(ttl, drift_factor).as_nanos() as i128;
-    (v > 0).then(|| Duration::from_nanos(u64::try_from(v).unwrap_or(u64::MAX)))
-}
-
-/// Majority of `n`.
-pub fn quorum(n: usize) -> usize {
-    n / 2 + 1
-}
-
 /// The Redlock client over a fixed set of nodes.
 pub struct Redlock {
-    nodes: Vec<NodeConn>,
-    connector: Arc<dyn Connector>,
-    clock: Arc<dyn Clock>,
+    pub(super) nodes: Vec<NodeConn>,
+    pub(super) connector: Arc<dyn Connector>,
+    pub(super) clock: Arc<dyn Clock>,
     rng: Mutex<ChaCha20Rng>,
-    config: Config,
+    pub(super) config: Config,
     release_sha: String,
     extend_sha: String,
     extend_resurrect_sha: String,
+    pub(super) reentrant: super::reentrant::Shas,
 }
 
 impl Redlock {
@@ -229,6 +211,7 @@ impl Redlock {
             release_sha: sha1_hex(RELEASE.as_bytes()),
             extend_sha: sha1_hex(EXTEND.as_bytes()),
             extend_resurrect_sha: sha1_hex(EXTEND_RESURRECT.as_bytes()),
+            reentrant: super::reentrant::Shas::new(),
         }
     }
 
@@ -256,12 +239,12 @@ impl Redlock {
     }
 
     /// Is this deliberate flaw configured?
-    fn has(&self, flaw: Flaw) -> bool {
+    pub(super) fn has(&self, flaw: Flaw) -> bool {
         self.config.flaw == Some(flaw)
     }
 
     /// Nodes that must take the key (or extend it) for success.
-    fn needed(&self, outcomes: &[NodeOutcome]) -> usize {
+    pub(super) fn needed(&self, outcomes: &[NodeOutcome]) -> usize {
         if self.has(Flaw::MajorityOfResponders) {
             // Flaw::MajorityOfResponders: a majority of the nodes that
             // answered yes or no, not of all N.
@@ -276,14 +259,14 @@ impl Redlock {
 
     /// The wall clock at the start of a request round, read only for
     /// [`Flaw::WallClockElapsed`].
-    fn wall_start(&self) -> Option<i64> {
+    pub(super) fn wall_start(&self) -> Option<i64> {
         self.has(Flaw::WallClockElapsed)
             .then(|| self.clock.wall_ms())
     }
 
     /// Validity left after a request round that took `elapsed` (monotonic):
     /// [`validity`], or what the configured flaw computes instead.
-    fn validity_after(
+    pub(super) fn validity_after(
         &self,
         ttl: Duration,
         elapsed: Duration,
@@ -335,7 +318,7 @@ impl Redlock {
                     if self.has(Flaw::NoReleaseOnFailure) {
                         // Flaw::NoReleaseOnFailure: node-redlock releases the
                         // partial locks only once every retry has failed.
-                        self.release(resource, &token).await;
+                        self.release(resource, &token, ttl).await;
                     }
                     return Err(e);
                 }
@@ -355,19 +338,22 @@ impl Redlock {
             return self.try_lock_legacy(resource, ttl).await;
         }
         let ttl_ms = ttl.as_millis().max(1).to_string();
-        let cmd = Frame::command([
-            b"SET",
-            resource.as_bytes(),
-            token.as_bytes(),
-            b"NX",
-            b"PX",
-            ttl_ms.as_bytes(),
-        ]);
         let start = self.clock.now();
         let wall_start = self.wall_start();
-        let outcomes = self
-            .on_all(&cmd, |r| matches!(r, Frame::Simple(s) if s == "OK"))
-            .await;
+        let outcomes = if self.config.lock == LockKind::Reentrant {
+            self.take_reentrant(resource, token, &ttl_ms, None).await
+        } else {
+            let cmd = Frame::command([
+                b"SET",
+                resource.as_bytes(),
+                token.as_bytes(),
+                b"NX",
+                b"PX",
+                ttl_ms.as_bytes(),
+            ]);
+            self.on_all(&cmd, |r| matches!(r, Frame::Simple(s) if s == "OK"))
+                .await
+        };
         let now = self.clock.now();
         let elapsed = now.saturating_sub(start);
         let acquired = count_acquired(&outcomes);
@@ -384,6 +370,8 @@ impl Redlock {
                     acquired_at: now,
                     valid_until: now.saturating_add(v),
                     nodes_locked: acquired,
+                    taken: taken(&outcomes),
+                    depth: 1,
                 }),
                 None => Err(LockError::ValidityExhausted {
                     acquired,
@@ -395,18 +383,18 @@ impl Redlock {
         // Flaw::NoReleaseOnFailure: the nodes this attempt locked stay locked
         // while `lock` retries.
         if result.is_err() && !self.has(Flaw::NoReleaseOnFailure) {
-            self.release(resource, token).await;
+            self.release(resource, token, ttl).await;
         }
         result
     }
 
     /// After an extension: so many nodes no longer hold our token that a
     /// majority can never be reached again, so the lock is lost.
-    fn majority_refused(&self, refused: usize, needed: usize) -> bool {
+    pub(super) fn majority_refused(&self, refused: usize, needed: usize) -> bool {
         refused > self.nodes.len().saturating_sub(needed)
     }
 
-    fn no_quorum(&self, acquired: usize, outcomes: Vec<NodeOutcome>) -> LockError {
+    pub(super) fn no_quorum(&self, acquired: usize, outcomes: Vec<NodeOutcome>) -> LockError {
         let answered = outcomes
             .iter()
             .any(|o| !matches!(o, NodeOutcome::Failed(_)));
@@ -423,7 +411,7 @@ impl Redlock {
         }
     }
 
-    fn label(&self, outcomes: Vec<NodeOutcome>) -> Vec<(String, NodeOutcome)> {
+    pub(super) fn label(&self, outcomes: Vec<NodeOutcome>) -> Vec<(String, NodeOutcome)> {
         self.nodes
             .iter()
             .map(|n| n.addr().to_string())
@@ -434,10 +422,10 @@ impl Redlock {
     /// Releases the lock on every node; returns on how many the key was ours
     /// and was deleted.
     pub async fn unlock(&self, lock: &Lock) -> usize {
-        self.release(&lock.resource, &lock.token).await
+        self.release(&lock.resource, &lock.token, lock.ttl).await
     }
 
-    async fn release(&self, resource: &str, token: &str) -> usize {
+    pub(super) async fn release(&self, resource: &str, token: &str, ttl: Duration) -> usize {
         if self.has(Flaw::PlainDelRelease) {
             // Flaw::PlainDelRelease: DEL whatever key is there, ours or not.
             let del = Frame::command([b"DEL", resource.as_bytes()]);
@@ -447,9 +435,18 @@ impl Redlock {
         if self.has(Flaw::LegacySetnx) {
             return self.release_legacy(resource, token, None).await;
         }
+        if self.config.lock == LockKind::Reentrant {
+            // Release by count: 1 where the count reached zero and the key
+            // was deleted.
+            let outcomes = self.leave_reentrant(resource, token, ttl, None).await;
+            return outcomes
+                .iter()
+                .filter(|o| matches!(o, Some(Ok(Frame::Integer(1)))))
+                .count();
+        }
         let args = [resource, token];
         let outcomes = self
-            .script(&self.release_sha, RELEASE, &args, |r| {
+            .script(&self.release_sha, RELEASE, &args, None, |r| {
                 r == &Frame::Integer(1)
             })
             .await;
@@ -476,14 +473,17 @@ impl Redlock {
         let wall_start = self.wall_start();
         let ttl_ms = ttl.as_millis().max(1).to_string();
         let args = [lock.resource.as_str(), lock.token.as_str(), ttl_ms.as_str()];
-        let (sha, body) = if resurrects {
-            (&self.extend_resurrect_sha, EXTEND_RESURRECT)
+        let outcomes = if self.config.lock == LockKind::Reentrant {
+            self.renew_reentrant(lock, &ttl_ms).await
         } else {
-            (&self.extend_sha, EXTEND)
+            let (sha, body) = if resurrects {
+                (&self.extend_resurrect_sha, EXTEND_RESURRECT)
+            } else {
+                (&self.extend_sha, EXTEND)
+            };
+            self.script(sha, body, &args, None, |r| r == &Frame::Integer(1))
+                .await
         };
-        let outcomes = self
-            .script(sha, body, &args, |r| r == &Frame::Integer(1))
-            .await;
         let now = self.clock.now();
         let acquired = count_acquired(&outcomes);
         let needed = self.needed(&outcomes);
@@ -514,38 +514,60 @@ impl Redlock {
             acquired_at: now,
             valid_until: now.saturating_add(v),
             nodes_locked: acquired,
+            taken: taken(&outcomes),
             ..lock.clone()
         })
     }
 
-    /// Runs one of the lock scripts on every node: `EVALSHA`, and `EVAL` on a
-    /// node that answers `NOSCRIPT` (a restarted node has an empty cache).
-    async fn script(
+    /// Runs one of the lock scripts on every node (or on the nodes marked in
+    /// `only`; the others count as refused): `EVALSHA`, and `EVAL` on a node
+    /// that answers `NOSCRIPT` (a restarted node has an empty cache).
+    pub(super) async fn script(
         &self,
         sha: &str,
         body: &str,
         args: &[&str],
+        only: Option<&[bool]>,
         success: impl Fn(&Frame) -> bool + Copy,
     ) -> Vec<NodeOutcome> {
+        let replies = self.script_replies(sha, body, args, only).await;
+        replies
+            .into_iter()
+            .map(|r| r.map_or(NodeOutcome::Refused, |r| outcome(r, success)))
+            .collect()
+    }
+
+    /// [`Self::script`]'s replies, as they came; `None` for the nodes left
+    /// out by `only`, which are not asked.
+    pub(super) async fn script_replies(
+        &self,
+        sha: &str,
+        body: &str,
+        args: &[&str],
+        only: Option<&[bool]>,
+    ) -> Vec<Option<Result<Frame, RequestError>>> {
         let evalsha = Frame::command(["EVALSHA", sha, "1"].iter().chain(args));
         let eval = Frame::command(["EVAL", body, "1"].iter().chain(args));
         let (evalsha, eval) = (&evalsha, &eval);
         let timeout = self.config.request_timeout;
-        let futs = self.nodes.iter().map(|node| async move {
+        let futs = self.nodes.iter().enumerate().map(|(i, node)| async move {
+            if only.is_some_and(|m| !m.get(i).copied().unwrap_or(false)) {
+                return None;
+            }
             let conn = self.connector.as_ref();
             let clock = self.clock.as_ref();
             let mut reply = node.request(conn, clock, evalsha, timeout).await;
             if matches!(&reply, Ok(Frame::Error(e)) if e.starts_with("NOSCRIPT")) {
                 reply = node.request(conn, clock, eval, timeout).await;
             }
-            outcome(reply, success)
+            Some(reply)
         });
         self.each(futs.collect()).await
     }
 
     /// Awaits one future per node: all at once (polled in node order), or,
     /// with [`Flaw::Sequential`], one after another.
-    async fn each<F: Future>(&self, futs: Vec<F>) -> Vec<F::Output> {
+    pub(super) async fn each<F: Future>(&self, futs: Vec<F>) -> Vec<F::Output> {
         if self.has(Flaw::Sequential) {
             // Flaw::Sequential: the next node is asked only once the previous
             // one has answered or timed out.
@@ -559,7 +581,7 @@ impl Redlock {
     }
 
     /// Sends `cmd` to every node concurrently.
-    async fn on_all(
+    pub(super) async fn on_all(
         &self,
         cmd: &Frame,
         success: impl Fn(&Frame) -> bool + Copy,
@@ -576,183 +598,10 @@ impl Redlock {
     }
 }
 
-/// [`Flaw::LegacySetnx`]: the timestamp lock of the Redis `SETNX` page
-/// ("Locking with SETNX"), on every node, needing a majority (with one node,
-/// exactly the page's single-instance algorithm).
-impl Redlock {
-    /// One attempt: on each node `SETNX key <ts>` where ts = the client's
-    /// wall clock + ttl + 1 (ms); if the key is held, `GET` it, and if its
-    /// timestamp is in the past by our wall clock, `GETSET key <ts>`: the
-    /// lock is ours if the old value was still expired (or gone). The token
-    /// of the lock is ts (the value stored); its validity is ts − the wall
-    /// clock when the attempt ends. On failure, the nodes taken are released
-    /// (by [`Self::release_legacy`]).
-    async fn try_lock_legacy(&self, resource: &str, ttl: Duration) -> Result<Lock, LockError> {
-        let ttl_ms = i64::try_from(ttl.as_millis().max(1)).unwrap_or(i64::MAX);
-        let start = self.clock.now();
-        let ts = self
-            .clock
-            .wall_ms()
-            .saturating_add(ttl_ms)
-            .saturating_add(1);
-        let value = ts.to_string();
-        let timeout = self.config.request_timeout;
-        let (value_ref, key) = (&value, resource.as_bytes());
-        let futs = self.nodes.iter().map(|node| async move {
-            let (conn, clock) = (self.connector.as_ref(), self.clock.as_ref());
-            let ask = |cmd: Frame| async move { node.request(conn, clock, &cmd, timeout).await };
-            match ask(Frame::command([b"SETNX", key, value_ref.as_bytes()])).await {
-                Ok(Frame::Integer(1)) => return NodeOutcome::Acquired,
-                Ok(Frame::Integer(_)) => {}
-                other => return outcome(other, |_| false),
-            }
-            let current = match ask(Frame::command([b"GET", key])).await {
-                Ok(Frame::Bulk(v)) => v,
-                // Released in between: the next attempt's SETNX may win.
-                Ok(Frame::Null) => return NodeOutcome::Refused,
-                other => return outcome(other, |_| false),
-            };
-            if !legacy_expired(&current, clock.wall_ms()) {
-                return NodeOutcome::Refused;
-            }
-            match ask(Frame::command([b"GETSET", key, value_ref.as_bytes()])).await {
-                Ok(Frame::Null) => NodeOutcome::Acquired,
-                Ok(Frame::Bulk(old)) if legacy_expired(&old, clock.wall_ms()) => {
-                    NodeOutcome::Acquired
-                }
-                other => outcome(other, |_| false),
-            }
-        });
-        let outcomes = self.each(futs.collect()).await;
-        let now = self.clock.now();
-        let acquired = count_acquired(&outcomes);
-        let needed = self.needed(&outcomes);
-        let left_ms = ts.saturating_sub(self.clock.wall_ms());
-        if acquired >= needed && left_ms > 0 {
-            let v = Duration::from_millis(left_ms as u64);
-            return Ok(Lock {
-                resource: resource.to_string(),
-                token: value,
-                ttl,
-                validity: v,
-                acquired_at: now,
-                valid_until: now.saturating_add(v),
-                nodes_locked: acquired,
-            });
-        }
-        let taken: Vec<bool> = outcomes
-            .iter()
-            .map(|o| *o == NodeOutcome::Acquired)
-            .collect();
-        self.release_legacy(resource, &value, Some(&taken)).await;
-        if acquired < needed {
-            Err(self.no_quorum(acquired, outcomes))
-        } else {
-            Err(LockError::ValidityExhausted {
-                acquired,
-                elapsed: now.saturating_sub(start),
-                ttl,
-            })
-        }
-    }
-
-    /// The page's release: `DEL`, but only while the lock's timestamp is
-    /// still in the future by our wall clock (else someone may have taken it
-    /// over). On every node, or on the nodes marked in `only`.
-    async fn release_legacy(&self, resource: &str, value: &str, only: Option<&[bool]>) -> usize {
-        if legacy_expired(value.as_bytes(), self.clock.wall_ms()) {
-            return 0;
-        }
-        let del = Frame::command([b"DEL", resource.as_bytes()]);
-        let del = &del;
-        let timeout = self.config.request_timeout;
-        let futs = self.nodes.iter().enumerate().map(|(i, node)| async move {
-            if only.is_some_and(|m| !m.get(i).copied().unwrap_or(false)) {
-                return NodeOutcome::Refused;
-            }
-            let reply = node
-                .request(self.connector.as_ref(), self.clock.as_ref(), del, timeout)
-                .await;
-            outcome(reply, |r| r == &Frame::Integer(1))
-        });
-        count_acquired(&self.each(futs.collect()).await)
-    }
-
-    /// Not on the page (it has no extension): where `GET` still shows our
-    /// timestamp, `GETSET` a new one (the lock's token becomes the new
-    /// timestamp). Succeeds on a majority; refused by a majority is lost.
-    async fn extend_legacy(
-        &self,
-        lock: &Lock,
-        ttl: Duration,
-        start: Duration,
-    ) -> Result<Lock, LockError> {
-        let ttl_ms = i64::try_from(ttl.as_millis().max(1)).unwrap_or(i64::MAX);
-        let ts = self
-            .clock
-            .wall_ms()
-            .saturating_add(ttl_ms)
-            .saturating_add(1);
-        let value = ts.to_string();
-        let timeout = self.config.request_timeout;
-        let (value_ref, key, ours) = (&value, lock.resource.as_bytes(), lock.token.as_bytes());
-        let futs = self.nodes.iter().map(|node| async move {
-            let (conn, clock) = (self.connector.as_ref(), self.clock.as_ref());
-            let ask = |cmd: Frame| async move { node.request(conn, clock, &cmd, timeout).await };
-            match ask(Frame::command([b"GET", key])).await {
-                Ok(Frame::Bulk(v)) if v == ours => {}
-                other => return outcome(other, |_| false),
-            }
-            let reply = ask(Frame::command([b"GETSET", key, value_ref.as_bytes()])).await;
-            outcome(reply, |r| matches!(r, Frame::Bulk(v) if v == ours))
-        });
-        let outcomes = self.each(futs.collect()).await;
-        let now = self.clock.now();
-        let acquired = count_acquired(&outcomes);
-        let needed = self.needed(&outcomes);
-        let refused = outcomes
-            .iter()
-            .filter(|o| **o == NodeOutcome::Refused)
-            .count();
-        if now >= lock.valid_until || self.majority_refused(refused, needed) {
-            return Err(LockError::Lost {
-                resource: lock.resource.clone(),
-            });
-        }
-        if acquired < needed {
-            return Err(self.no_quorum(acquired, outcomes));
-        }
-        let left_ms = ts.saturating_sub(self.clock.wall_ms());
-        if left_ms <= 0 {
-            return Err(LockError::ValidityExhausted {
-                acquired,
-                elapsed: now.saturating_sub(start),
-                ttl,
-            });
-        }
-        let v = Duration::from_millis(left_ms as u64);
-        Ok(Lock {
-            token: value,
-            ttl,
-            validity: v,
-            acquired_at: now,
-            valid_until: now.saturating_add(v),
-            nodes_locked: acquired,
-            ..lock.clone()
-        })
-    }
-}
-
-/// Is a `SETNX`-page lock value (a wall-clock timestamp in ms) in the past
-/// at `now`? A value that is not a timestamp is taken as not expired.
-fn legacy_expired(value: &[u8], now: i64) -> bool {
-    std::str::from_utf8(value)
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .is_some_and(|ts| ts < now)
-}
-
-fn outcome(reply: Result<Frame, RequestError>, success: impl Fn(&Frame) -> bool) -> NodeOutcome {
+pub(super) fn outcome(
+    reply: Result<Frame, RequestError>,
+    success: impl Fn(&Frame) -> bool,
+) -> NodeOutcome {
     match reply {
         Ok(Frame::Error(e)) => NodeOutcome::ErrorReply(e),
         Ok(f) if success(&f) => NodeOutcome::Acquired,
@@ -761,7 +610,15 @@ fn outcome(reply: Result<Frame, RequestError>, success: impl Fn(&Frame) -> bool)
     }
 }
 
-fn count_acquired(outcomes: &[NodeOutcome]) -> usize {
+/// Which nodes took the key (or extended it).
+pub(super) fn taken(outcomes: &[NodeOutcome]) -> Vec<bool> {
+    outcomes
+        .iter()
+        .map(|o| *o == NodeOutcome::Acquired)
+        .collect()
+}
+
+pub(super) fn count_acquired(outcomes: &[NodeOutcome]) -> usize {
     outcomes
         .iter()
         .filter(|o| **o == NodeOutcome::Acquired)
@@ -793,101 +650,4 @@ pub async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
     out.into_iter()
         .map(|o| o.expect("every future finished"))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    #[test]
-    fn validity_at_its_edges() {
-        // 10s TTL: drift = 100ms + 2ms.
-        assert_eq!(
-            validity(10_000 * MS, Duration::ZERO, 0.01),
-            Some(9_898 * MS)
-        );
-        assert_eq!(validity(10_000 * MS, 9_897 * MS, 0.01), Some(MS));
-        assert_eq!(validity(10_000 * MS, 9_898 * MS, 0.01), None);
-        assert_eq!(validity(10_000 * MS, 20_000 * MS, 0.01), None);
-        // Tiny TTLs: the 2ms term alone eats them.
-        assert_eq!(validity(2 * MS, Duration::ZERO, 0.01), None);
-        assert_eq!(validity(MS, Duration::ZERO, 0.0), None);
-        assert_eq!(validity(3 * MS, Duration::ZERO, 0.0), Some(MS));
-        // Elapsed far beyond anything: no underflow, no panic.
-        assert_eq!(validity(Duration::ZERO, Duration::MAX, 1.0), None);
-        assert_eq!(
-            validity(Duration::from_secs(u64::MAX / 4), Duration::ZERO, 0.0).is_some(),
-            true
-        );
-    }
-
-    #[test]
-    fn majority() {
-        assert_eq!([1, 2, 3, 4, 5].map(quorum), [1, 2, 2, 3, 3]);
-    }
-
-    #[test]
-    fn flaw_unsigned_validity_wraps() {
-        // 10s TTL, drift 102ms: the same as the correct validity while
-        // elapsed + drift < ttl ...
-        assert_eq!(
-            validity_unsigned(10_000 * MS, Duration::ZERO, 0.01),
-            Some(9_898 * MS)
-        );
-        assert_eq!(validity_unsigned(10_000 * MS, 9_897 * MS, 0.01), Some(MS));
-        assert_eq!(validity_unsigned(10_000 * MS, 9_898 * MS, 0.01), None);
-        // ... and 2^64 − 1ms when it is 1ms over: "valid" for 584 million years.
-        assert_eq!(
-            validity_unsigned(10_000 * MS, 9_899 * MS, 0.01),
-            Some(Duration::from_millis(u64::MAX))
-        );
-        assert_eq!(validity(10_000 * MS, 9_899 * MS, 0.01), None);
-        assert_eq!(
-            validity_unsigned(1_000 * MS, 2_400 * MS, 0.01),
-            Some(Duration::from_millis(
-                1_000u64.wrapping_sub(12).wrapping_sub(2_400)
-            ))
-        );
-        // A TTL below the 2ms drift term wraps even with no time elapsed.
-        assert!(validity_unsigned(MS, Duration::ZERO, 0.0).unwrap() > Duration::from_secs(1 << 40));
-    }
-
-    #[test]
-    fn flaw_no_drift_allowance() {
-        assert_eq!(
-            validity_without_drift(10_000 * MS, 4 * MS),
-            Some(9_996 * MS)
-        );
-        assert_eq!(validity(10_000 * MS, 4 * MS, 0.01), Some(9_894 * MS));
-        assert_eq!(validity_without_drift(10_000 * MS, 9_999 * MS), Some(MS));
-        assert_eq!(validity_without_drift(10_000 * MS, 10_000 * MS), None);
-        assert_eq!(validity_without_drift(MS, Duration::MAX), None);
-    }
-
-    #[test]
-    fn flaw_wall_clock_elapsed() {
-        // A forward elapsed is the correct validity ...
-        assert_eq!(
-            validity_wall(10_000 * MS, 100, 0.01),
-            validity(10_000 * MS, 100 * MS, 0.01)
-        );
-        // ... a backward step makes it longer than the TTL ...
-        assert_eq!(
-            validity_wall(2_000 * MS, 3 - 10_000, 0.01),
-            Some(11_975 * MS)
-        );
-        // ... and a forward jump exhausts it.
-        assert_eq!(validity_wall(2_000 * MS, 5_000, 0.01), None);
-        assert_eq!(
-            validity_wall(MS, i64::MIN, 1.0),
-            Some(Duration::from_nanos(u64::MAX))
-        );
-    }
-
-    #[test]
-    fn flawless_config_is_the_default() {
-        assert_eq!(Config::default().flaw, None);
-    }
 }

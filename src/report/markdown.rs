@@ -383,6 +383,13 @@ fn setup_sentence(out: &RunOutput) -> String {
             if c.fencing { "on" } else { "off" },
             c.variant.as_str()
         );
+        if c.lock == crate::scenario::LockKind::Reentrant {
+            let _ = write!(
+                text,
+                " Lock: Redisson's reentrant lock (a hash {{owner: count}}), {} nested re-acquisition(s) per hold.",
+                c.reentry
+            );
+        }
     }
     text
 }

@@ -407,6 +407,9 @@ fn involves(e: &Event, keys: &[(&str, u64)]) -> bool {
         | EventKind::Lost { acq, .. }
         | EventKind::ValidityExpired { acq }
         | EventKind::Extended { acq, .. }
+        | EventKind::Reentered { acq, .. }
+        | EventKind::ReentryReleased { acq, .. }
+        | EventKind::ReentryFailed { acq, .. }
         | EventKind::WriteSent { acq, .. } => hit(&e.host, *acq),
         EventKind::WriteApplied { client, acq, .. }
         | EventKind::WriteRejected { client, acq, .. } => hit(client, *acq),

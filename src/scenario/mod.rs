@@ -37,6 +37,7 @@
 //! - A missing top-level key (only `duration` is required) has no line.
 
 mod check;
+mod clients;
 mod parse;
 mod raw;
 mod sweep;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::check::*;
+use super::clients::{apply_client_keys, default_client, CLIENT_HOST_KEYS, CLIENT_KEYS};
 use super::raw::{RawKind, RawTable};
 use super::sweep::sweep;
 use super::types::*;
@@ -35,39 +36,6 @@ const CLUSTER_KEYS: &[&str] = &[
     "restart",
 ];
 const NETWORK_KEYS: &[&str] = &["latency"];
-const CLIENT_KEYS: &[&str] = &[
-    "count",
-    "resource",
-    "ttl",
-    "hold",
-    "writes",
-    "think",
-    "start",
-    "retry_count",
-    "retry_delay",
-    "request_timeout",
-    "drift_factor",
-    "renew",
-    "fencing",
-    "variant",
-];
-const CLIENT_HOST_KEYS: &[&str] = &[
-    "clock_rate",
-    "clock_offset",
-    "resource",
-    "ttl",
-    "hold",
-    "writes",
-    "think",
-    "start",
-    "retry_count",
-    "retry_delay",
-    "request_timeout",
-    "drift_factor",
-    "renew",
-    "fencing",
-    "variant",
-];
 const OTHER_HOST_KEYS: &[&str] = &["clock_rate", "clock_offset"];
 const CLOCKS_KEYS: &[&str] = &["drift", "offset"];
 const NEMESIS_KEYS: &[&str] = &[
@@ -94,74 +62,6 @@ const FAULT_KEYS: &[(&str, &[&str], &[&str])] = &[
     ("clock-rate", &["host", "rate"], &[]),
     ("latency", &["between", "latency"], &["for"]),
 ];
-
-fn default_client(i: usize) -> ClientSpec {
-    ClientSpec {
-        name: format!("c{i}"),
-        resource: "lock".to_string(),
-        ttl: Duration::from_secs(10),
-        hold: DurRange {
-            lo: Duration::from_secs(1),
-            hi: Duration::from_secs(3),
-        },
-        writes: 2,
-        think: DurRange {
-            lo: Duration::ZERO,
-            hi: Duration::from_millis(500),
-        },
-        start: DurRange::fixed(Duration::ZERO),
-        retry_count: 3,
-        retry_delay: Duration::from_millis(200),
-        request_timeout: Duration::from_millis(50),
-        drift_factor: 0.01,
-        renew: false,
-        fencing: false,
-        variant: Variant::Spec,
-    }
-}
-
-/// Applies the client keys present in `t` to `spec` (not `count`, not clock keys).
-fn apply_client_keys(cx: &Cx, t: &Tbl, spec: &mut ClientSpec) -> R<()> {
-    for e in &t.table.entries {
-        let Some(v) = t.get(&e.key) else { continue };
-        match e.key.as_str() {
-            "resource" => {
-                let s = v.str(cx)?;
-                if s.is_empty() {
-                    return Err(v.err(cx, "the resource name must not be empty"));
-                }
-                spec.resource = s.to_string();
-            }
-            "ttl" => spec.ttl = v.positive(cx, None)?,
-            "hold" => spec.hold = v.dur_range(cx)?,
-            "writes" => spec.writes = v.int_in(cx, 0, 1_000_000)? as u32,
-            "think" => spec.think = v.dur_range(cx)?,
-            "start" => spec.start = v.dur_range(cx)?,
-            "retry_count" => spec.retry_count = v.int_in(cx, 1, 1_000_000)? as u32,
-            "retry_delay" => spec.retry_delay = v.duration(cx, None)?,
-            "request_timeout" => spec.request_timeout = v.positive(cx, None)?,
-            "drift_factor" => {
-                let f = v.float(cx)?;
-                if f < 0.0 {
-                    return Err(v.err(
-                        cx,
-                        format!("{f} is negative; drift_factor must be 0 or more"),
-                    ));
-                }
-                spec.drift_factor = f;
-            }
-            "renew" => spec.renew = v.bool(cx)?,
-            "fencing" => spec.fencing = v.bool(cx)?,
-            "variant" => {
-                let options: Vec<(&str, Variant)> =
-                    Variant::ALL.iter().map(|v| (v.as_str(), *v)).collect();
-                spec.variant = v.choice(cx, &options)?;
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
 
 /// Clock keys of a `[hosts.X]` table, if any.
 fn host_clock(cx: &Cx, t: &Tbl) -> R<Option<HostClock>> {
@@ -437,6 +337,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             }
         }
     }
+    super::clients::check(&cx, &top, &clients)?;
     let max_ttl = clients.iter().map(|c| c.ttl).max().unwrap_or(base.ttl);
 
     let restart = match cget("restart") {

@@ -1,26 +1,37 @@
 //! A simulated node host: the real node code on turmoil's network, with the
 //! host's simulated clock, and the lock key's changes recorded in the
-//! history (from the node's effects: `SET`, `PEXPIREAT`, `DEL`, `FLUSHALL`).
+//! history (from the node's effects: `SET`, `HSET`, `PEXPIREAT`, `DEL`,
+//! `FLUSHALL`).
 
 use super::context::Context;
 use super::workload::NODE_PORT;
 use crate::history::EventKind;
 use crate::node::{self, Node};
 use bytes::Bytes;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 /// Records changes of the lock keys in the history.
 pub fn history_sink(ctx: Arc<Context>, host: String) -> node::EffectsSink {
+    let owners = Mutex::new(BTreeMap::new());
     Arc::new(move |effects: &[Vec<Bytes>]| {
+        let mut owners = owners.lock().unwrap_or_else(|e| e.into_inner());
         for cmd in effects {
-            for kind in key_events(&ctx.resources, cmd) {
+            for kind in key_events(&ctx.resources, &mut owners, cmd) {
                 ctx.record(&host, kind);
             }
         }
     })
 }
 
-fn key_events(resources: &[String], cmd: &[Bytes]) -> Vec<EventKind> {
+/// The history events of one effect. `owners` is the token (or hash owner)
+/// last recorded for each lock key of this node: a reentrant lock's count
+/// going up or down (an `HSET` of the same owner) is no new key.
+fn key_events(
+    resources: &[String],
+    owners: &mut BTreeMap<String, String>,
+    cmd: &[Bytes],
+) -> Vec<EventKind> {
     let s = |i: usize| {
         cmd.get(i)
             .map(|b| String::from_utf8_lossy(b).into_owned())
@@ -28,6 +39,18 @@ fn key_events(resources: &[String], cmd: &[Bytes]) -> Vec<EventKind> {
     };
     let ours = |k: &str| resources.iter().any(|r| r == k);
     let name = s(0).to_ascii_uppercase();
+    match name.as_str() {
+        "SET" | "HSET" if ours(&s(1)) => {
+            if owners.insert(s(1), s(2)).as_ref() == Some(&s(2)) && name == "HSET" {
+                return vec![];
+            }
+        }
+        "DEL" => {
+            owners.remove(&s(1));
+        }
+        "FLUSHALL" => owners.clear(),
+        _ => {}
+    }
     match name.as_str() {
         "SET" if ours(&s(1)) => vec![EventKind::KeySet {
             key: s(1),
@@ -37,6 +60,14 @@ fn key_events(resources: &[String], cmd: &[Bytes]) -> Vec<EventKind> {
             } else {
                 None
             },
+        }],
+        // The reentrant lock's hash, created by the take script (or by the
+        // HSET that replicates an HINCRBY): the owner (the field) stands for
+        // the token.
+        "HSET" if ours(&s(1)) => vec![EventKind::KeySet {
+            key: s(1),
+            token: s(2),
+            expires_at: None,
         }],
         "PEXPIREAT" if ours(&s(1)) => {
             vec![EventKind::KeyExpiry {

@@ -140,6 +140,14 @@ pub fn flaw_of(variant: Variant) -> Option<Flaw> {
     Flaw::from_name(variant.as_str())
 }
 
+/// The client's lock kind for a scenario's `lock`.
+pub fn lock_of(kind: crate::scenario::LockKind) -> crate::client::LockKind {
+    match kind {
+        crate::scenario::LockKind::SetNx => crate::client::LockKind::SetNx,
+        crate::scenario::LockKind::Reentrant => crate::client::LockKind::Reentrant,
+    }
+}
+
 impl Client {
     /// The network as this client sees it: nothing moves on its sockets
     /// while it is paused.
@@ -158,6 +166,7 @@ impl Client {
             request_timeout: self.spec.request_timeout,
             drift_factor: self.spec.drift_factor,
             flaw: flaw_of(self.spec.variant),
+            lock: lock_of(self.spec.lock),
         };
         let token_seed = self.seed ^ fnv(&self.name) ^ fnv("tokens").wrapping_add(self.generation);
         Arc::new(Redlock::new(
@@ -223,6 +232,10 @@ impl Client {
         } else {
             hold
         };
+        // Re-entries (lock = "reentrant"): after the first write, or at once
+        // with no writes; released in reverse order before the release.
+        let mut nested: Vec<Lock> = Vec::new();
+        let mut held = writes > 0 || self.reenter(redlock, &lock, &dog, acq, &mut nested).await;
         for seq in 1..=writes {
             if seq > 1 {
                 self.clock.sleep(gap).await;
@@ -265,10 +278,15 @@ impl Client {
                 .store
                 .request(&self.connector(), &self.clock, &cmd, wait)
                 .await;
+            if seq == 1 && !self.reenter(redlock, &lock, &dog, acq, &mut nested).await {
+                held = false;
+                break;
+            }
         }
-        if writes <= 1 {
+        if writes <= 1 && held {
             self.clock.sleep(hold).await;
         }
+        self.leave(redlock, nested, acq).await;
         self.ctx.pause_point(&self.name).await;
         self.ctx.record(&self.name, EventKind::ReleaseStart { acq });
         let nodes = match dog {
@@ -280,6 +298,54 @@ impl Client {
         }
         self.ctx
             .record(&self.name, EventKind::Released { acq, nodes });
+    }
+
+    /// `reentry` nested re-acquisitions of the held lock (the watchdog's
+    /// latest, when it runs), each recorded; false when one fails (recorded:
+    /// the hold ends).
+    async fn reenter(
+        &self,
+        redlock: &Redlock,
+        lock: &Lock,
+        dog: &Option<Watchdog>,
+        acq: u64,
+        nested: &mut Vec<Lock>,
+    ) -> bool {
+        for _ in 0..self.spec.reentry {
+            let outer = dog.as_ref().map_or_else(|| lock.clone(), |d| d.lock());
+            let from = nested.last().map_or(outer.clone(), |l| Lock {
+                valid_until: outer.valid_until,
+                ..l.clone()
+            });
+            self.ctx.pause_point(&self.name).await;
+            let depth = from.depth + 1;
+            match redlock.reenter(&from).await {
+                Ok(l) => {
+                    let nodes = l.nodes_locked;
+                    nested.push(l);
+                    self.ctx
+                        .record(&self.name, EventKind::Reentered { acq, depth, nodes });
+                }
+                Err(e) => {
+                    let reason = short(&e.to_string());
+                    self.ctx
+                        .record(&self.name, EventKind::ReentryFailed { acq, depth, reason });
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Releases the re-entered levels, innermost first.
+    async fn leave(&self, redlock: &Redlock, nested: Vec<Lock>, acq: u64) {
+        for level in nested.into_iter().rev() {
+            self.ctx.pause_point(&self.name).await;
+            let depth = level.depth;
+            let (_, nodes) = redlock.leave(&level).await;
+            self.ctx
+                .record(&self.name, EventKind::ReentryReleased { acq, depth, nodes });
+        }
     }
 
     /// Records the watchdog's extensions and the loss as they happen.
