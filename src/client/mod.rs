@@ -6,16 +6,20 @@
 //! - [`scripts`]: the compare-and-delete and compare-and-pexpire scripts;
 //! - [`redlock`]: the quorum lock (one node: the single-instance lock);
 //! - [`watchdog`]: extension every ttl/3 while a lock is held;
+//! - [`redis_conn`]: a `redis` crate connection over [`connection`], for
+//!   lock code of one's own written against the `redis` crate;
 //! - [`flaw`]: deliberate flaws of known clients, for the simulation to show
 //!   what each costs (off by default).
 
 pub mod connection;
 pub mod flaw;
+pub mod redis_conn;
 pub mod redlock;
 pub mod scripts;
 pub mod watchdog;
 
 pub use connection::{Connector, SimConnector, TcpConnector};
 pub use flaw::Flaw;
+pub use redis_conn::RedisConn;
 pub use redlock::{Config, Lock, LockError, NodeOutcome, Redlock};
 pub use watchdog::{Status, Watchdog};
