@@ -1,9 +1,9 @@
 //! Command dispatch: the command table with Redis's arities, and the error
 //! replies for unknown commands and wrong arity, worded as Redis 7 words them.
 
-use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
+use super::errors::{read_only, wrong_arity};
 use super::{keys, replication, scripting, server, strings};
 use crate::resp::Frame;
 use bytes::Bytes;
