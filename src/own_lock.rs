@@ -72,23 +72,35 @@ pub fn load(file: &Path) -> Result<Scenario, RunFailure> {
 fn check(s: &Scenario, text: Option<&str>, file: &str) -> Result<(), ScenarioError> {
     match own::unsupported(s) {
         None => Ok(()),
-        Some((key, message)) => Err(ScenarioError {
-            file: file.to_string(),
-            line: text.and_then(|t| line_of(t, "renew")),
-            key,
-            message,
-        }),
+        Some((key, message)) => {
+            let found = text.and_then(|t| find_true(t, "renew"));
+            Err(ScenarioError {
+                file: file.to_string(),
+                key: found.as_ref().map_or(key, |(k, _)| k.clone()),
+                line: found.map(|(_, l)| l),
+                message,
+            })
+        }
     }
 }
 
-/// The 1-based line of the first `key = true` in `text`.
-fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            l.split_once('=').is_some_and(|(k, v)| {
-                k.trim().trim_matches('"') == key
-                    && v.split('#').next().is_some_and(|v| v.trim() == "true")
-            })
-        })
-        .map(|i| i + 1)
+/// The dotted path and 1-based line of the first `key = true` in `text`.
+fn find_true(text: &str, key: &str) -> Option<(String, usize)> {
+    let mut table = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.split('#').next().unwrap_or("").trim();
+        if let Some(h) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            table = h.trim_matches(['[', ']']).trim().to_string();
+        } else if let Some((k, v)) = l.split_once('=') {
+            if k.trim().trim_matches('"') == key && v.trim() == "true" {
+                let path = if table.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{table}.{key}")
+                };
+                return Some((path, i + 1));
+            }
+        }
+    }
+    None
 }
