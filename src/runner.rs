@@ -197,11 +197,15 @@ pub fn simulate_code(
     match result {
         Ok(r) => r.map_err(|e| Failure::Failed(e.to_string()))?,
         Err(panic) => {
+            let whose = match code {
+                LockCode::BuiltIn => "a bug in redlock-sim",
+                LockCode::Own(_) => "a bug in the lock code or in redlock-sim",
+            };
             return Err(Failure::Failed(format!(
-                "internal error: the simulation of {} with seed {seed} panicked: {} (a bug in redlock-sim, not in the scenario)",
+                "internal error: the simulation of {} with seed {seed} panicked: {} ({whose}, not in the scenario)",
                 scenario.name,
                 panic_message(panic.as_ref())
-            )))
+            )));
         }
     }
     let stream = std::mem::replace(

@@ -430,3 +430,57 @@ async fn a_timed_out_connection_is_dropped_and_the_next_request_reconnects() {
         "{err}"
     );
 }
+
+// --- a lock that misbehaves ---
+
+struct Panicking;
+
+impl own_lock::OwnLock for Panicking {
+    async fn acquire(
+        &mut self,
+        _: &str,
+        _: Duration,
+    ) -> Result<own_lock::Lease, own_lock::Failure> {
+        panic!("the lock code gave up");
+    }
+    async fn release(&mut self, _: &own_lock::Lease) -> usize {
+        0
+    }
+}
+
+struct Stuck;
+
+impl own_lock::OwnLock for Stuck {
+    async fn acquire(
+        &mut self,
+        _: &str,
+        _: Duration,
+    ) -> Result<own_lock::Lease, own_lock::Failure> {
+        std::future::pending().await
+    }
+    async fn release(&mut self, _: &own_lock::Lease) -> usize {
+        0
+    }
+}
+
+#[test]
+fn a_panicking_lock_fails_the_run_and_a_stuck_one_does_not_hang_it() {
+    let s = load("scenarios/crash_restart_delayed.toml");
+    match own_lock::simulate(s.clone(), 1, false, |_| Panicking) {
+        Err(runner::Failure::Failed(e)) => {
+            assert!(e.contains("the lock code gave up"), "{e}");
+            assert!(e.contains("lock code"), "{e}");
+        }
+        other => panic!("{:?}", other.map(|r| r.trace)),
+    }
+    let run = own_lock::simulate(s, 1, true, |_| Stuck).unwrap();
+    assert_eq!(run.check.verdict, Verdict::Safe);
+    assert!(run.check.holds.is_empty());
+    let calls = run
+        .history
+        .events
+        .iter()
+        .filter(|e| e.kind.name() == "lock_call")
+        .count();
+    assert_eq!(calls, 2, "one call per client, never returning");
+}
