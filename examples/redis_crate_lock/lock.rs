@@ -70,7 +70,7 @@ pub enum LockError {
     /// A majority took it, but acquiring used up the TTL.
     NoValidity { locked: usize, elapsed: Duration },
     /// One master with replicas, and the sentinel named none we know.
-    NoMaster,
+    MasterUnknown,
 }
 
 impl fmt::Display for LockError {
@@ -82,7 +82,7 @@ impl fmt::Display for LockError {
             LockError::NoValidity { locked, elapsed } => {
                 write!(f, "no validity left: {locked} nodes locked in {elapsed:?}")
             }
-            LockError::NoMaster => write!(f, "the sentinel named no known master"),
+            LockError::MasterUnknown => write!(f, "the sentinel named no known master"),
         }
     }
 }
@@ -169,7 +169,7 @@ impl<C: ConnectionLike, T: Time> RedisCrateLock<C, T> {
     async fn try_lock(&mut self, resource: &str, ttl: Duration) -> Result<Held, LockError> {
         let targets = self.targets().await;
         if targets.is_empty() {
-            return Err(LockError::NoMaster);
+            return Err(LockError::MasterUnknown);
         }
         let token = self.token();
         let needed = targets.len() / 2 + 1;
