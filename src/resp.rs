@@ -1,6 +1,11 @@
-//! RESP2 frames and an incremental codec, shared by the node and the client.
+//! RESP2 and RESP3 frames and an incremental codec, shared by the node and
+//! the client.
 //!
-//! [`Frame`] is one RESP2 value. [`parse`] looks at the front of a buffer and
+//! [`Frame`] is one reply value: the RESP2 types, and the RESP3 types the
+//! node's commands reply with (map, boolean, double). [`Frame::encode`]
+//! writes RESP2 (a RESP3 type in the form Redis gives a RESP2 connection: a
+//! map as a flat array, a boolean as an integer, a double as a bulk string);
+//! [`Frame::encode_as`] writes either protocol (under RESP3 a null is `_`). [`parse`] looks at the front of a buffer and
 //! returns a whole frame with the number of bytes it used, `Ok(None)` when the
 //! buffer holds only part of one, or a [`ProtocolError`] for bytes that can
 //! never become a frame. [`Connection`] reads and writes frames on any async
@@ -21,16 +26,34 @@ pub const MAX_DEPTH: usize = 32;
 /// Longest inline command or header line.
 pub const MAX_LINE: usize = 64 * 1024;
 
-/// One RESP2 value.
+/// One reply value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
     Simple(String),
     Error(String),
     Integer(i64),
     Bulk(Bytes),
-    /// `$-1`, the null bulk string (also what `*-1` parses to).
+    /// The null: `$-1` under RESP2, `_` under RESP3 (`*-1` parses to it too).
     Null,
     Array(Vec<Frame>),
+    /// RESP3 map (`%`), in order; under RESP2 a flat array of keys and values.
+    Map(Vec<(Frame, Frame)>),
+    /// RESP3 boolean (`#t`/`#f`); under RESP2 the integer 1 or 0.
+    Boolean(bool),
+    /// RESP3 double (`,`), as the text Redis writes (`3.5`, `inf`, `-inf`);
+    /// under RESP2 a bulk string of the same text.
+    Double(String),
+    /// RESP3 verbatim string of format `txt` (`=`), as `INFO` replies;
+    /// under RESP2 a bulk string.
+    Verbatim(Bytes),
+}
+
+/// The protocol a connection speaks: 2 until `HELLO 3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    #[default]
+    Resp2,
+    Resp3,
 }
 
 /// Bytes that can never be part of a valid RESP2 stream.
@@ -75,32 +98,87 @@ impl Frame {
         Frame::Bulk(Bytes::copy_from_slice(b.as_ref()))
     }
 
-    /// Appends the wire form of this frame to `out`.
+    /// Appends the RESP2 wire form of this frame to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_as(Protocol::Resp2, out)
+    }
+
+    /// Appends the wire form of this frame in `proto` to `out`.
+    pub fn encode_as(&self, proto: Protocol, out: &mut Vec<u8>) {
+        let v3 = proto == Protocol::Resp3;
         match self {
             Frame::Simple(s) => line(out, b'+', s.as_bytes()),
             Frame::Error(s) => line(out, b'-', s.as_bytes()),
             Frame::Integer(n) => line(out, b':', n.to_string().as_bytes()),
+            Frame::Null if v3 => out.extend_from_slice(b"_\r\n"),
             Frame::Null => out.extend_from_slice(b"$-1\r\n"),
-            Frame::Bulk(b) => {
-                line(out, b'$', b.len().to_string().as_bytes());
-                out.extend_from_slice(b);
-                out.extend_from_slice(b"\r\n");
-            }
+            Frame::Bulk(b) => bulk(out, b),
             Frame::Array(items) => {
                 line(out, b'*', items.len().to_string().as_bytes());
                 for item in items {
-                    item.encode(out);
+                    item.encode_as(proto, out);
                 }
             }
+            Frame::Map(pairs) => {
+                if v3 {
+                    line(out, b'%', pairs.len().to_string().as_bytes());
+                } else {
+                    line(out, b'*', (2 * pairs.len()).to_string().as_bytes());
+                }
+                for (k, v) in pairs {
+                    k.encode_as(proto, out);
+                    v.encode_as(proto, out);
+                }
+            }
+            Frame::Boolean(b) if v3 => line(out, b'#', if *b { b"t" } else { b"f" }),
+            Frame::Boolean(b) => line(out, b':', if *b { b"1" } else { b"0" }),
+            Frame::Double(d) if v3 => line(out, b',', d.as_bytes()),
+            Frame::Double(d) => bulk(out, d.as_bytes()),
+            Frame::Verbatim(b) if v3 => {
+                line(out, b'=', (b.len() + 4).to_string().as_bytes());
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Frame::Verbatim(b) => bulk(out, b),
         }
     }
 
+    /// The RESP2 wire form.
     pub fn to_bytes(&self) -> Vec<u8> {
+        self.to_bytes_as(Protocol::Resp2)
+    }
+
+    pub fn to_bytes_as(&self, proto: Protocol) -> Vec<u8> {
         let mut out = Vec::new();
-        self.encode(&mut out);
+        self.encode_as(proto, &mut out);
         out
     }
+
+    /// The value a RESP2 client sees: maps flattened, booleans as integers,
+    /// doubles as bulk strings (for callers that hand replies on as RESP2
+    /// values, as a script's `redis.call` does).
+    pub fn into_resp2(self) -> Frame {
+        match self {
+            Frame::Array(items) => Frame::Array(items.into_iter().map(Frame::into_resp2).collect()),
+            Frame::Map(pairs) => Frame::Array(
+                pairs
+                    .into_iter()
+                    .flat_map(|(k, v)| [k.into_resp2(), v.into_resp2()])
+                    .collect(),
+            ),
+            Frame::Boolean(b) => Frame::Integer(b as i64),
+            Frame::Double(d) => Frame::Bulk(Bytes::from(d)),
+            Frame::Verbatim(b) => Frame::Bulk(b),
+            other => other,
+        }
+    }
+}
+
+fn bulk(out: &mut Vec<u8>, b: &[u8]) {
+    line(out, b'$', b.len().to_string().as_bytes());
+    out.extend_from_slice(b);
+    out.extend_from_slice(b"\r\n");
 }
 
 fn line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
@@ -218,6 +296,54 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
             Ok(Some(Frame::Bulk(Bytes::copy_from_slice(
                 &buf[after_line..end],
             ))))
+        }
+        b'_' if body.is_empty() => {
+            *pos = after_line;
+            Ok(Some(Frame::Null))
+        }
+        b'#' if body == b"t" || body == b"f" => {
+            *pos = after_line;
+            Ok(Some(Frame::Boolean(body == b"t")))
+        }
+        b',' => {
+            *pos = after_line;
+            Ok(Some(Frame::Double(String::from_utf8_lossy(body).into_owned())))
+        }
+        b'=' => {
+            let len = parse_int(body)?;
+            if !(4..=MAX_BULK_LEN).contains(&len) {
+                return perr("invalid verbatim length");
+            }
+            let end = after_line + len as usize;
+            if buf.len() < end + 2 {
+                return Ok(None);
+            }
+            if &buf[end..end + 2] != b"\r\n" || buf[after_line + 3] != b':' {
+                return perr("malformed verbatim string");
+            }
+            *pos = end + 2;
+            Ok(Some(Frame::Verbatim(Bytes::copy_from_slice(
+                &buf[after_line + 4..end],
+            ))))
+        }
+        b'%' => {
+            let len = parse_int(body)?;
+            if !(0..=MAX_ARRAY_LEN).contains(&len) {
+                return perr("invalid map length");
+            }
+            let mut p = after_line;
+            let mut pairs = Vec::new();
+            for _ in 0..len {
+                let Some(k) = parse_at(buf, &mut p, depth + 1)? else {
+                    return Ok(None);
+                };
+                let Some(v) = parse_at(buf, &mut p, depth + 1)? else {
+                    return Ok(None);
+                };
+                pairs.push((k, v));
+            }
+            *pos = p;
+            Ok(Some(Frame::Map(pairs)))
         }
         b'*' => {
             let len = parse_int(body)?;
@@ -343,8 +469,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         Ok(())
     }
 
+    /// Writes `frame` in RESP2.
     pub async fn write_frame(&mut self, frame: &Frame) -> Result<(), ConnError> {
-        self.stream.write_all(&frame.to_bytes()).await?;
+        self.write_frame_as(frame, Protocol::Resp2).await
+    }
+
+    pub async fn write_frame_as(&mut self, frame: &Frame, proto: Protocol) -> Result<(), ConnError> {
+        self.stream.write_all(&frame.to_bytes_as(proto)).await?;
         self.stream.flush().await?;
         Ok(())
     }
@@ -377,6 +508,39 @@ mod tests {
             Frame::Integer(1),
             Frame::Array(vec![Frame::Null]),
         ]));
+    }
+
+    fn roundtrip3(f: Frame) {
+        let bytes = f.to_bytes_as(Protocol::Resp3);
+        assert_eq!(parse(&bytes).unwrap(), Some((f, bytes.len())));
+        for cut in 0..bytes.len() {
+            assert_eq!(parse(&bytes[..cut]).unwrap(), None, "prefix {cut}");
+        }
+    }
+
+    #[test]
+    fn resp3_frames_roundtrip_and_have_resp2_forms() {
+        let map = Frame::Map(vec![
+            (Frame::bulk("a"), Frame::Integer(1)),
+            (Frame::bulk("b"), Frame::Array(vec![Frame::Null, Frame::Boolean(true)])),
+        ]);
+        roundtrip3(map.clone());
+        roundtrip3(Frame::Boolean(false));
+        roundtrip3(Frame::Double("1.5".into()));
+        roundtrip3(Frame::Null);
+        roundtrip3(Frame::Verbatim(Bytes::from_static(b"# Server\r\n")));
+        assert_eq!(Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes_as(Protocol::Resp3), b"=6\r\ntxt:ab\r\n");
+        assert_eq!(Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes(), b"$2\r\nab\r\n");
+        assert_eq!(Frame::Null.to_bytes_as(Protocol::Resp3), b"_\r\n");
+        assert_eq!(
+            map.to_bytes(),
+            b"*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n*2\r\n$-1\r\n:1\r\n"
+        );
+        assert_eq!(parse(&map.to_bytes()).unwrap().unwrap().0, map.clone().into_resp2());
+        assert_eq!(Frame::Double("2".into()).to_bytes(), b"$1\r\n2\r\n");
+        assert!(parse(b"#x\r\n").is_err());
+        assert!(parse(b"_1\r\n").is_err());
+        assert!(parse(b"%-1\r\n").is_err());
     }
 
     #[test]

@@ -942,6 +942,7 @@ fn outcome(args: &[Vec<u8>], reply: &Frame) -> (String, String) {
         Frame::Null => "null".into(),
         Frame::Simple(s) => s.clone(),
         Frame::Array(_) => "array".into(),
+        other => format!("{other:?}"),
     };
     (name, class)
 }

@@ -512,6 +512,64 @@ fn persistence_everysec_loses_only_the_last_second() {
     assert_eq!(crash_restart(Mode::Everysec, ms(1200)), bulk("v"));
 }
 
+/// A hash (the reentrant lock's `{owner: count}`) reaches the replicas, with
+/// its field order and absolute expiry, survives a power loss with `fsync`
+/// always, and is what a promoted replica serves after a failover.
+#[test]
+fn hashes_replicate_persist_and_fail_over() {
+    let setup = Setup {
+        persistence: Mode::Always,
+        failover_after: Some(ms(500)),
+        ..Setup::default()
+    };
+    let events = run(setup, |shared, cli| async move {
+        cli.sleep(ms(300)).await;
+        let m = "n1:6379";
+        cli.cmd(m, &["HSET", "h", "b", "1", "a", "2"]).await;
+        assert_eq!(cli.cmd(m, &["HINCRBY", "h", "b", "5"]).await, Frame::Integer(6));
+        cli.cmd(m, &["HSET", "h", "c", "x"]).await;
+        cli.cmd(m, &["HDEL", "h", "a"]).await;
+        cli.cmd(m, &["PEXPIRE", "h", "30000"]).await;
+        cli.cmd(m, &["HSET", "gone", "f", "1"]).await;
+        cli.cmd(m, &["HDEL", "gone", "f"]).await;
+        let want = Frame::Map(vec![(bulk("b"), bulk("6")), (bulk("c"), bulk("x"))]);
+        let flat = want.clone().into_resp2();
+        assert_eq!(cli.cmd(m, &["HGETALL", "h"]).await, flat);
+        cli.sleep(ms(200)).await;
+        for n in ["n2:6379", "n3:6379"] {
+            assert_eq!(cli.cmd(n, &["HGETALL", "h"]).await, flat, "{n}");
+            assert_eq!(cli.cmd(n, &["TYPE", "gone"]).await, Frame::Simple("none".into()));
+            let Frame::Integer(t) = cli.cmd(n, &["PTTL", "h"]).await else {
+                panic!("PTTL")
+            };
+            assert!((29_000..=30_000).contains(&t), "{n}: {t}");
+        }
+        assert_eq!(offset(&cli, "n2:6379").await, offset(&cli, m).await);
+        // Power loss of the master: the log (fsync always) brings it back.
+        shared.act(Act::Crash("n1".into()));
+        let master = cli.master_after("n1").await;
+        shared.log(format!("promoted {master}"));
+        let addr = format!("{master}:6379");
+        assert_eq!(cli.cmd(&addr, &["HGETALL", "h"]).await, flat);
+        assert_eq!(cli.cmd(&addr, &["HINCRBY", "h", "b", "-6"]).await, Frame::Integer(0));
+        shared.act(Act::Restart("n1".into()));
+        cli.sleep(ms(50)).await;
+        let Frame::Array(role) = cli.cmd(m, &["ROLE"]).await else {
+            panic!("ROLE")
+        };
+        // Restarted from its log, n1 still holds the hash as it wrote it...
+        if role[0] == bulk("master") {
+            assert_eq!(cli.cmd(m, &["HGETALL", "h"]).await, flat);
+        }
+        // ...and, once the sentinel has made it follow the new master, the
+        // new master's version.
+        cli.sleep(Duration::from_secs(3)).await;
+        let now = Frame::Map(vec![(bulk("b"), bulk("0")), (bulk("c"), bulk("x"))]).into_resp2();
+        assert_eq!(cli.cmd(m, &["HGETALL", "h"]).await, now);
+    });
+    assert_has(&events, "promoted n");
+}
+
 #[test]
 fn a_replica_resyncs_after_a_partition() {
     let setup = Setup {

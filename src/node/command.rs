@@ -4,7 +4,7 @@
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
 use super::errors::{read_only, wrong_arity};
-use super::{keys, replication, scripting, server, strings};
+use super::{hashes, keys, replication, scripting, server, strings};
 use crate::resp::Frame;
 use bytes::Bytes;
 
@@ -15,6 +15,7 @@ pub type Handler = fn(&mut Keyspace, &[Bytes], i64) -> Frame;
 /// Name, arity (positive: exactly; negative: at least), handler.
 const TABLE: &[(&str, i32, Handler)] = &[
     ("ping", -1, server::ping),
+    ("echo", 2, server::echo),
     ("info", -1, server::info),
     ("role", 1, server::role),
     ("command", -1, server::command),
@@ -31,6 +32,14 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("pttl", 2, keys::pttl),
     ("ttl", 2, keys::ttl),
     ("flushall", -1, keys::flushall),
+    ("type", 2, keys::type_of),
+    ("hset", -4, hashes::hset),
+    ("hget", 3, hashes::hget),
+    ("hexists", 3, hashes::hexists),
+    ("hincrby", 4, hashes::hincrby),
+    ("hdel", -3, hashes::hdel),
+    ("hlen", 2, hashes::hlen),
+    ("hgetall", 2, hashes::hgetall),
     ("eval", -3, scripting::eval),
     ("evalsha", -3, scripting::evalsha),
     ("script", -2, scripting::script),
@@ -49,6 +58,9 @@ const WRITES: &[&str] = &[
     "pexpire",
     "pexpireat",
     "flushall",
+    "hset",
+    "hincrby",
+    "hdel",
     "eval",
     "evalsha",
 ];

@@ -1,5 +1,6 @@
 //! Keyspace commands: `DEL`, `EXISTS`, `PEXPIRE`, `PEXPIREAT` (with
-//! `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `FLUSHALL`.
+//! `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `TYPE`, `FLUSHALL`; they work on a
+//! key of any type.
 
 use super::errors::{is, not_an_integer, syntax_error};
 use super::keyspace::{parse_i64, Keyspace, Role};
@@ -99,6 +100,12 @@ pub fn pttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 pub fn ttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let ms = ttl_ms(ks, &args[1], now);
     Frame::Integer(if ms < 0 { ms } else { (ms + 500) / 1000 })
+}
+
+/// `TYPE key`: `string`, `hash`, or `none`.
+pub fn type_of(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let name = ks.get(&args[1], now).map_or("none", |e| e.value.type_name());
+    Frame::Simple(name.into())
 }
 
 pub fn flushall(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {

@@ -1,17 +1,101 @@
-//! The keyspace: string values with absolute expiry times on the node's wall
-//! clock, expired lazily on access and by an active sweep, as Redis does.
+//! The keyspace: string and hash values with absolute expiry times on the
+//! node's wall clock, expired lazily on access and by an active sweep, as
+//! Redis does.
 //!
 //! Every write is also recorded as an *effect*: the command in the absolute
-//! form Redis propagates (`SET k v PXAT t`, `PEXPIREAT k t`, `DEL k`), for
-//! the append-only file and for replicas to apply.
+//! form Redis propagates (`SET k v PXAT t`, `PEXPIREAT k t`, `DEL k`,
+//! `HSET k f v...`, `HDEL k f...`), for the append-only file and for replicas
+//! to apply. `HINCRBY` is recorded as the `HSET` of its result, and an `HDEL`
+//! that empties a hash as `DEL k`: the same data, and an effect never depends
+//! on the state it is applied to.
 
+use super::errors::wrong_type;
+use crate::resp::Frame;
 use bytes::Bytes;
 use std::collections::BTreeMap;
+
+/// A hash: fields and values in insertion order, the order Redis keeps for a
+/// small hash (a listpack) and replies with. A new field goes last; setting
+/// an existing one keeps its place. (Redis converts a hash of more than 128
+/// fields or with a value over 64 bytes to a hash table, whose order is its
+/// own; lock clients' hashes are small.)
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hash {
+    pairs: Vec<(Bytes, Bytes)>,
+}
+
+impl Hash {
+    pub fn get(&self, field: &[u8]) -> Option<&Bytes> {
+        self.pairs
+            .iter()
+            .find(|(f, _)| f.as_ref() == field)
+            .map(|(_, v)| v)
+    }
+
+    /// Sets `field`; true if it is new.
+    pub fn set(&mut self, field: Bytes, value: Bytes) -> bool {
+        match self.pairs.iter_mut().find(|(f, _)| *f == field) {
+            Some((_, v)) => {
+                *v = value;
+                false
+            }
+            None => {
+                self.pairs.push((field, value));
+                true
+            }
+        }
+    }
+
+    /// Removes `field`; true if it was there.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        let before = self.pairs.len();
+        self.pairs.retain(|(f, _)| f.as_ref() != field);
+        self.pairs.len() != before
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Fields and values in Redis's order.
+    pub fn iter(&self) -> impl Iterator<Item = &(Bytes, Bytes)> {
+        self.pairs.iter()
+    }
+}
+
+/// A stored value: Redis's string or hash type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    Str(Bytes),
+    Hash(Hash),
+}
+
+impl Value {
+    /// The name `TYPE` replies with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+            Value::Hash(_) => "hash",
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&Bytes> {
+        match self {
+            Value::Str(b) => Some(b),
+            Value::Hash(_) => None,
+        }
+    }
+}
 
 /// One stored value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    pub value: Bytes,
+    pub value: Value,
     /// Wall-clock milliseconds after which the key is gone; `None`: no TTL.
     pub expires_at: Option<i64>,
 }
@@ -82,6 +166,30 @@ impl Keyspace {
         self.get(key, now).is_some()
     }
 
+    /// A string key's value; `WRONGTYPE` for a key of another type.
+    pub fn get_str(&mut self, key: &[u8], now: i64) -> Result<Option<&Bytes>, Frame> {
+        match self.get(key, now) {
+            None => Ok(None),
+            Some(Entry {
+                value: Value::Str(b),
+                ..
+            }) => Ok(Some(b)),
+            Some(_) => Err(wrong_type()),
+        }
+    }
+
+    /// A hash key's value; `WRONGTYPE` for a key of another type.
+    pub fn get_hash(&mut self, key: &[u8], now: i64) -> Result<Option<&Hash>, Frame> {
+        match self.get(key, now) {
+            None => Ok(None),
+            Some(Entry {
+                value: Value::Hash(h),
+                ..
+            }) => Ok(Some(h)),
+            Some(_) => Err(wrong_type()),
+        }
+    }
+
     /// Stores `value`. With `keep_ttl` an existing expiry stays; otherwise the
     /// key gets `expires_at`.
     pub fn set(&mut self, key: Bytes, value: Bytes, expires_at: Option<i64>, keep_ttl: bool) {
@@ -96,7 +204,65 @@ impl Keyspace {
             eff.push(Bytes::from(t.to_string()));
         }
         self.effect(eff);
-        self.entries.insert(key, Entry { value, expires_at });
+        self.entries.insert(
+            key,
+            Entry {
+                value: Value::Str(value),
+                expires_at,
+            },
+        );
+    }
+
+    /// Sets fields of the hash at `key`, creating it (without expiry) if it
+    /// is missing; returns how many fields are new. A string at `key` is
+    /// replaced (commands check the type first; an effect replayed onto a
+    /// string cannot happen). Callers expire the key first (with
+    /// [`Keyspace::get_hash`]).
+    pub fn hset(&mut self, key: &Bytes, pairs: &[(Bytes, Bytes)]) -> usize {
+        let entry = self.entries.entry(key.clone()).or_insert(Entry {
+            value: Value::Hash(Hash::default()),
+            expires_at: None,
+        });
+        if !matches!(entry.value, Value::Hash(_)) {
+            entry.value = Value::Hash(Hash::default());
+        }
+        let Value::Hash(h) = &mut entry.value else {
+            unreachable!("made a hash above")
+        };
+        let mut added = 0;
+        let mut eff = vec![Bytes::from_static(b"HSET"), key.clone()];
+        for (f, v) in pairs {
+            added += h.set(f.clone(), v.clone()) as usize;
+            eff.push(f.clone());
+            eff.push(v.clone());
+        }
+        if pairs.is_empty() && h.is_empty() {
+            self.entries.remove(key);
+            return 0;
+        }
+        self.effect(eff);
+        added
+    }
+
+    /// Removes fields of the hash at `key`, and the key with the last one;
+    /// returns how many were there. No hash at `key`: 0.
+    pub fn hdel(&mut self, key: &[u8], fields: &[Bytes]) -> usize {
+        let Some(Entry {
+            value: Value::Hash(h),
+            ..
+        }) = self.entries.get_mut(key)
+        else {
+            return 0;
+        };
+        let removed = fields.iter().filter(|f| h.remove(f)).count();
+        if h.is_empty() {
+            self.remove(key);
+        } else if removed > 0 {
+            let mut eff = vec![Bytes::from_static(b"HDEL"), Bytes::copy_from_slice(key)];
+            eff.extend(fields.iter().cloned());
+            self.effect(eff);
+        }
+        removed
     }
 
     /// Sets the expiry of an existing key; true if the key was there.

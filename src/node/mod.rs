@@ -1,20 +1,26 @@
-//! The Redis-like node: a keyspace served over RESP2.
+//! The Redis-like node: a keyspace served over RESP2 and RESP3.
 //!
 //! [`Node`] is a cheap handle on one node's state and clock. [`serve`] accepts
 //! connections from any [`Listener`] (a tokio `TcpListener` on a real port, a
 //! turmoil one in the simulation) and answers each request with
 //! [`Node::execute`]. [`active_expiry`] is the background sweep Redis runs ten
 //! times a second. Commands live one family per file: [`strings`], [`keys`],
-//! [`scripting`], [`server`]; [`command`] dispatches them.
+//! [`hashes`], [`scripting`], [`server`]; [`command`] dispatches them. The
+//! state of a connection (protocol, client id, name) is kept by
+//! [`handle_connection`] in a [`session::Session`]; the commands that need it
+//! (`HELLO`, `CLIENT`, `AUTH`) are answered in [`session`], never reaching
+//! [`Node::execute`].
 
 pub mod command;
 pub mod errors;
+pub mod hashes;
 pub mod keys;
 pub mod keyspace;
 pub mod persistence;
 pub mod replication;
 pub mod scripting;
 pub mod server;
+pub mod session;
 pub mod strings;
 
 use crate::clock::Clock;
@@ -23,6 +29,7 @@ use bytes::Bytes;
 use keyspace::Keyspace;
 use std::future::Future;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -43,6 +50,8 @@ pub struct Node {
     sinks: Arc<Mutex<Vec<EffectsSink>>>,
     /// Replication delay and streaming replicas (see [`replication`]).
     repl: Arc<replication::Shared>,
+    /// The last client id given out (see [`session`]).
+    last_client_id: Arc<AtomicU64>,
 }
 
 impl Node {
@@ -57,7 +66,13 @@ impl Node {
             clock,
             sinks: Arc::new(Mutex::new(Vec::new())),
             repl: Arc::default(),
+            last_client_id: Arc::default(),
         }
+    }
+
+    /// A new client id: 1, 2, ... in order of connection, per node.
+    pub fn next_client_id(&self) -> u64 {
+        self.last_client_id.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Adds a receiver of every write's effects.
@@ -138,13 +153,15 @@ pub async fn serve<L: Listener>(node: Node, mut listener: L) -> io::Result<()> {
     result
 }
 
-/// Answers requests on one connection until the peer closes it. A protocol
-/// error gets an error reply, then the connection is closed, as Redis does.
+/// Answers requests on one connection until the peer closes it, in the
+/// connection's protocol (RESP2 until `HELLO 3`). A protocol error gets an
+/// error reply, then the connection is closed, as Redis does.
 pub async fn handle_connection<S>(node: Node, stream: S)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut conn = Connection::new(stream);
+    let mut session = session::Session::new(node.next_client_id());
     loop {
         let reply = match conn.read_request().await {
             Ok(Some(args)) if args.is_empty() => continue,
@@ -152,14 +169,19 @@ where
             Ok(Some(args)) if replication::is_sync(&args) => {
                 return replication::serve_sync(node, conn).await;
             }
-            Ok(Some(args)) => node.execute(&args),
+            // `QUIT`: +OK, then the server closes the connection.
+            Ok(Some(args)) if session::is_quit(&args) => {
+                let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
+                return;
+            }
+            Ok(Some(args)) => session::execute(&node, &mut session, &args),
             Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
             Err(ConnError::Protocol(e)) => {
                 let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
                 return;
             }
         };
-        if conn.write_frame(&reply).await.is_err() {
+        if conn.write_frame_as(&reply, session.protocol).await.is_err() {
             return;
         }
     }

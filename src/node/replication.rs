@@ -40,7 +40,7 @@
 //! caught-up replica equals its master).
 
 use super::errors::is;
-use super::keyspace::{parse_i64, Keyspace, Role};
+use super::keyspace::{parse_i64, Keyspace, Role, Value};
 use super::Node;
 use crate::client::connection::Connector;
 use crate::clock::Clock;
@@ -147,7 +147,7 @@ pub fn attach_synced(node: &Node, master: &str) {
 }
 
 /// Applies one effect (`SET k v [PXAT t]`, `PEXPIREAT k t`, `DEL k...`,
-/// `FLUSHALL`) as it was recorded: no role check, no expiry check (an expired
+/// `FLUSHALL`, `HSET k f v...`, `HDEL k f...`) as it was recorded: no role check, no expiry check (an expired
 /// key on a replica stays until its master's `DEL`). Used for the replication
 /// stream and for replaying the append-only file.
 pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
@@ -172,26 +172,52 @@ pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
         }
     } else if is(name, "flushall") && cmd.len() == 1 {
         ks.flush();
+    } else if is(name, "hset") && cmd.len() >= 4 && cmd.len() % 2 == 0 {
+        let pairs: Vec<(Bytes, Bytes)> = cmd[2..]
+            .chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        ks.hset(&cmd[1], &pairs);
+    } else if is(name, "hdel") && cmd.len() >= 3 {
+        ks.hdel(&cmd[1], &cmd[2..]);
     } else {
         return Err(bad());
     }
     Ok(())
 }
 
-/// The keyspace as commands: `FLUSHALL`, then `SET k v [PXAT t]` for every
-/// key not expired at `now` (all keys when `now` is `None`), in key order.
+/// The keyspace as commands: `FLUSHALL`, then for every key not expired at
+/// `now` (all keys when `now` is `None`), in key order, `SET k v [PXAT t]`
+/// for a string, `HSET k f v...` (fields in the hash's order) and `PEXPIREAT
+/// k t` if it has an expiry, for a hash.
 pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
     let mut out = vec![vec![Bytes::from_static(b"FLUSHALL")]];
     for (k, e) in ks.entries() {
         if matches!((now, e.expires_at), (Some(n), Some(t)) if n > t) {
             continue;
         }
-        let mut cmd = vec![Bytes::from_static(b"SET"), k.clone(), e.value.clone()];
-        if let Some(t) = e.expires_at {
-            cmd.push(Bytes::from_static(b"PXAT"));
-            cmd.push(Bytes::from(t.to_string()));
+        let at = e.expires_at.map(|t| Bytes::from(t.to_string()));
+        match &e.value {
+            Value::Str(v) => {
+                let mut cmd = vec![Bytes::from_static(b"SET"), k.clone(), v.clone()];
+                if let Some(t) = at {
+                    cmd.push(Bytes::from_static(b"PXAT"));
+                    cmd.push(t);
+                }
+                out.push(cmd);
+            }
+            Value::Hash(h) => {
+                let mut cmd = vec![Bytes::from_static(b"HSET"), k.clone()];
+                for (f, v) in h.iter() {
+                    cmd.push(f.clone());
+                    cmd.push(v.clone());
+                }
+                out.push(cmd);
+                if let Some(t) = at {
+                    out.push(vec![Bytes::from_static(b"PEXPIREAT"), k.clone(), t]);
+                }
+            }
         }
-        out.push(cmd);
     }
     out
 }
@@ -627,6 +653,12 @@ mod tests {
         a.set_expiry(b"j", 7000);
         a.set(b("gone"), b("x"), None, false);
         a.remove(b"gone");
+        a.hset(&b("h"), &[(b("f2"), b("1")), (b("f1"), b("2"))]);
+        a.hset(&b("h"), &[(b("f3"), b("3"))]);
+        a.hdel(b"h", &[b("f2")]);
+        a.set_expiry(b"h", 8000);
+        a.hset(&b("h2"), &[(b("f"), b("1"))]);
+        a.hdel(b"h2", &[b("f")]);
         let mut r = Keyspace::default();
         r.role = Role::Replica {
             master: "n1:6379".into(),
@@ -644,7 +676,10 @@ mod tests {
         for e in snapshot(&a, Some(6000)) {
             apply_effect(&mut s, &e).unwrap();
         }
-        assert_eq!(s.entries().count(), 1);
+        assert_eq!(s.entries().count(), 2);
         assert_eq!(s.get(b"j", 6000).unwrap().expires_at, Some(7000));
+        assert_eq!(s.get(b"h", 6000), a.get(b"h", 6000));
+        assert_eq!(snapshot(&a, None)[1], cmd("HSET h f1 2 f3 3"));
+        assert_eq!(snapshot(&a, None)[2], cmd("PEXPIREAT h 8000"));
     }
 }

@@ -77,7 +77,7 @@ fn run(ks: &mut Keyspace, sha: &str, keys: &[Bytes], argv: &[Bytes], now: i64) -
     };
     let holds = ks
         .get(key, now)
-        .is_some_and(|e| argv.first() == Some(&e.value));
+        .is_some_and(|e| argv.first() == e.value.as_str());
     if !holds {
         return Frame::Integer(0);
     }
@@ -109,7 +109,7 @@ fn extend_resurrect(
     let Some(key) = keys.first() else {
         return script_error(LUA_ARGS_ERROR, sha, 1);
     };
-    let current = ks.get(key, now).map(|e| e.value.clone());
+    let current = ks.get(key, now).and_then(|e| e.value.as_str().cloned());
     match current {
         None => {
             let (Some(token), Some(ms)) = (argv.first(), argv.get(1)) else {

@@ -1,4 +1,4 @@
-//! Server commands: `PING`, `INFO` (server, replication, keyspace), `ROLE`,
+//! Server commands: `PING`, `ECHO`, `INFO` (server, replication, keyspace), `ROLE`,
 //! and the connection chores real clients send (`COMMAND`, `SELECT 0`).
 
 use super::errors::{is, not_an_integer, wrong_arity};
@@ -24,7 +24,8 @@ pub fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     let mut sections = Vec::new();
     if wants("server") {
         sections.push(format!(
-            "# Server\r\nredis_version:7.0.15\r\nredlock_sim_version:{}\r\nredis_mode:standalone\r\n",
+            "# Server\r\nredis_version:{}\r\nredlock_sim_version:{}\r\nredis_mode:standalone\r\n",
+            super::session::REDIS_VERSION,
             env!("CARGO_PKG_VERSION")
         ));
     }
@@ -50,7 +51,13 @@ pub fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
         };
         sections.push(format!("# Keyspace\r\n{line}"));
     }
-    Frame::bulk(sections.join("\r\n"))
+    // A verbatim string (RESP3 `=`), a bulk string under RESP2.
+    Frame::Verbatim(Bytes::from(sections.join("\r\n")))
+}
+
+/// `ECHO message`.
+pub fn echo(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    Frame::Bulk(args[1].clone())
 }
 
 pub fn role(ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {

@@ -1,18 +1,22 @@
 //! String commands: `GET`, `SET` (with `NX`/`XX`/`GET`/`EX`/`PX`/`EXAT`/
-//! `PXAT`/`KEEPTTL`), `SETNX`, `GETSET`, `INCR`.
+//! `PXAT`/`KEEPTTL`), `SETNX`, `GETSET`, `INCR`. A string command on a key
+//! of another type answers `WRONGTYPE`, as Redis does, but for `SET` without
+//! `GET` (which overwrites any type) and `SETNX` (which only sees the key).
 
 use super::errors::{is, not_an_integer, syntax_error};
 use super::keyspace::{parse_i64, Keyspace};
 use crate::resp::Frame;
 use bytes::Bytes;
 
-fn value_or_null(ks: &mut Keyspace, key: &[u8], now: i64) -> Frame {
-    ks.get(key, now)
-        .map_or(Frame::Null, |e| Frame::Bulk(e.value.clone()))
+/// The string at `key` as a reply: bulk, null, or `WRONGTYPE` (`Err`).
+fn value_or_null(ks: &mut Keyspace, key: &[u8], now: i64) -> Result<Frame, Frame> {
+    Ok(ks
+        .get_str(key, now)?
+        .map_or(Frame::Null, |v| Frame::Bulk(v.clone())))
 }
 
 pub fn get(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    value_or_null(ks, &args[1], now)
+    value_or_null(ks, &args[1], now).unwrap_or_else(|e| e)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -69,8 +73,12 @@ pub fn set(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
         },
     };
     let key = &args[1];
+    // Redis 7.0 answers the GET part first: `WRONGTYPE` sets nothing.
     let old = if get {
-        Some(value_or_null(ks, key, now))
+        match value_or_null(ks, key, now) {
+            Ok(f) => Some(f),
+            Err(e) => return e,
+        }
     } else {
         None
     };
@@ -108,16 +116,20 @@ pub fn setnx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 pub fn getset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    let old = value_or_null(ks, &args[1], now);
+    let old = match value_or_null(ks, &args[1], now) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
     ks.set(args[1].clone(), args[2].clone(), None, false);
     old
 }
 
 pub fn incr(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let key = &args[1];
-    let current = match ks.get(key, now) {
-        None => 0,
-        Some(e) => match parse_i64(&e.value) {
+    let current = match ks.get_str(key, now) {
+        Err(e) => return e,
+        Ok(None) => 0,
+        Ok(Some(v)) => match parse_i64(v) {
             Some(n) => n,
             None => return not_an_integer(),
         },
