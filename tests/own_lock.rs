@@ -429,6 +429,39 @@ async fn a_timed_out_connection_is_dropped_and_the_next_request_reconnects() {
         redis::ErrorKind::Server(redis::ServerErrorKind::NoScript),
         "{err}"
     );
+    // After HELLO 3 the replies are RESP3, read as the redis crate reads
+    // them from redis-server: maps as maps.
+    let hello: redis::Value = redis::cmd("HELLO")
+        .arg(3)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let redis::Value::Map(fields) = hello else {
+        panic!("HELLO 3: {hello:?}")
+    };
+    assert!(fields.contains(&(
+        redis::Value::BulkString(b"proto".to_vec()),
+        redis::Value::Int(3)
+    )));
+    let _: i64 = redis::cmd("HSET")
+        .arg("h")
+        .arg("f")
+        .arg("v")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let all: redis::Value = redis::cmd("HGETALL")
+        .arg("h")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        all,
+        redis::Value::Map(vec![(
+            redis::Value::BulkString(b"f".to_vec()),
+            redis::Value::BulkString(b"v".to_vec())
+        )])
+    );
 }
 
 // --- a lock that misbehaves ---

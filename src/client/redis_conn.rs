@@ -98,9 +98,12 @@ pub fn frame_of(cmd: &redis::Cmd) -> redis::RedisResult<Frame> {
     }
 }
 
-/// A reply frame as the `redis` crate reads the same bytes.
+/// A reply frame as the `redis` crate reads the same bytes. A frame holds
+/// what came over the wire: RESP3 types only after `HELLO 3`, so writing it
+/// back as RESP3 gives the bytes the server sent (but `$-1` as `_`: both
+/// are `Value::Nil`).
 pub fn value_of(reply: &Frame) -> redis::RedisResult<Value> {
-    redis::parse_redis_value(&reply.to_bytes())
+    redis::parse_redis_value(&reply.to_bytes_as(resp::Protocol::Resp3))
 }
 
 /// A request that got no reply, as an I/O error (`TimedOut` for a timeout).
@@ -170,6 +173,16 @@ mod tests {
         assert_eq!(value_of(&Frame::ok()).unwrap(), Value::Okay);
         assert_eq!(value_of(&Frame::Null).unwrap(), Value::Nil);
         assert_eq!(value_of(&Frame::Integer(3)).unwrap(), Value::Int(3));
+        // After HELLO 3: RESP3 types as the redis crate reads them.
+        let map = Frame::Map(vec![(Frame::bulk("proto"), Frame::Integer(3))]);
+        assert_eq!(
+            value_of(&map).unwrap(),
+            Value::Map(vec![(Value::BulkString(b"proto".to_vec()), Value::Int(3))])
+        );
+        assert_eq!(
+            value_of(&Frame::Boolean(true)).unwrap(),
+            Value::Boolean(true)
+        );
     }
 
     #[test]
