@@ -6,7 +6,9 @@
 //! - [`node`]: the Redis-like server (keyspace, expiry, commands);
 //! - [`client`]: the real Redlock client, used on real Redis and in simulation;
 //! - [`clock`]: monotonic and wall clocks, system and simulated;
-//! - [`duration`]: durations as users write them.
+//! - [`duration`]: durations as users write them;
+//! - [`own_lock`]: a scenario run with a lock of the user's own, written
+//!   against the `redis` crate, in place of the built-in client.
 
 pub mod check;
 pub mod client;
@@ -15,6 +17,7 @@ pub mod duration;
 pub mod flock;
 pub mod history;
 pub mod node;
+pub mod own_lock;
 pub mod report;
 pub mod resp;
 pub mod runner;

@@ -1,10 +1,9 @@
 //! The `redlock-sim` command line: parse, call the library, print.
 
 use clap::{Parser, Subcommand};
-use redlock_sim::{client, clock, duration, flock, node, report, runner, sweep};
+use redlock_sim::{client, clock, duration, flock, node, runner, sweep};
 
-/// Exit code when the simulation itself failed (an internal error).
-const EXIT_SOFTWARE: u8 = 70;
+use runner::EXIT_SOFTWARE;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -156,25 +155,10 @@ fn command(cli: Cli) -> ExitCode {
             seed,
             out,
             set,
-        } => match runner::run_file(&file, seed, out, &set) {
-            Ok((run, dir)) => {
-                print!("{}", report::summary_lines(&run.output()));
-                println!("report: {}", dir.join("index.html").display());
-                if run.as_expected() {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::from(1)
-                }
-            }
-            Err(runner::Failure::BadInput(e)) => {
-                eprintln!("{e}");
-                ExitCode::from(2)
-            }
-            Err(e) => {
-                eprintln!("redlock-sim run: {e}");
-                ExitCode::from(EXIT_SOFTWARE)
-            }
-        },
+        } => ExitCode::from(runner::finish_run(
+            runner::run_file(&file, seed, out, &set),
+            "redlock-sim run",
+        )),
         Command::Sweep {
             file,
             seeds,

@@ -6,9 +6,16 @@ use crate::check::{self, CheckResult, Liveness, Verdict};
 use crate::history::{Event, History, Trace};
 use crate::report::{self, RunOutput};
 use crate::scenario::{self, Expect, Scenario, ScenarioError};
+use crate::sim::workload::LockCode;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// Exit code of `run` for bad input (an invalid scenario or flag).
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code when the program itself failed (a bug, or an output it could
+/// not write).
+pub const EXIT_SOFTWARE: u8 = 70;
 
 /// Why `run` could not produce a verdict.
 #[derive(Debug)]
@@ -154,6 +161,17 @@ struct Stream {
 }
 
 fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failure> {
+    simulate_code(scenario, seed, keep, &LockCode::BuiltIn)
+}
+
+/// [`simulate`] (or with `keep`, [`simulate_keeping`]), the clients running
+/// `code`: the built-in client or a lock of the user's own.
+pub fn simulate_code(
+    scenario: Scenario,
+    seed: u64,
+    keep: bool,
+    code: &LockCode,
+) -> Result<Run, Failure> {
     let start = Instant::now();
     let stream = Arc::new(Mutex::new(Stream {
         checker: check::Checker::default(),
@@ -162,7 +180,7 @@ fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failu
     }));
     let sink = stream.clone();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::sim::run_with(
+        crate::sim::run_with_code(
             &scenario,
             seed,
             Box::new(move |e| {
@@ -173,16 +191,21 @@ fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failu
                     k.push(e);
                 }
             }),
+            code,
         )
     }));
     match result {
         Ok(r) => r.map_err(|e| Failure::Failed(e.to_string()))?,
         Err(panic) => {
+            let whose = match code {
+                LockCode::BuiltIn => "a bug in redlock-sim",
+                LockCode::Own(_) => "a bug in the lock code or in redlock-sim",
+            };
             return Err(Failure::Failed(format!(
-                "internal error: the simulation of {} with seed {seed} panicked: {} (a bug in redlock-sim, not in the scenario)",
+                "internal error: the simulation of {} with seed {seed} panicked: {} ({whose}, not in the scenario)",
                 scenario.name,
                 panic_message(panic.as_ref())
-            )))
+            )));
         }
     }
     let stream = std::mem::replace(
@@ -233,15 +256,33 @@ pub fn run_file(
     out: Option<PathBuf>,
     overrides: &[(String, toml::Value)],
 ) -> Result<(Run, PathBuf), Failure> {
+    let scenario = load_file(file, overrides)?;
+    run_scenario(scenario, seed, out, &LockCode::BuiltIn)
+}
+
+/// Reads and validates a scenario file as `run` does, with `--set`
+/// overrides (bad input: [`Failure::BadInput`]).
+pub fn load_file(file: &Path, overrides: &[(String, toml::Value)]) -> Result<Scenario, Failure> {
     let name = file.display().to_string();
-    let scenario = match std::fs::read_to_string(file) {
+    match std::fs::read_to_string(file) {
         Ok(text) => scenario::parse_with_overrides(&text, &name, overrides),
         Err(_) => scenario::load(file),
     }
-    .map_err(Failure::BadInput)?;
+    .map_err(Failure::BadInput)
+}
+
+/// The rest of [`run_file`] once the scenario is loaded: runs `seed`
+/// (default: the scenario's) with `code`, writes the outputs to `out`
+/// (default: [`default_out`]).
+pub fn run_scenario(
+    scenario: Scenario,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    code: &LockCode,
+) -> Result<(Run, PathBuf), Failure> {
     let seed = seed.unwrap_or(scenario.seed);
     let dir = out.unwrap_or_else(|| default_out(&scenario, seed));
-    let run = simulate_keeping(scenario, seed)?;
+    let run = simulate_code(scenario, seed, true, code)?;
     report::write_run(&dir, &run.output()).map_err(|e| {
         Failure::Failed(format!(
             "cannot write the outputs to {}: {e}",
@@ -249,6 +290,32 @@ pub fn run_file(
         ))
     })?;
     Ok((run, dir))
+}
+
+/// What `redlock-sim run` prints for the outcome of [`run_file`] (the
+/// summary lines and the report's path on stdout; an error on stderr,
+/// `who` naming the command) and its exit code: 0 when the verdict matches
+/// `expect`, 1 when not, [`EXIT_BAD_INPUT`], [`EXIT_SOFTWARE`].
+pub fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
+    match result {
+        Ok((run, dir)) => {
+            print!("{}", report::summary_lines(&run.output()));
+            println!("report: {}", dir.join("index.html").display());
+            if run.as_expected() {
+                0
+            } else {
+                1
+            }
+        }
+        Err(Failure::BadInput(e)) => {
+            eprintln!("{e}");
+            EXIT_BAD_INPUT
+        }
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            EXIT_SOFTWARE
+        }
+    }
 }
 
 /// `redlock-sim check FILE...`: validates each file (every sweep cell too).

@@ -125,6 +125,22 @@ impl NodeConn {
         cmd: &Frame,
         timeout: Duration,
     ) -> Result<Frame, RequestError> {
+        let mut replies = self
+            .pipeline(connector, clock, std::slice::from_ref(cmd), timeout)
+            .await?;
+        Ok(replies.pop().expect("one reply per command"))
+    }
+
+    /// Sends `cmds` in one go (a pipeline) and waits for one reply each, all
+    /// within `timeout`; any failure drops the connection, as for
+    /// [`NodeConn::request`].
+    pub async fn pipeline(
+        &self,
+        connector: &dyn Connector,
+        clock: &dyn Clock,
+        cmds: &[Frame],
+        timeout: Duration,
+    ) -> Result<Vec<Frame>, RequestError> {
         let mut st = self.state.lock().await;
         if st.in_flight {
             st.conn = None;
@@ -144,12 +160,20 @@ impl NodeConn {
             }
             st.in_flight = true;
             let conn = st.conn.as_mut().expect("connected above");
-            conn.write_frame(cmd)
-                .await
-                .map_err(|e| RequestError::Io(e.to_string()))?;
-            conn.read_frame()
-                .await
-                .map_err(|e| RequestError::Io(e.to_string()))
+            for cmd in cmds {
+                conn.write_frame(cmd)
+                    .await
+                    .map_err(|e| RequestError::Io(e.to_string()))?;
+            }
+            let mut replies = Vec::with_capacity(cmds.len());
+            for _ in cmds {
+                replies.push(
+                    conn.read_frame()
+                        .await
+                        .map_err(|e| RequestError::Io(e.to_string()))?,
+                );
+            }
+            Ok(replies)
         };
         let result = tokio::select! {
             biased;

@@ -10,12 +10,15 @@
 //! - [`reentrant`]: Redisson's reentrant lock in the same client
 //!   (`Config::lock`): re-entry and release by level;
 //! - [`watchdog`]: extension every ttl/3 while a lock is held;
+//! - [`redis_conn`]: a `redis` crate connection over [`connection`], for
+//!   lock code of one's own written against the `redis` crate;
 //! - [`flaw`]: deliberate flaws of known clients, for the simulation to show
 //!   what each costs (off by default); `legacy` holds the SETNX-page lock.
 
 pub mod connection;
 pub mod flaw;
 mod legacy;
+pub mod redis_conn;
 pub mod redlock;
 pub mod reentrant;
 pub mod scripts;
@@ -24,5 +27,6 @@ pub mod watchdog;
 
 pub use connection::{Connector, SimConnector, TcpConnector};
 pub use flaw::Flaw;
+pub use redis_conn::RedisConn;
 pub use redlock::{Config, Lock, LockError, LockKind, NodeOutcome, Redlock};
 pub use watchdog::{Status, Watchdog};

@@ -5,7 +5,8 @@
 //! - [`world`]: the driver loop; [`faults`]: applying a fault;
 //!   [`net`]: the network's fault state; [`nemesis`]: random faults;
 //! - host programs: [`nodes`] (the real node), [`workload`] (clients running
-//!   the real lock client), [`store`] (the protected resource).
+//!   the real lock client, or [`own`]: a lock of the user's own), [`store`]
+//!   (the protected resource).
 //!
 //! [`run`] builds the world for a scenario and a seed, runs it, and returns
 //! the history. Every random choice is drawn from ChaCha generators derived
@@ -17,6 +18,7 @@ pub mod faults;
 pub mod nemesis;
 pub mod net;
 pub mod nodes;
+pub mod own;
 pub mod pause;
 pub mod sentinel;
 pub mod sockets;
@@ -37,7 +39,7 @@ use sockets::Connector;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
-use workload::{rng_for, ClientParams, NODE_PORT};
+use workload::{rng_for, ClientParams, LockCode, NODE_PORT};
 pub use world::RunError;
 
 /// Seconds since the Unix epoch at which every simulation starts.
@@ -106,13 +108,18 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
 /// run goes (a few ticks behind the present), and keeping none: memory does
 /// not grow with the simulated duration.
 pub fn run_with(s: &Scenario, seed: u64, sink: Sink) -> Result<(), RunError> {
+    run_with_code(s, seed, sink, &LockCode::BuiltIn)
+}
+
+/// [`run_with`], the clients running `code`.
+pub fn run_with_code(s: &Scenario, seed: u64, sink: Sink, code: &LockCode) -> Result<(), RunError> {
     let recorder = Recorder::with_sink(sink);
-    run_into(s, seed, recorder.clone())?;
+    run_into(s, seed, recorder.clone(), code)?;
     recorder.flush_all();
     Ok(())
 }
 
-fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError> {
+fn run_into(s: &Scenario, seed: u64, recorder: Recorder, code: &LockCode) -> Result<(), RunError> {
     sockets::reset();
     let hosts = s.host_names();
     let mut queue = Vec::new();
@@ -254,7 +261,9 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder) -> Result<(), RunError>
         let params = ClientParams {
             spec: spec.clone(),
             nodes,
+            all_nodes: node_addrs.clone(),
             seed,
+            code: code.clone(),
         };
         sim.client(
             spec.name.clone(),

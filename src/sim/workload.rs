@@ -6,18 +6,22 @@
 //! validity the acquisition just computed; before each later write the client
 //! checks its validity on its own monotonic clock and stops if it is over.
 //! A pause can strike between that check and the write. With the single
-//! topology the client asks the sentinel which node is master, at the start
-//! and again after a failed lock call.
+//! topology the built-in client asks the sentinel which node is master, at
+//! the start and again after a failed lock call.
+//!
+//! The same loop drives the built-in client or a lock of the user's own
+//! ([`super::own`]): [`LockCode`] says which, [`Driver`] runs it.
 
 use super::context::Context;
+use super::own::{self, Lease, LockEnv};
 use super::pause::PausingConnector;
 use super::sockets::Connector;
 use crate::client::connection::NodeConn;
-use crate::client::{Config, Flaw, Lock, Redlock, Status, Watchdog};
+use crate::client::{Config, Flaw, Lock, RedisConn, Redlock, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
 use crate::history::EventKind;
 use crate::resp::Frame;
-use crate::scenario::{ClientSpec, Variant};
+use crate::scenario::{ClientSpec, Topology, Variant};
 use rand::SeedableRng;
 use rand_chacha::{ChaCha20Rng, ChaCha8Rng};
 use std::sync::Arc;
@@ -45,12 +49,116 @@ pub fn fnv(s: &str) -> u64 {
     })
 }
 
+/// The lock code the clients run.
+#[derive(Clone, Default)]
+pub enum LockCode {
+    /// The project's client (`crate::client`).
+    #[default]
+    BuiltIn,
+    /// A lock of the user's own, built per client host.
+    Own(own::Factory),
+}
+
 /// Everything one client needs.
 pub struct ClientParams {
     pub spec: ClientSpec,
     /// Node addresses for the quorum lock (`None`: ask the sentinel).
     pub nodes: Option<Vec<String>>,
+    /// Every node's address, n1..nN (a lock of one's own gets them all).
+    pub all_nodes: Vec<String>,
     pub seed: u64,
+    pub code: LockCode,
+}
+
+/// The lock a client's loop runs.
+enum Driver {
+    /// The built-in client, built again each time the master moves (`None`
+    /// until the sentinel has named one).
+    BuiltIn(Option<Arc<Redlock>>),
+    /// A lock of the user's own.
+    Own(Box<dyn own::DynLock>),
+}
+
+/// A lock the client holds, whichever code took it.
+enum Held {
+    BuiltIn(Lock),
+    /// The lease, and the monotonic time at which its validity ends.
+    Own(Lease, Duration),
+}
+
+impl Held {
+    fn token(&self) -> &str {
+        match self {
+            Held::BuiltIn(l) => &l.token,
+            Held::Own(l, _) => &l.token,
+        }
+    }
+
+    fn validity(&self) -> Duration {
+        match self {
+            Held::BuiltIn(l) => l.validity,
+            Held::Own(l, _) => l.validity,
+        }
+    }
+
+    /// Monotonic time after which the lock must be taken as lost.
+    fn valid_until(&self) -> Duration {
+        match self {
+            Held::BuiltIn(l) => l.valid_until,
+            Held::Own(_, until) => *until,
+        }
+    }
+
+    fn nodes(&self) -> usize {
+        match self {
+            Held::BuiltIn(l) => l.nodes_locked,
+            Held::Own(l, _) => l.nodes,
+        }
+    }
+}
+
+impl Driver {
+    /// Takes the lock; `None` when the built-in client knows no master yet.
+    async fn acquire(
+        &mut self,
+        clock: &SimClock,
+        resource: &str,
+        ttl: Duration,
+    ) -> Option<Result<Held, String>> {
+        match self {
+            Driver::BuiltIn(None) => None,
+            Driver::BuiltIn(Some(r)) => Some(
+                r.lock(resource, ttl)
+                    .await
+                    .map(Held::BuiltIn)
+                    .map_err(|e| e.to_string()),
+            ),
+            Driver::Own(lock) => Some(match lock.acquire(resource, ttl).await {
+                Ok(lease) => {
+                    let until = clock.now().saturating_add(lease.validity);
+                    Ok(Held::Own(lease, until))
+                }
+                Err(e) => Err(e.to_string()),
+            }),
+        }
+    }
+
+    /// Releases `held`; the nodes on which the key was deleted.
+    async fn release(&mut self, held: &Held) -> usize {
+        match (self, held) {
+            (Driver::BuiltIn(Some(r)), Held::BuiltIn(lock)) => r.unlock(lock).await,
+            (Driver::Own(lock), Held::Own(lease, _)) => lock.release(lease).await,
+            _ => 0,
+        }
+    }
+
+    /// The built-in client's watchdog for `held` (`renew = true`).
+    fn watchdog(&self, held: &Held) -> Option<Watchdog> {
+        match (self, held) {
+            (Driver::BuiltIn(Some(r)), Held::BuiltIn(lock)) => Some(r.watchdog(lock.clone())),
+            _ => None,
+        }
+    }
 }
 
 struct Client {
@@ -79,12 +187,18 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
         generation: 0,
     };
     let sentinel = NodeConn::new(SENTINEL_ADDR);
-    // Single topology: the master in use, and whether to ask the sentinel
-    // (at the start, and again after a failed lock call).
-    let single = p.nodes.is_none();
+    // Single topology, built-in client: the master in use, and whether to
+    // ask the sentinel (at the start, and again after a failed lock call).
+    // A lock of one's own asks the sentinel itself, if it wants to.
+    let single = p.nodes.is_none() && matches!(p.code, LockCode::BuiltIn);
     let mut master: Option<String> = None;
     let mut ask = single;
-    let mut redlock = p.nodes.map(|n| c.redlock(n));
+    let mut driver = match &p.code {
+        LockCode::BuiltIn => Driver::BuiltIn(p.nodes.map(|n| c.redlock(n))),
+        LockCode::Own(build) => {
+            Driver::Own(build(c.own_env(&p.all_nodes, single_topology(&p.nodes))))
+        }
+    };
     let start = c.spec.start.draw(&mut c.rng);
     c.clock.sleep(start).await;
     let mut call = 0;
@@ -97,13 +211,13 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
         if ask {
             if let Some(m) = c.ask_sentinel(&sentinel).await {
                 if master.as_ref() != Some(&m) {
-                    redlock = Some(c.redlock(vec![format!("{m}:{NODE_PORT}")]));
+                    driver = Driver::BuiltIn(Some(c.redlock(vec![format!("{m}:{NODE_PORT}")])));
                     master = Some(m);
                 }
                 ask = false;
             }
         }
-        if let Some(lock_client) = redlock.clone() {
+        if !matches!(driver, Driver::BuiltIn(None)) {
             call += 1;
             c.ctx.record(
                 &c.name,
@@ -112,25 +226,35 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
                     resource: c.spec.resource.clone(),
                 },
             );
-            match lock_client.lock(&c.spec.resource, c.spec.ttl).await {
-                Ok(lock) => {
+            match driver.acquire(&c.clock, &c.spec.resource, c.spec.ttl).await {
+                Some(Ok(held)) => {
                     acq += 1;
-                    c.hold(&lock_client, lock, acq).await;
+                    c.hold(&mut driver, held, acq).await;
                 }
-                Err(e) => {
+                Some(Err(e)) => {
                     c.ctx.record(
                         &c.name,
                         EventKind::LockFailed {
                             call,
-                            reason: short(&e.to_string()),
+                            reason: short(&e),
                         },
                     );
                     ask = single;
                 }
+                None => {}
             }
         }
         let think = c.spec.think.draw(&mut c.rng);
         c.clock.sleep(think.max(Duration::from_millis(1))).await;
+    }
+}
+
+/// Whether the nodes are one master with replicas (no quorum addresses).
+fn single_topology(nodes: &Option<Vec<String>>) -> Topology {
+    if nodes.is_some() {
+        Topology::Redlock
+    } else {
+        Topology::Single
     }
 }
 
@@ -178,6 +302,26 @@ impl Client {
         ))
     }
 
+    /// What a lock of the user's own is built from: connections to every
+    /// node (and the sentinel) over this client's network, its clock, and a
+    /// generator of its own.
+    fn own_env(&self, nodes: &[String], topology: Topology) -> LockEnv {
+        let clock: Arc<dyn Clock> = Arc::new(self.clock.clone());
+        let connector: Arc<dyn crate::client::Connector> = Arc::new(self.connector());
+        let conn =
+            |addr: &str, timeout| RedisConn::new(addr, connector.clone(), clock.clone(), timeout);
+        let timeout = self.spec.request_timeout;
+        LockEnv {
+            client: self.name.clone(),
+            spec: self.spec.clone(),
+            topology,
+            nodes: nodes.iter().map(|a| conn(a, timeout)).collect(),
+            sentinel: (topology == Topology::Single).then(|| conn(SENTINEL_ADDR, timeout * 4)),
+            clock: clock.clone(),
+            rng: ChaCha20Rng::seed_from_u64(self.seed ^ fnv(&self.name) ^ fnv("own-lock")),
+        }
+    }
+
     async fn ask_sentinel(&self, sentinel: &NodeConn) -> Option<String> {
         let cmd = Frame::command(["SENTINEL", "get-master-addr-by-name", "mymaster"]);
         match sentinel
@@ -209,22 +353,26 @@ impl Client {
         sim_now() + g
     }
 
-    async fn hold(&mut self, redlock: &Arc<Redlock>, lock: Lock, acq: u64) {
+    async fn hold(&mut self, driver: &mut Driver, held: Held, acq: u64) {
         let fence = self.spec.fencing.then(|| self.ctx.next_fence());
         self.ctx.record(
             &self.name,
             EventKind::Acquired {
                 acq,
                 resource: self.spec.resource.clone(),
-                token: lock.token.clone(),
-                validity: lock.validity,
-                valid_until: self.global_of(lock.valid_until),
-                nodes: lock.nodes_locked,
+                token: held.token().to_string(),
+                validity: held.validity(),
+                valid_until: self.global_of(held.valid_until()),
+                nodes: held.nodes(),
                 fence,
             },
         );
         let hold = self.spec.hold.draw(&mut self.rng);
-        let dog = self.spec.renew.then(|| redlock.watchdog(lock.clone()));
+        let dog = if self.spec.renew {
+            driver.watchdog(&held)
+        } else {
+            None
+        };
         let watcher = dog.as_ref().map(|d| self.watch(d, acq));
         let writes = self.spec.writes;
         let gap = if writes > 1 {
@@ -235,7 +383,7 @@ impl Client {
         // Re-entries (lock = "reentrant"): after the first write, or at once
         // with no writes; released in reverse order before the release.
         let mut nested: Vec<Lock> = Vec::new();
-        let mut held = writes > 0 || self.reenter(redlock, &lock, &dog, acq, &mut nested).await;
+        let mut holding = writes > 0 || self.reenter(driver, &held, &dog, acq, &mut nested).await;
         for seq in 1..=writes {
             if seq > 1 {
                 self.clock.sleep(gap).await;
@@ -245,7 +393,7 @@ impl Client {
                         let s = d.status();
                         (s.lock.valid_until, s.lost.is_some())
                     }
-                    None => (lock.valid_until, false),
+                    None => (held.valid_until(), false),
                 };
                 if lost || self.clock.now() >= valid_until {
                     self.ctx
@@ -270,7 +418,7 @@ impl Client {
             // runs out is the hazard the stale-write check reports.
             let valid_until = dog
                 .as_ref()
-                .map_or(lock.valid_until, |d| d.status().lock.valid_until);
+                .map_or(held.valid_until(), |d| d.status().lock.valid_until);
             let wait = valid_until
                 .saturating_sub(self.clock.now())
                 .max(WRITE_TIMEOUT);
@@ -278,20 +426,20 @@ impl Client {
                 .store
                 .request(&self.connector(), &self.clock, &cmd, wait)
                 .await;
-            if seq == 1 && !self.reenter(redlock, &lock, &dog, acq, &mut nested).await {
-                held = false;
+            if seq == 1 && !self.reenter(driver, &held, &dog, acq, &mut nested).await {
+                holding = false;
                 break;
             }
         }
-        if writes <= 1 && held {
+        if writes <= 1 && holding {
             self.clock.sleep(hold).await;
         }
-        self.leave(redlock, nested, acq).await;
+        self.leave(driver, nested, acq).await;
         self.ctx.pause_point(&self.name).await;
         self.ctx.record(&self.name, EventKind::ReleaseStart { acq });
         let nodes = match dog {
             Some(d) => d.release().await,
-            None => redlock.unlock(&lock).await,
+            None => driver.release(&held).await,
         };
         if let Some(w) = watcher {
             w.abort();
@@ -305,12 +453,17 @@ impl Client {
     /// the hold ends).
     async fn reenter(
         &self,
-        redlock: &Redlock,
-        lock: &Lock,
+        driver: &Driver,
+        held: &Held,
         dog: &Option<Watchdog>,
         acq: u64,
         nested: &mut Vec<Lock>,
     ) -> bool {
+        // Re-entry is the built-in reentrant lock's (a lock of one's own
+        // re-enters inside its own code, if at all).
+        let (Driver::BuiltIn(Some(redlock)), Held::BuiltIn(lock)) = (driver, held) else {
+            return true;
+        };
         for _ in 0..self.spec.reentry {
             let outer = dog.as_ref().map_or_else(|| lock.clone(), |d| d.lock());
             let from = nested.last().map_or(outer.clone(), |l| Lock {
@@ -338,7 +491,10 @@ impl Client {
     }
 
     /// Releases the re-entered levels, innermost first.
-    async fn leave(&self, redlock: &Redlock, nested: Vec<Lock>, acq: u64) {
+    async fn leave(&self, driver: &Driver, nested: Vec<Lock>, acq: u64) {
+        let Driver::BuiltIn(Some(redlock)) = driver else {
+            return;
+        };
         for level in nested.into_iter().rev() {
             self.ctx.pause_point(&self.name).await;
             let depth = level.depth;

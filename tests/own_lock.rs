@@ -1,0 +1,519 @@
+//! A lock of one's own in the simulation: the example lock of
+//! `examples/redis_crate_lock/` (written with the `redis` crate alone) runs
+//! scenario files through `redlock_sim::own_lock`, gives the built-in
+//! client's verdicts, replays by seed, and runs on real Redis unchanged.
+
+mod common;
+
+#[path = "../examples/redis_crate_lock/harness.rs"]
+mod harness;
+#[path = "../examples/redis_crate_lock/lock.rs"]
+mod lock;
+
+use redlock_sim::check::Verdict;
+use redlock_sim::own_lock::{self, RedisConn};
+use redlock_sim::runner;
+use redlock_sim::scenario::{self, Scenario};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn load(file: &str) -> Scenario {
+    scenario::load(Path::new(file)).unwrap()
+}
+
+fn own(s: &Scenario, seed: u64) -> runner::Run {
+    own_lock::simulate(s.clone(), seed, false, harness::build).unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("redlock-sim-own-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn the_example_lock_gives_the_built_in_clients_verdicts() {
+    for (file, expected) in [
+        ("scenarios/crash_restart_immediate.toml", Verdict::Violation),
+        ("scenarios/crash_restart_delayed.toml", Verdict::Safe),
+    ] {
+        let s = load(file);
+        for seed in [s.seed, 2, 3, 4, 5, 6] {
+            let mine = own(&s, seed);
+            let builtin = runner::simulate(s.clone(), seed).unwrap();
+            assert_eq!(
+                builtin.check.verdict, expected,
+                "{file} seed {seed}: built-in"
+            );
+            assert_eq!(mine.check.verdict, expected, "{file} seed {seed}: own lock");
+            assert!(
+                mine.check.holds.len() >= 2,
+                "{file} seed {seed}: the own lock took the lock {} times",
+                mine.check.holds.len()
+            );
+            if expected == Verdict::Violation {
+                assert!(!mine.check.overlaps.is_empty(), "{file} seed {seed}");
+            }
+            // Its own tokens, not the built-in client's: a different history.
+            assert_ne!(mine.trace, builtin.trace, "{file} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn the_example_lock_follows_the_sentinel_with_one_master() {
+    // One master with replicas: the lock asks the sentinel, and loses
+    // safety to the failover race as the built-in client does.
+    let s = load("scenarios/failover_race.toml");
+    let mine = own(&s, s.seed);
+    let builtin = runner::simulate(s.clone(), s.seed).unwrap();
+    assert_eq!(mine.check.verdict, Verdict::Violation);
+    assert_eq!(builtin.check.verdict, Verdict::Violation);
+    assert!(mine.check.holds.len() >= 2);
+}
+
+#[test]
+fn the_same_seed_replays_to_the_same_trace() {
+    // The busy nemesis scenario without its watchdog client (an own lock
+    // is not extended by the harness).
+    let text = std::fs::read_to_string("tests/data/busy_nemesis.toml")
+        .unwrap()
+        .replace("renew = true\n", "");
+    let s = scenario::parse_str(&text, "busy_nemesis.toml").unwrap();
+    let a = own_lock::simulate(s.clone(), 7, true, harness::build).unwrap();
+    let b = own_lock::simulate(s.clone(), 7, true, harness::build).unwrap();
+    assert!(
+        a.history.events.len() > 300,
+        "not busy: {} events",
+        a.history.events.len()
+    );
+    assert!(a.check.holds.len() >= 5, "{} holds", a.check.holds.len());
+    assert_eq!(a.trace, b.trace);
+    assert_eq!(a.history, b.history);
+    assert_eq!(
+        a.trace,
+        a.history.trace(),
+        "the streamed trace is the history's"
+    );
+    let c = own_lock::simulate(s, 8, false, harness::build).unwrap();
+    assert_ne!(a.trace, c.trace, "the seed does not matter");
+}
+
+/// The example's binary, built (release, as the tests are) if need be.
+fn example_bin() -> PathBuf {
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--example",
+            "redis_crate_lock",
+        ])
+        .status()
+        .expect("run cargo");
+    assert!(
+        status.success(),
+        "cargo build --example redis_crate_lock failed"
+    );
+    let deps = std::env::current_exe().unwrap();
+    let profile = deps.parent().and_then(Path::parent).unwrap();
+    profile.join("examples").join("redis_crate_lock")
+}
+
+fn field<'a>(stdout: &'a str, name: &str) -> &'a str {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+        .unwrap_or_else(|| panic!("no {name} line in:\n{stdout}"))
+}
+
+#[test]
+fn the_example_binary_prints_the_summary_and_writes_the_report() {
+    let bin = example_bin();
+    for (file, code, verdict) in [
+        ("scenarios/crash_restart_immediate.toml", 0, "violation"),
+        ("scenarios/crash_restart_delayed.toml", 0, "safe"),
+    ] {
+        let out = temp_dir("report");
+        let o = Command::new(&bin)
+            .arg(file)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "{file}: {stdout}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(field(&stdout, "verdict"), verdict);
+        assert_eq!(field(&stdout, "expected"), verdict);
+        for name in ["lock_overlaps", "write_interleavings", "stale_writes"] {
+            field(&stdout, name).parse::<u64>().unwrap();
+        }
+        let s = load(file);
+        assert_eq!(field(&stdout, "trace"), own(&s, s.seed).trace, "{file}");
+        for f in [
+            "history.csv",
+            "summary.json",
+            "report.md",
+            "index.html",
+            "timeline.svg",
+        ] {
+            assert!(out.join(f).is_file(), "{file}: no {f}");
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+    // --seed: another seed, another trace; the verdict the scenario expects
+    // still, exit 0.
+    let out = temp_dir("seed");
+    let o = Command::new(&bin)
+        .args([
+            "scenarios/crash_restart_immediate.toml",
+            "--seed",
+            "3",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let s = load("scenarios/crash_restart_immediate.toml");
+    assert_eq!(
+        field(&String::from_utf8_lossy(&o.stdout), "trace"),
+        own(&s, 3).trace
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn bad_input_exits_2_and_writes_nothing() {
+    let bin = example_bin();
+    let dir = temp_dir("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let invalid = dir.join("invalid.toml");
+    std::fs::write(&invalid, "name = \"x\"\nduration = \"soon\"\n").unwrap();
+    let renew = dir.join("renew.toml");
+    std::fs::write(
+        &renew,
+        std::fs::read_to_string("scenarios/crash_restart_delayed.toml").unwrap()
+            + "\n[hosts.c1]\nrenew = true\n",
+    )
+    .unwrap();
+    let missing = dir.join("missing.toml");
+    let out = dir.join("out");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![missing.display().to_string()], "missing.toml"),
+        (vec![invalid.display().to_string()], "duration"),
+        (vec![renew.display().to_string()], "hosts.c1.renew"),
+        (
+            vec![
+                "scenarios/crash_restart_delayed.toml".into(),
+                "--seed".into(),
+                "many".into(),
+            ],
+            "--seed",
+        ),
+        (
+            vec![
+                "scenarios/crash_restart_delayed.toml".into(),
+                "--bogus".into(),
+            ],
+            "--bogus",
+        ),
+        (vec![], "FILE"),
+    ];
+    for (args, says) in cases {
+        let o = Command::new(&bin)
+            .args(&args)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    // The library call refuses the same way.
+    let s = scenario::load(&renew).unwrap();
+    assert!(matches!(
+        own_lock::simulate(s, 1, false, harness::build),
+        Err(runner::Failure::BadInput(_))
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// --- the same lock on real servers ---
+
+struct StdTime(std::time::Instant);
+
+impl lock::Time for StdTime {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+    fn sleep(
+        &self,
+        d: Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(tokio::time::sleep(d))
+    }
+}
+
+fn real_lock<C: redis::aio::ConnectionLike>(
+    nodes: Vec<(String, C)>,
+    seed: u64,
+) -> lock::RedisCrateLock<C, StdTime> {
+    use rand::SeedableRng;
+    let settings = lock::Settings {
+        retry_count: 1,
+        retry_delay: Duration::from_millis(10),
+        drift_factor: 0.01,
+    };
+    lock::RedisCrateLock::new(
+        nodes,
+        None,
+        StdTime(std::time::Instant::now()),
+        rand_chacha::ChaCha20Rng::seed_from_u64(seed),
+        settings,
+    )
+}
+
+/// Two holders on the same servers: the second is refused while the first
+/// holds; release deletes the key on every node (through EVALSHA, after
+/// NOSCRIPT on a server whose script cache is empty).
+async fn exercise<C: redis::aio::ConnectionLike>(
+    what: &str,
+    mut a: lock::RedisCrateLock<C, StdTime>,
+    mut b: lock::RedisCrateLock<C, StdTime>,
+    n: usize,
+) {
+    let ttl = Duration::from_secs(10);
+    let held = a
+        .lock("own-lock-test", ttl)
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(held.nodes, n, "{what}");
+    assert!(
+        held.validity > Duration::from_secs(9) && held.validity < ttl,
+        "{what}: {:?}",
+        held.validity
+    );
+    let refused = b.lock("own-lock-test", ttl).await;
+    assert!(
+        matches!(refused, Err(lock::LockError::NoQuorum { locked: 0, .. })),
+        "{what}: {refused:?}"
+    );
+    // b's release (of a token it never held) deletes nothing.
+    let fake = lock::Held {
+        token: "not-ours".into(),
+        ..held.clone()
+    };
+    assert_eq!(b.unlock(&fake).await, 0, "{what}");
+    assert_eq!(a.unlock(&held).await, n, "{what}");
+    let again = b
+        .lock("own-lock-test", ttl)
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(b.unlock(&again).await, n, "{what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_lock_runs_on_real_redis_and_on_the_node() {
+    if !common::redis_available("the_example_lock_runs_on_real_redis_and_on_the_node") {
+        return;
+    }
+    let servers = common::start_redis(3);
+    let addrs: Vec<String> = servers.iter().map(|s| s.addr()).collect();
+    let timeout = Duration::from_millis(500);
+    let conns = |addrs: &[String]| -> Vec<(String, RedisConn)> {
+        addrs
+            .iter()
+            .map(|a| (a.clone(), RedisConn::tcp(a, timeout)))
+            .collect()
+    };
+    // redlock-sim's connection over tokio TCP, against redis-server.
+    exercise(
+        "RedisConn on redis-server",
+        real_lock(conns(&addrs), 1),
+        real_lock(conns(&addrs), 2),
+        3,
+    )
+    .await;
+    // The redis crate's own connection, against redis-server: the lock is
+    // plain redis-crate code.
+    let mut multiplexed = Vec::new();
+    for a in &addrs {
+        let client = redis::Client::open(format!("redis://{a}/")).unwrap();
+        multiplexed.push((
+            a.clone(),
+            client.get_multiplexed_async_connection().await.unwrap(),
+        ));
+    }
+    let mut script_flush = redis::cmd("SCRIPT");
+    script_flush.arg("FLUSH");
+    for (_, c) in multiplexed.iter_mut() {
+        let _: () = script_flush.query_async(c).await.unwrap();
+    }
+    exercise(
+        "MultiplexedConnection on redis-server",
+        real_lock(multiplexed.clone(), 3),
+        real_lock(multiplexed, 4),
+        3,
+    )
+    .await;
+    // RedisConn against redlock-sim's own node.
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        nodes.push(common::start_sim_node().await);
+    }
+    exercise(
+        "RedisConn on redlock-sim node",
+        real_lock(conns(&nodes), 5),
+        real_lock(conns(&nodes), 6),
+        3,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_connection_is_dropped_and_the_next_request_reconnects() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server silent on its first connection, answering +PONG to every
+    // read on the later ones.
+    let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = server.local_addr().unwrap().to_string();
+    let task = tokio::spawn(async move {
+        let mut silent = Vec::new();
+        let mut first = true;
+        while let Ok((mut s, _)) = server.accept().await {
+            if std::mem::take(&mut first) {
+                silent.push(s);
+                continue;
+            }
+            tokio::spawn(async move {
+                let mut buf = [0u8; 512];
+                while let Ok(n) = s.read(&mut buf).await {
+                    if n == 0 || s.write_all(b"+PONG\r\n").await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let mut conn = RedisConn::tcp(&addr, Duration::from_millis(100));
+    let e = redis::cmd("PING")
+        .query_async::<String>(&mut conn)
+        .await
+        .unwrap_err();
+    assert!(e.is_timeout(), "{e}");
+    tokio::time::sleep(Duration::from_millis(50)).await; // the reconnect backoff
+    let pong: String = redis::cmd("PING").query_async(&mut conn).await.unwrap();
+    assert_eq!(pong, "PONG");
+    task.abort();
+    // Error replies keep their kind: NOSCRIPT from the node.
+    let node = common::start_sim_node().await;
+    let mut conn = RedisConn::tcp(&node, Duration::from_millis(500));
+    let err = redis::cmd("EVALSHA")
+        .arg("0000000000000000000000000000000000000000")
+        .arg(0)
+        .query_async::<redis::Value>(&mut conn)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        redis::ErrorKind::Server(redis::ServerErrorKind::NoScript),
+        "{err}"
+    );
+    // After HELLO 3 the replies are RESP3, read as the redis crate reads
+    // them from redis-server: maps as maps.
+    let hello: redis::Value = redis::cmd("HELLO")
+        .arg(3)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let redis::Value::Map(fields) = hello else {
+        panic!("HELLO 3: {hello:?}")
+    };
+    assert!(fields.contains(&(
+        redis::Value::BulkString(b"proto".to_vec()),
+        redis::Value::Int(3)
+    )));
+    let _: i64 = redis::cmd("HSET")
+        .arg("h")
+        .arg("f")
+        .arg("v")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let all: redis::Value = redis::cmd("HGETALL")
+        .arg("h")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        all,
+        redis::Value::Map(vec![(
+            redis::Value::BulkString(b"f".to_vec()),
+            redis::Value::BulkString(b"v".to_vec())
+        )])
+    );
+}
+
+// --- a lock that misbehaves ---
+
+struct Panicking;
+
+impl own_lock::OwnLock for Panicking {
+    async fn acquire(
+        &mut self,
+        _: &str,
+        _: Duration,
+    ) -> Result<own_lock::Lease, own_lock::Failure> {
+        panic!("the lock code gave up");
+    }
+    async fn release(&mut self, _: &own_lock::Lease) -> usize {
+        0
+    }
+}
+
+struct Stuck;
+
+impl own_lock::OwnLock for Stuck {
+    async fn acquire(
+        &mut self,
+        _: &str,
+        _: Duration,
+    ) -> Result<own_lock::Lease, own_lock::Failure> {
+        std::future::pending().await
+    }
+    async fn release(&mut self, _: &own_lock::Lease) -> usize {
+        0
+    }
+}
+
+#[test]
+fn a_panicking_lock_fails_the_run_and_a_stuck_one_does_not_hang_it() {
+    let s = load("scenarios/crash_restart_delayed.toml");
+    match own_lock::simulate(s.clone(), 1, false, |_| Panicking) {
+        Err(runner::Failure::Failed(e)) => {
+            assert!(e.contains("the lock code gave up"), "{e}");
+            assert!(e.contains("lock code"), "{e}");
+        }
+        other => panic!("{:?}", other.map(|r| r.trace)),
+    }
+    let run = own_lock::simulate(s, 1, true, |_| Stuck).unwrap();
+    assert_eq!(run.check.verdict, Verdict::Safe);
+    assert!(run.check.holds.is_empty());
+    let calls = run
+        .history
+        .events
+        .iter()
+        .filter(|e| e.kind.name() == "lock_call")
+        .count();
+    assert_eq!(calls, 2, "one call per client, never returning");
+}
