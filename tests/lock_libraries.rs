@@ -20,13 +20,12 @@
 
 mod common;
 
-use common::{free_port, start_redis, wait_ready, RedisServer};
+use common::{start_redis, start_sim_node_process, RedisServer, SimNodeProcess};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 const LIBS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/libs");
 /// Masters that are down: privileged ports where nothing listens (a free
 /// port picked at run time could be taken by a server the test starts
@@ -138,36 +137,6 @@ fn check_installed() {
     );
 }
 
-/// A `redlock-sim node` process, killed when dropped.
-struct SimNode {
-    port: u16,
-    child: Child,
-}
-
-impl Drop for SimNode {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_node() -> SimNode {
-    for _ in 0..5 {
-        let port = free_port();
-        let child = Command::new(BIN)
-            .args(["node", "--port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redlock-sim node");
-        let node = SimNode { port, child };
-        if wait_ready(port, Duration::from_secs(5)) {
-            return node;
-        }
-    }
-    panic!("redlock-sim node did not start on a free port after 5 tries");
-}
-
 /// How a driver run ended: its transcript (stdout), and what went wrong if
 /// it failed or overran the limit (with the end of its stderr).
 struct Run {
@@ -273,7 +242,7 @@ fn keep(name: &str, suffix: &str, text: &str) -> PathBuf {
 /// The outcome of one driver: Ok, or what went wrong.
 fn check_driver(d: &Driver) -> Result<(), String> {
     let redis: Vec<RedisServer> = start_redis(d.masters);
-    let nodes: Vec<SimNode> = (0..d.masters).map(|_| start_node()).collect();
+    let nodes: Vec<SimNodeProcess> = (0..d.masters).map(|_| start_sim_node_process()).collect();
     // Two addresses where nothing listens: masters that are down.
     let down: Vec<String> = if d.masters == 3 {
         DOWN.iter().map(|a| a.to_string()).collect()

@@ -6,39 +6,8 @@
 
 mod common;
 
-use common::{free_port, redis_available, start_redis, wait_ready};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
-/// `redlock-sim node --port P` as a child process, killed when dropped.
-struct SimNode {
-    port: u16,
-    child: Child,
-}
-
-impl Drop for SimNode {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_sim_node() -> SimNode {
-    for _ in 0..5 {
-        let port = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_redlock-sim"))
-            .args(["node", "--port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redlock-sim node");
-        let node = SimNode { port, child };
-        if wait_ready(port, Duration::from_secs(5)) {
-            return node;
-        }
-    }
-    panic!("redlock-sim node did not start on a free port after 5 tries");
-}
+use common::{redis_available, start_redis, start_sim_node_process};
+use std::process::Command;
 
 /// Runs `redis-cli -p PORT [extra] ARGS...` and returns what it printed.
 fn cli(port: u16, extra: &[&str], args: &[&str]) -> String {
@@ -124,7 +93,7 @@ fn redis_cli_sessions_print_the_same_from_both_servers() {
         return;
     }
     let redis = start_redis(1);
-    let node = start_sim_node();
+    let node = start_sim_node_process();
     let mut differences = Vec::new();
     for (extra, args) in session() {
         let want = cli(redis[0].port, &extra, &args);

@@ -131,6 +131,39 @@ pub async fn start_sim_node() -> String {
     addr
 }
 
+/// A `redlock-sim node` process (the binary, on a real port), killed when
+/// dropped.
+pub struct SimNodeProcess {
+    pub port: u16,
+    child: Child,
+}
+
+impl Drop for SimNodeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `redlock-sim node --port P` on a free port and waits until it
+/// answers PING.
+pub fn start_sim_node_process() -> SimNodeProcess {
+    for _ in 0..5 {
+        let port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_redlock-sim"))
+            .args(["node", "--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redlock-sim node");
+        let node = SimNodeProcess { port, child };
+        if wait_ready(port, Duration::from_secs(5)) {
+            return node;
+        }
+    }
+    panic!("redlock-sim node did not start on a free port after 5 tries");
+}
+
 /// A minimal blocking RESP client for tests: sends a command, reads a reply.
 pub struct Client {
     conn: redlock_sim::resp::Connection<tokio::net::TcpStream>,
