@@ -22,5 +22,6 @@ pub mod report;
 pub mod resp;
 pub mod runner;
 pub mod scenario;
+pub mod search;
 pub mod sim;
 pub mod sweep;

@@ -1,0 +1,3 @@
+//! `redlock-sim frontier`: where violations stop along one numeric key.
+//!
+//! (Being built: issue 12.)
