@@ -43,6 +43,9 @@ pub struct Run {
     pub check: CheckResult,
     pub trace: String,
     pub wall_ms: f64,
+    /// The faults the driver applied, in order (the file's and the
+    /// nemesis's; skipped ones left out).
+    pub faults: Vec<crate::sim::Applied>,
 }
 
 /// A safe run is *degraded* when either
@@ -194,7 +197,7 @@ pub fn simulate_code(
             code,
         )
     }));
-    match result {
+    let faults = match result {
         Ok(r) => r.map_err(|e| Failure::Failed(e.to_string()))?,
         Err(panic) => {
             let whose = match code {
@@ -207,7 +210,7 @@ pub fn simulate_code(
                 panic_message(panic.as_ref())
             )));
         }
-    }
+    };
     let stream = std::mem::replace(
         &mut *stream.lock().unwrap_or_else(|p| p.into_inner()),
         Stream {
@@ -226,6 +229,7 @@ pub fn simulate_code(
         check: stream.checker.finish(),
         trace: stream.trace.hex(),
         wall_ms,
+        faults,
     })
 }
 

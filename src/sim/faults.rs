@@ -22,15 +22,16 @@ impl World<'_> {
         }
     }
 
-    /// Applies `action` at global time `now` (it was due at `due`).
-    pub fn apply(&mut self, now: Duration, due: Duration, action: FaultAction) {
+    /// Applies `action` at global time `now` (it was due at `due`); false
+    /// when it could do nothing and was skipped.
+    pub fn apply(&mut self, now: Duration, due: Duration, action: FaultAction) -> bool {
         let id = self.id();
         match action {
             FaultAction::Crash { host, restart } => {
                 let host = self.resolve(&host);
                 if self.down.contains_key(&host) {
                     self.record_skipped(now, "crash", format!("host={host}"), "already_down");
-                    return;
+                    return false;
                 }
                 // Power loss: first cut off (what is in flight is lost), then stopped.
                 let others: Vec<String> =
@@ -57,7 +58,7 @@ impl World<'_> {
             }
             FaultAction::Restart { host } => {
                 let host = self.resolve(&host);
-                self.restart(now, &host);
+                return self.restart(now, &host);
             }
             FaultAction::Partition {
                 sides,
@@ -108,7 +109,7 @@ impl World<'_> {
                 if self.down.contains_key(&host) {
                     let detail = format!("host={host} for_ms={}", ms(for_));
                     self.record_skipped(due, "pause", detail, "down");
-                    return;
+                    return false;
                 }
                 // A triggered pause already took effect inside its host, at `due`.
                 let end = due + for_;
@@ -157,6 +158,7 @@ impl World<'_> {
                 self.record_fault(now, "latency", detail);
             }
         }
+        true
     }
 }
 

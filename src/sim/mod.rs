@@ -34,6 +34,7 @@ use crate::node::{replication, Node};
 use crate::scenario::{Persistence, Scenario, Topology, Trigger};
 use bytes::Bytes;
 use context::{Context, Due, Waiting};
+pub use context::{Applied, Origin};
 use rand::Rng;
 use sockets::Connector;
 use std::collections::BTreeMap;
@@ -108,32 +109,45 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
 /// run goes (a few ticks behind the present), and keeping none: memory does
 /// not grow with the simulated duration.
 pub fn run_with(s: &Scenario, seed: u64, sink: Sink) -> Result<(), RunError> {
-    run_with_code(s, seed, sink, &LockCode::BuiltIn)
+    run_with_code(s, seed, sink, &LockCode::BuiltIn).map(|_| ())
 }
 
-/// [`run_with`], the clients running `code`.
-pub fn run_with_code(s: &Scenario, seed: u64, sink: Sink, code: &LockCode) -> Result<(), RunError> {
+/// [`run_with`], the clients running `code`; returns the faults applied,
+/// in the order they were applied.
+pub fn run_with_code(
+    s: &Scenario,
+    seed: u64,
+    sink: Sink,
+    code: &LockCode,
+) -> Result<Vec<Applied>, RunError> {
     let recorder = Recorder::with_sink(sink);
-    run_into(s, seed, recorder.clone(), code)?;
+    let applied = run_into(s, seed, recorder.clone(), code)?;
     recorder.flush_all();
-    Ok(())
+    Ok(applied)
 }
 
-fn run_into(s: &Scenario, seed: u64, recorder: Recorder, code: &LockCode) -> Result<(), RunError> {
+fn run_into(
+    s: &Scenario,
+    seed: u64,
+    recorder: Recorder,
+    code: &LockCode,
+) -> Result<Vec<Applied>, RunError> {
     sockets::reset();
     let hosts = s.host_names();
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
-    for f in &s.faults {
+    for (index, f) in s.faults.iter().enumerate() {
         match &f.after {
             Trigger::Start => queue.push(Due {
                 time: f.at,
                 action: f.action.clone(),
+                origin: Origin::File(index),
             }),
             t => waiting.push(Waiting {
                 trigger: t.clone(),
                 at: f.at,
                 action: f.action.clone(),
+                index,
             }),
         }
     }
@@ -285,9 +299,10 @@ fn run_into(s: &Scenario, seed: u64, recorder: Recorder, code: &LockCode) -> Res
         next_id: 0,
         disks,
         limit,
+        applied: Vec::new(),
     };
     world.run()?;
-    Ok(())
+    Ok(world.applied)
 }
 
 fn persistence_mode(p: Persistence) -> persistence::Mode {

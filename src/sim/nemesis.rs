@@ -6,7 +6,7 @@
 //! splits of all hosts in two sides, pauses of a random client or node, and
 //! wall-clock jumps of a random node (or client: `clock_jump_target`).
 
-use super::context::Due;
+use super::context::{Due, Origin};
 use crate::scenario::{CrashTarget, FaultAction, JumpTarget, Nemesis, Scenario, Target};
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -43,6 +43,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         };
         out.push(Due {
             time,
+            origin: Origin::Nemesis,
             action: FaultAction::Crash {
                 host,
                 restart: None,
@@ -63,6 +64,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         let for_ = Some(n.partition_for.draw(rng));
         out.push(Due {
             time,
+            origin: Origin::Nemesis,
             action: FaultAction::Partition {
                 sides: vec![a, b],
                 oneway: false,
@@ -75,6 +77,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         let host = Target::Host(pick(&pausable, rng));
         out.push(Due {
             time,
+            origin: Origin::Nemesis,
             action: FaultAction::Pause {
                 host,
                 for_: n.pause_for.draw(rng),
@@ -90,6 +93,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         let host = Target::Host(pick(&jumpable, rng));
         out.push(Due {
             time,
+            origin: Origin::Nemesis,
             action: FaultAction::ClockJump {
                 host,
                 by_ms: n.clock_jump.draw(rng),

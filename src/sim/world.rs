@@ -8,7 +8,7 @@
 //! attempt starts after `duration`; a held lock is still released) or at a
 //! hard limit past the end.
 
-use super::context::{Context, Due};
+use super::context::{Applied, Context, Due};
 use super::net::Net;
 use crate::history::EventKind;
 use crate::node::persistence::SharedDisk;
@@ -51,6 +51,8 @@ pub struct World<'a> {
     pub disks: BTreeMap<String, SharedDisk>,
     /// The loop stops here even if a client has not finished.
     pub limit: Duration,
+    /// The faults applied so far (skipped ones left out), in order.
+    pub applied: Vec<Applied>,
 }
 
 /// Why a run could not complete.
@@ -132,7 +134,13 @@ impl<'a> World<'a> {
         let mut changed = false;
         while self.queue.first().is_some_and(|d| d.time <= now) {
             let due = self.queue.remove(0);
-            self.apply(now, due.time, due.action);
+            if self.apply(now, due.time, due.action.clone()) {
+                self.applied.push(Applied {
+                    time: due.time,
+                    action: due.action,
+                    origin: due.origin,
+                });
+            }
             changed = true;
         }
         while let Some(entry) = self.timers.first_entry() {
@@ -151,7 +159,9 @@ impl<'a> World<'a> {
     fn fire(&mut self, now: Duration, timer: Timer) {
         match timer {
             Timer::Restart(host, crash) => match self.down.get(&host) {
-                Some(c) if *c == crash => self.restart(now, &host),
+                Some(c) if *c == crash => {
+                    self.restart(now, &host);
+                }
                 // A later crash's own policy decides when it comes back.
                 Some(_) => {
                     self.record_skipped(now, "restart", format!("host={host}"), "crashed_again")
@@ -183,15 +193,16 @@ impl<'a> World<'a> {
     }
 
     /// Brings a crashed node back: links repaired, software started again.
-    /// A node that is up is left alone, and the skip recorded.
-    pub fn restart(&mut self, now: Duration, host: &str) {
+    /// A node that is up is left alone, and the skip recorded (false).
+    pub fn restart(&mut self, now: Duration, host: &str) -> bool {
         let Some(crash_id) = self.down.remove(host) else {
             self.record_skipped(now, "restart", format!("host={host}"), "already_up");
-            return;
+            return false;
         };
         self.net.clear(crash_id);
         self.net.apply(&mut self.sim, &self.hosts);
         self.sim.bounce(host);
         self.record_fault(now, "restart", format!("host={host}"));
+        true
     }
 }
