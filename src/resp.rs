@@ -307,7 +307,9 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
         }
         b',' => {
             *pos = after_line;
-            Ok(Some(Frame::Double(String::from_utf8_lossy(body).into_owned())))
+            Ok(Some(Frame::Double(
+                String::from_utf8_lossy(body).into_owned(),
+            )))
         }
         b'=' => {
             let len = parse_int(body)?;
@@ -474,7 +476,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.write_frame_as(frame, Protocol::Resp2).await
     }
 
-    pub async fn write_frame_as(&mut self, frame: &Frame, proto: Protocol) -> Result<(), ConnError> {
+    pub async fn write_frame_as(
+        &mut self,
+        frame: &Frame,
+        proto: Protocol,
+    ) -> Result<(), ConnError> {
         self.stream.write_all(&frame.to_bytes_as(proto)).await?;
         self.stream.flush().await?;
         Ok(())
@@ -522,21 +528,33 @@ mod tests {
     fn resp3_frames_roundtrip_and_have_resp2_forms() {
         let map = Frame::Map(vec![
             (Frame::bulk("a"), Frame::Integer(1)),
-            (Frame::bulk("b"), Frame::Array(vec![Frame::Null, Frame::Boolean(true)])),
+            (
+                Frame::bulk("b"),
+                Frame::Array(vec![Frame::Null, Frame::Boolean(true)]),
+            ),
         ]);
         roundtrip3(map.clone());
         roundtrip3(Frame::Boolean(false));
         roundtrip3(Frame::Double("1.5".into()));
         roundtrip3(Frame::Null);
         roundtrip3(Frame::Verbatim(Bytes::from_static(b"# Server\r\n")));
-        assert_eq!(Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes_as(Protocol::Resp3), b"=6\r\ntxt:ab\r\n");
-        assert_eq!(Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes(), b"$2\r\nab\r\n");
+        assert_eq!(
+            Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes_as(Protocol::Resp3),
+            b"=6\r\ntxt:ab\r\n"
+        );
+        assert_eq!(
+            Frame::Verbatim(Bytes::from_static(b"ab")).to_bytes(),
+            b"$2\r\nab\r\n"
+        );
         assert_eq!(Frame::Null.to_bytes_as(Protocol::Resp3), b"_\r\n");
         assert_eq!(
             map.to_bytes(),
             b"*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n*2\r\n$-1\r\n:1\r\n"
         );
-        assert_eq!(parse(&map.to_bytes()).unwrap().unwrap().0, map.clone().into_resp2());
+        assert_eq!(
+            parse(&map.to_bytes()).unwrap().unwrap().0,
+            map.clone().into_resp2()
+        );
         assert_eq!(Frame::Double("2".into()).to_bytes(), b"$1\r\n2\r\n");
         assert!(parse(b"#x\r\n").is_err());
         assert!(parse(b"_1\r\n").is_err());

@@ -51,17 +51,21 @@ impl Raw {
     }
 
     async fn call(&mut self, args: &[Vec<u8>]) -> (Vec<u8>, Frame) {
-        self.s.write_all(&Frame::command(args).to_bytes()).await.unwrap();
+        self.s
+            .write_all(&Frame::command(args).to_bytes())
+            .await
+            .unwrap();
         loop {
             if let Some((f, used)) = parse(&self.buf).expect("a well-formed reply") {
                 let raw: Vec<u8> = self.buf.drain(..used).collect();
                 return (raw, f);
             }
             let mut chunk = [0u8; 4096];
-            let n = tokio::time::timeout(std::time::Duration::from_secs(5), self.s.read(&mut chunk))
-                .await
-                .expect("a reply within 5 s")
-                .unwrap();
+            let n =
+                tokio::time::timeout(std::time::Duration::from_secs(5), self.s.read(&mut chunk))
+                    .await
+                    .expect("a reply within 5 s")
+                    .unwrap();
             assert!(n > 0, "server closed the connection");
             self.buf.extend_from_slice(&chunk[..n]);
         }
@@ -83,7 +87,9 @@ fn show(args: &[Vec<u8>]) -> String {
 /// `CLIENT ID`'s integer.
 fn masked(args: &[Vec<u8>], raw: &[u8]) -> Vec<u8> {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    let sub = args.get(1).map(|a| String::from_utf8_lossy(a).to_ascii_lowercase());
+    let sub = args
+        .get(1)
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase());
     let is_id = name == "client" && sub.as_deref() == Some("id") && args.len() == 2;
     if is_id && raw.first() == Some(&b':') {
         return b":<id>\r\n".to_vec();
@@ -233,21 +239,44 @@ async fn fixed_cases(proto: u8) {
     let setinfo = words("CLIENT SETINFO LIB-NAME redis-py");
     let (rr, _) = r.call(&setinfo).await;
     let (nn, _) = n.call(&setinfo).await;
-    assert_eq!(rr, b"-ERR unknown subcommand 'SETINFO'. Try CLIENT HELP.\r\n");
+    assert_eq!(
+        rr,
+        b"-ERR unknown subcommand 'SETINFO'. Try CLIENT HELP.\r\n"
+    );
     assert_eq!(nn, b"+OK\r\n");
     for (c, want) in [
         ("CLIENT SETINFO lib-ver 5.0.1", &b"+OK\r\n"[..]),
-        ("CLIENT SETINFO lib-x 1", b"-ERR Unrecognized option 'lib-x'\r\n"),
-        ("CLIENT SETINFO lib-name", b"-ERR wrong number of arguments for 'client|setinfo' command\r\n"),
+        (
+            "CLIENT SETINFO lib-x 1",
+            b"-ERR Unrecognized option 'lib-x'\r\n",
+        ),
+        (
+            "CLIENT SETINFO lib-name",
+            b"-ERR wrong number of arguments for 'client|setinfo' command\r\n",
+        ),
     ] {
         assert_eq!(n.call(&words(c)).await.0, want, "{c}");
     }
-    let (bad, _) = n.call(&[b"CLIENT".to_vec(), b"SETINFO".to_vec(), b"lib-name".to_vec(), b"a b".to_vec()]).await;
-    assert_eq!(bad, b"-ERR lib-name cannot contain spaces, newlines or special characters.\r\n");
+    let (bad, _) = n
+        .call(&[
+            b"CLIENT".to_vec(),
+            b"SETINFO".to_vec(),
+            b"lib-name".to_vec(),
+            b"a b".to_vec(),
+        ])
+        .await;
+    assert_eq!(
+        bad,
+        b"-ERR lib-name cannot contain spaces, newlines or special characters.\r\n"
+    );
     // Client ids: one per connection, increasing.
     let mut n2 = Raw::connect(&node_addr).await;
-    let (_, Frame::Integer(a)) = n.call(&words("CLIENT ID")).await else { panic!("CLIENT ID") };
-    let (_, Frame::Integer(b)) = n2.call(&words("CLIENT ID")).await else { panic!("CLIENT ID") };
+    let (_, Frame::Integer(a)) = n.call(&words("CLIENT ID")).await else {
+        panic!("CLIENT ID")
+    };
+    let (_, Frame::Integer(b)) = n2.call(&words("CLIENT ID")).await else {
+        panic!("CLIENT ID")
+    };
     assert!(a >= 1 && b > a, "{a} {b}");
     // QUIT: +OK, then the server closes the connection.
     both(&mut r, &mut n, &words("QUIT"), &ctx).await;
@@ -295,7 +324,16 @@ const VALUES: &[&str] = &[
     "",
     "tokA",
 ];
-const INCREMENTS: &[&str] = &["1", "-1", "5", "0", "9223372036854775807", "-9223372036854775808", "x", "1.0"];
+const INCREMENTS: &[&str] = &[
+    "1",
+    "-1",
+    "5",
+    "0",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "x",
+    "1.0",
+];
 
 struct Gen {
     rng: ChaCha8Rng,
@@ -312,7 +350,13 @@ impl Gen {
             0 => w.to_ascii_lowercase().into_bytes(),
             1 => w
                 .chars()
-                .map(|c| if self.rng.random_bool(0.5) { c.to_ascii_lowercase() } else { c })
+                .map(|c| {
+                    if self.rng.random_bool(0.5) {
+                        c.to_ascii_lowercase()
+                    } else {
+                        c
+                    }
+                })
                 .collect::<String>()
                 .into_bytes(),
             _ => w.as_bytes().to_vec(),
@@ -407,7 +451,9 @@ impl Gen {
             }
             // Wrong arities.
             89..=91 => {
-                let name = self.pick(&["HGET", "HEXISTS", "HINCRBY", "HLEN", "HGETALL", "TYPE", "HDEL"]);
+                let name = self.pick(&[
+                    "HGET", "HEXISTS", "HINCRBY", "HLEN", "HGETALL", "TYPE", "HDEL",
+                ]);
                 c(name, vec![], self)
             }
             _ => {
@@ -460,7 +506,10 @@ async fn run_seed(seed: u64, commands: usize) {
             let (rr, f) = r.call(args).await;
             let (nn, _) = n.call(args).await;
             if masked(args, &rr) != masked(args, &nn) {
-                let prev: Vec<String> = steps[i.saturating_sub(8)..i].iter().map(|a| show(a)).collect();
+                let prev: Vec<String> = steps[i.saturating_sub(8)..i]
+                    .iter()
+                    .map(|a| show(a))
+                    .collect();
                 panic!(
                     "replies differ\n  {ctx}\n  command: {}\n  redis-server: {:?}\n  node:         {:?}\n  previous:\n    {}",
                     show(args),
@@ -523,6 +572,10 @@ async fn random_sequence_env_seeds() {
         return;
     }
     for s in list.split(',').filter(|s| !s.trim().is_empty()) {
-        run_seed(s.trim().parse().expect("RESP3_SEEDS: comma-separated u64s"), 3000).await;
+        run_seed(
+            s.trim().parse().expect("RESP3_SEEDS: comma-separated u64s"),
+            3000,
+        )
+        .await;
     }
 }

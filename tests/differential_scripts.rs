@@ -297,7 +297,10 @@ async fn resp3_conversions_match_redis() {
             p.eval(script, &["h"], &[]).await;
         }
     }
-    eprintln!("RESP3 conversions: {} scripts compared under RESP2 and RESP3", RESP3_SCRIPTS.len());
+    eprintln!(
+        "RESP3 conversions: {} scripts compared under RESP2 and RESP3",
+        RESP3_SCRIPTS.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -314,7 +317,12 @@ async fn fixed_scripts_match_redis() {
     for s in [RELEASE, EXTEND, EXTEND_RESURRECT] {
         p.both(&[b"SCRIPT", b"LOAD", s.as_bytes()]).await;
         let sha = sha1_hex(s.as_bytes());
-        for argv in [&["tok", "100000000"][..], &["tok2", "100000000"], &["tok"], &[]] {
+        for argv in [
+            &["tok", "100000000"][..],
+            &["tok2", "100000000"],
+            &["tok"],
+            &[],
+        ] {
             let mut args: Vec<&[u8]> = vec![b"EVALSHA", sha.as_bytes(), b"1", b"lk"];
             args.extend(argv.iter().map(|a| a.as_bytes()));
             p.both(&args).await;
@@ -324,13 +332,32 @@ async fn fixed_scripts_match_redis() {
     // SCRIPT LOAD, EVALSHA, NOSCRIPT, EXISTS, FLUSH.
     let body = b"return {KEYS[1], ARGV[1]}";
     let sha = p.both(&[b"SCRIPT", b"LOAD", body]).await;
-    let Frame::Bulk(sha) = sha else { panic!("SCRIPT LOAD gave {sha:?}") };
+    let Frame::Bulk(sha) = sha else {
+        panic!("SCRIPT LOAD gave {sha:?}")
+    };
     p.both(&[b"EVALSHA", &sha, b"1", b"k", b"a"]).await;
-    p.both(&[b"EVALSHA", &sha.to_ascii_uppercase(), b"1", b"k", b"a"]).await;
-    p.both(&[b"SCRIPT", b"EXISTS", &sha, b"0000000000000000000000000000000000000000"]).await;
+    p.both(&[b"EVALSHA", &sha.to_ascii_uppercase(), b"1", b"k", b"a"])
+        .await;
+    p.both(&[
+        b"SCRIPT",
+        b"EXISTS",
+        &sha,
+        b"0000000000000000000000000000000000000000",
+    ])
+    .await;
     p.both(&[b"SCRIPT", b"LOAD", b"return 1 +"]).await;
-    p.both(&[b"SCRIPT", b"EXISTS", b"7ad0c7e8c2d9a1d6a2b6c8a4b5e0f1d2c3b4a596"]).await;
-    p.both(&[b"EVALSHA", b"ffffffffffffffffffffffffffffffffffffffff", b"0"]).await;
+    p.both(&[
+        b"SCRIPT",
+        b"EXISTS",
+        b"7ad0c7e8c2d9a1d6a2b6c8a4b5e0f1d2c3b4a596",
+    ])
+    .await;
+    p.both(&[
+        b"EVALSHA",
+        b"ffffffffffffffffffffffffffffffffffffffff",
+        b"0",
+    ])
+    .await;
     p.both(&[b"EVALSHA", b"short", b"0"]).await;
     p.both(&[b"EVAL", b"return 1", b"2", b"k"]).await;
     p.both(&[b"EVAL", b"return 1", b"-1"]).await;
@@ -349,7 +376,9 @@ struct Gen {
     vars: usize,
 }
 
-const VALUES: &[&str] = &["'a'", "'1'", "'10'", "'-3'", "'x y'", "''", "ARGV[1]", "ARGV[2]", "3.7", "-2.5", "12"];
+const VALUES: &[&str] = &[
+    "'a'", "'1'", "'10'", "'-3'", "'x y'", "''", "ARGV[1]", "ARGV[2]", "3.7", "-2.5", "12",
+];
 const KEYS: &[&str] = &["KEYS[1]", "KEYS[2]", "'k3'", "'k4'"];
 
 impl Gen {
@@ -358,7 +387,11 @@ impl Gen {
     }
 
     fn call(&mut self) -> String {
-        let f = if self.rng.random_bool(0.3) { "redis.pcall" } else { "redis.call" };
+        let f = if self.rng.random_bool(0.3) {
+            "redis.pcall"
+        } else {
+            "redis.call"
+        };
         let k = self.pick(KEYS);
         let v = self.pick(VALUES);
         match self.rng.random_range(0..11) {
@@ -374,7 +407,13 @@ impl Gen {
             7 => format!("{f}('exists', {k}, {})", self.pick(KEYS)),
             8 => format!("({f}('pttl', {k}) > 0)"),
             9 => {
-                let bad = self.pick(&["'nosuch'", "'get'", "'get', {}", "'eval', 'return 1', 0", "'set', 'x'"]);
+                let bad = self.pick(&[
+                    "'nosuch'",
+                    "'get'",
+                    "'get', {}",
+                    "'eval', 'return 1', 0",
+                    "'set', 'x'",
+                ]);
                 format!("{f}({bad})")
             }
             _ => format!("{f}('set', {k}, {v}, 'NX')"),
@@ -396,7 +435,11 @@ impl Gen {
             2 => format!("type({v}) == 'table'"),
             3 => format!("redis.call('exists', {}) == 1", self.pick(KEYS)),
             4 => format!("tonumber({v}) ~= nil and tonumber({v}) > 2"),
-            _ => format!("redis.call('get', {}) == {}", self.pick(KEYS), self.pick(VALUES)),
+            _ => format!(
+                "redis.call('get', {}) == {}",
+                self.pick(KEYS),
+                self.pick(VALUES)
+            ),
         }
     }
 
@@ -405,12 +448,17 @@ impl Gen {
         match self.rng.random_range(0..n) {
             0 => self.pick(VALUES).to_string(),
             1 => self.pick(&["true", "false", "nil"]).to_string(),
-            2 => self.pick(&["3.99", "-3.5", "0.5", "-0.9", "1e10", "7"]).to_string(),
+            2 => self
+                .pick(&["3.99", "-3.5", "0.5", "-0.9", "1e10", "7"])
+                .to_string(),
             3 | 4 => self.var(),
             5 => self.call(),
             6 => format!("{{ok={}}}", self.pick(&["'FINE'", "'x y'", "5"])),
             7 => format!("{{err={}}}", self.pick(&["'MY failure'", "'plain'", "5"])),
-            8 => format!("redis.error_reply({})", self.pick(&["'E1 bad'", "'oops'", "'-X y'"])),
+            8 => format!(
+                "redis.error_reply({})",
+                self.pick(&["'E1 bad'", "'oops'", "'-X y'"])
+            ),
             9 => format!("redis.status_reply({})", self.pick(&["'OK'", "'QUEUED'"])),
             10 => "math.random(1000)".into(),
             11 => "#KEYS + #ARGV".to_string(),
@@ -431,7 +479,11 @@ impl Gen {
             }
             2 => self.call(),
             3 => {
-                let e = self.pick(&["error('script failed')", "error({err='TBL failed'})", "error(7)"]);
+                let e = self.pick(&[
+                    "error('script failed')",
+                    "error({err='TBL failed'})",
+                    "error(7)",
+                ]);
                 format!("if {} then {e} end", self.cond())
             }
             _ => {
@@ -476,8 +528,16 @@ async fn run_random(seed: u64) {
             let sha = p.both(&[b"SCRIPT", b"LOAD", script.as_bytes()]).await;
             match sha {
                 Frame::Bulk(sha) => {
-                    p.both(&[b"EVALSHA", &sha, b"2", b"k1", b"k2", argv[0].as_bytes(), argv[1].as_bytes()])
-                        .await
+                    p.both(&[
+                        b"EVALSHA",
+                        &sha,
+                        b"2",
+                        b"k1",
+                        b"k2",
+                        argv[0].as_bytes(),
+                        argv[1].as_bytes(),
+                    ])
+                    .await
                 }
                 other => other,
             }
@@ -494,7 +554,10 @@ async fn run_random(seed: u64) {
             p.both(&[b"SCRIPT", b"FLUSH"]).await;
         }
     }
-    assert!(errors > 10 && errors < RANDOM_SCRIPTS / 2, "seed {seed}: {errors} error replies: the grammar lost balance");
+    assert!(
+        errors > 10 && errors < RANDOM_SCRIPTS / 2,
+        "seed {seed}: {errors} error replies: the grammar lost balance"
+    );
     eprintln!(
         "random scripts seed {seed}: {RANDOM_SCRIPTS} scripts agree ({errors} error replies), {:.1?}",
         started.elapsed()

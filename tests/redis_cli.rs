@@ -44,40 +44,94 @@ fn session() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
     let resp3 = vec!["-3"];
     vec![
         (none.clone(), vec!["SET", "lk", "tok", "NX", "PX", "30000"]),
-        (none.clone(), vec!["SET", "lk", "other", "NX", "PX", "30000"]),
-        (none.clone(), vec!["EVAL", RELEASE_TYPED, "1", "lk", "wrong"]),
-        (none.clone(), vec!["EVAL", EXTEND_TYPED, "1", "lk", "tok", "60500"]),
+        (
+            none.clone(),
+            vec!["SET", "lk", "other", "NX", "PX", "30000"],
+        ),
+        (
+            none.clone(),
+            vec!["EVAL", RELEASE_TYPED, "1", "lk", "wrong"],
+        ),
+        (
+            none.clone(),
+            vec!["EVAL", EXTEND_TYPED, "1", "lk", "tok", "60500"],
+        ),
         (none.clone(), vec!["TTL", "lk"]),
-        (none.clone(), vec!["EVAL", EXTEND_TYPED, "1", "lk", "wrong", "90500"]),
+        (
+            none.clone(),
+            vec!["EVAL", EXTEND_TYPED, "1", "lk", "wrong", "90500"],
+        ),
         (none.clone(), vec!["TTL", "lk"]),
         (none.clone(), vec!["EVAL", RELEASE_PAGE, "1", "lk", "tok"]),
         (none.clone(), vec!["EXISTS", "lk"]),
         (none.clone(), vec!["EVAL", RELEASE_TYPED, "1", "lk", "tok"]),
         (none.clone(), vec!["SCRIPT", "LOAD", RELEASE_TYPED]),
-        (none.clone(), vec!["EVALSHA", "0000000000000000000000000000000000000000", "1", "lk", "tok"]),
+        (
+            none.clone(),
+            vec![
+                "EVALSHA",
+                "0000000000000000000000000000000000000000",
+                "1",
+                "lk",
+                "tok",
+            ],
+        ),
         (none.clone(), vec!["EVAL", RELEASE_TYPED, "0"]),
         (none.clone(), vec!["EVAL", "return {1,2,3.9,nil,5}", "0"]),
-        (none.clone(), vec!["EVAL", "return redis.call('nosuch')", "0"]),
-        (none.clone(), vec!["EVAL", "return {err='custom failure'}", "0"]),
-        (none.clone(), vec!["EVAL", "return redis.status_reply('FINE')", "0"]),
+        (
+            none.clone(),
+            vec!["EVAL", "return redis.call('nosuch')", "0"],
+        ),
+        (
+            none.clone(),
+            vec!["EVAL", "return {err='custom failure'}", "0"],
+        ),
+        (
+            none.clone(),
+            vec!["EVAL", "return redis.status_reply('FINE')", "0"],
+        ),
         (none.clone(), vec!["EVAL", "return redis.sha1hex('')", "0"]),
         (none.clone(), vec!["EVAL", "this is not lua", "0"]),
         // Redisson's reentrant lock: take, re-enter, another owner, release by count.
-        (none.clone(), vec!["EVAL", REDISSON_TAKE, "1", "rl", "30000", "uuid-1:1"]),
-        (none.clone(), vec!["EVAL", REDISSON_TAKE, "1", "rl", "30000", "uuid-1:1"]),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_TAKE, "1", "rl", "30000", "uuid-1:1"],
+        ),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_TAKE, "1", "rl", "30000", "uuid-1:1"],
+        ),
         (none.clone(), vec!["HGETALL", "rl"]),
         (none.clone(), vec!["TYPE", "rl"]),
         (none.clone(), vec!["GET", "rl"]),
-        (none.clone(), vec!["EVAL", REDISSON_RENEW, "1", "rl", "30000", "uuid-2:1"]),
-        (none.clone(), vec!["EVAL", REDISSON_RENEW, "1", "rl", "60500", "uuid-1:1"]),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_RENEW, "1", "rl", "30000", "uuid-2:1"],
+        ),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_RENEW, "1", "rl", "60500", "uuid-1:1"],
+        ),
         (none.clone(), vec!["TTL", "rl"]),
-        (none.clone(), vec!["EVAL", REDISSON_RELEASE, "1", "rl", "30000", "uuid-2:1"]),
-        (none.clone(), vec!["EVAL", REDISSON_RELEASE, "1", "rl", "30000", "uuid-1:1"]),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_RELEASE, "1", "rl", "30000", "uuid-2:1"],
+        ),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_RELEASE, "1", "rl", "30000", "uuid-1:1"],
+        ),
         (none.clone(), vec!["HGET", "rl", "uuid-1:1"]),
-        (none.clone(), vec!["EVAL", REDISSON_RELEASE, "1", "rl", "30000", "uuid-1:1"]),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_RELEASE, "1", "rl", "30000", "uuid-1:1"],
+        ),
         (none.clone(), vec!["EXISTS", "rl"]),
         (none.clone(), vec!["SET", "str", "v"]),
-        (none.clone(), vec!["EVAL", REDISSON_TAKE, "1", "str", "30000", "uuid-1:1"]),
+        (
+            none.clone(),
+            vec!["EVAL", REDISSON_TAKE, "1", "str", "30000", "uuid-1:1"],
+        ),
         // The RESP3 handshake and replies.
         (resp3.clone(), vec!["HSET", "h", "a", "1", "b", "2"]),
         (resp3.clone(), vec!["HGETALL", "h"]),

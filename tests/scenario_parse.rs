@@ -198,7 +198,7 @@ fn example_from_the_format_document() {
     assert_eq!(s.clients[1].name, "c2");
     for c in &s.clients {
         assert_eq!(c.ttl, secs(10));
-        assert_eq!(c.hold, DurRange::fixed(secs(8)));
+        assert_eq!(c.hold, Hold::For(DurRange::fixed(secs(8))));
     }
     assert_eq!(s.clients[0].start, DurRange::fixed(Duration::ZERO));
     assert_eq!(s.clients[1].start, DurRange::fixed(secs(3)));
@@ -268,10 +268,10 @@ fn defaults() {
                 name: format!("c{}", i + 1),
                 resource: "lock".to_string(),
                 ttl: secs(10),
-                hold: DurRange {
+                hold: Hold::For(DurRange {
                     lo: secs(1),
                     hi: secs(3)
-                },
+                }),
                 writes: 2,
                 think: DurRange {
                     lo: Duration::ZERO,
@@ -281,6 +281,7 @@ fn defaults() {
                 retry_count: 3,
                 retry_delay: ms(200),
                 request_timeout: ms(50),
+                reconnect_backoff: secs(1),
                 drift_factor: 0.01,
                 renew: false,
                 fencing: false,

@@ -526,7 +526,10 @@ fn hashes_replicate_persist_and_fail_over() {
         cli.sleep(ms(300)).await;
         let m = "n1:6379";
         cli.cmd(m, &["HSET", "h", "b", "1", "a", "2"]).await;
-        assert_eq!(cli.cmd(m, &["HINCRBY", "h", "b", "5"]).await, Frame::Integer(6));
+        assert_eq!(
+            cli.cmd(m, &["HINCRBY", "h", "b", "5"]).await,
+            Frame::Integer(6)
+        );
         cli.cmd(m, &["HSET", "h", "c", "x"]).await;
         cli.cmd(m, &["HDEL", "h", "a"]).await;
         cli.cmd(m, &["PEXPIRE", "h", "30000"]).await;
@@ -538,7 +541,10 @@ fn hashes_replicate_persist_and_fail_over() {
         cli.sleep(ms(200)).await;
         for n in ["n2:6379", "n3:6379"] {
             assert_eq!(cli.cmd(n, &["HGETALL", "h"]).await, flat, "{n}");
-            assert_eq!(cli.cmd(n, &["TYPE", "gone"]).await, Frame::Simple("none".into()));
+            assert_eq!(
+                cli.cmd(n, &["TYPE", "gone"]).await,
+                Frame::Simple("none".into())
+            );
             let Frame::Integer(t) = cli.cmd(n, &["PTTL", "h"]).await else {
                 panic!("PTTL")
             };
@@ -551,7 +557,10 @@ fn hashes_replicate_persist_and_fail_over() {
         shared.log(format!("promoted {master}"));
         let addr = format!("{master}:6379");
         assert_eq!(cli.cmd(&addr, &["HGETALL", "h"]).await, flat);
-        assert_eq!(cli.cmd(&addr, &["HINCRBY", "h", "b", "-6"]).await, Frame::Integer(0));
+        assert_eq!(
+            cli.cmd(&addr, &["HINCRBY", "h", "b", "-6"]).await,
+            Frame::Integer(0)
+        );
         shared.act(Act::Restart("n1".into()));
         cli.sleep(ms(50)).await;
         let Frame::Array(role) = cli.cmd(m, &["ROLE"]).await else {

@@ -97,18 +97,27 @@ struct State {
 pub struct NodeConn {
     addr: String,
     state: tokio::sync::Mutex<State>,
+    /// The longest wait before reconnecting.
+    max_backoff: Duration,
 }
 
 impl NodeConn {
+    /// A link whose reconnects back off up to [`MAX_BACKOFF`].
     pub fn new(addr: impl Into<String>) -> Self {
+        NodeConn::with_max_backoff(addr, MAX_BACKOFF)
+    }
+
+    /// A link whose reconnects back off from [`MIN_BACKOFF`] up to `max`.
+    pub fn with_max_backoff(addr: impl Into<String>, max: Duration) -> Self {
         NodeConn {
             addr: addr.into(),
             state: tokio::sync::Mutex::new(State {
                 conn: None,
                 in_flight: false,
                 retry_at: Duration::ZERO,
-                backoff: MIN_BACKOFF,
+                backoff: MIN_BACKOFF.min(max),
             }),
+            max_backoff: max,
         }
     }
 
@@ -182,12 +191,12 @@ impl NodeConn {
         };
         st.in_flight = false;
         match &result {
-            Ok(_) => st.backoff = MIN_BACKOFF,
+            Ok(_) => st.backoff = MIN_BACKOFF.min(self.max_backoff),
             Err(RequestError::Backoff) => {}
             Err(_) => {
                 st.conn = None;
                 st.retry_at = clock.now() + st.backoff;
-                st.backoff = (st.backoff * 2).min(MAX_BACKOFF);
+                st.backoff = (st.backoff * 2).min(self.max_backoff);
             }
         }
         result

@@ -52,6 +52,9 @@ pub struct Config {
     pub flaw: Option<Flaw>,
     /// Which lock is taken on each node.
     pub lock: LockKind,
+    /// The longest wait before reconnecting to a node after failed
+    /// requests (the wait doubles from 10 ms up to it).
+    pub reconnect_backoff: Duration,
 }
 
 /// The lock taken on each node (the scenario format's `clients.lock`).
@@ -76,6 +79,7 @@ impl Default for Config {
             drift_factor: 0.01,
             flaw: None,
             lock: LockKind::SetNx,
+            reconnect_backoff: super::connection::MAX_BACKOFF,
         }
     }
 }
@@ -203,7 +207,10 @@ impl Redlock {
         rng: ChaCha20Rng,
     ) -> Self {
         Redlock {
-            nodes: nodes.into_iter().map(NodeConn::new).collect(),
+            nodes: nodes
+                .into_iter()
+                .map(|n| NodeConn::with_max_backoff(n, config.reconnect_backoff))
+                .collect(),
             connector,
             clock,
             rng: Mutex::new(rng),

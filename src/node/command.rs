@@ -1,9 +1,9 @@
 //! Command dispatch: the command table with Redis's arities, and the error
 //! replies for unknown commands and wrong arity, worded as Redis 7 words them.
 
+use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
-use super::errors::{read_only, wrong_arity};
 use super::{hashes, keys, replication, scripting, server, strings};
 use crate::resp::Frame;
 use bytes::Bytes;
@@ -71,8 +71,22 @@ const WRITES: &[&str] = &[
 
 /// Commands Redis 7 flags `noscript`: a script may not call them.
 const NOSCRIPT: &[&str] = &[
-    "eval", "evalsha", "script", "replicaof", "slaveof", "hello", "auth", "client", "multi",
-    "exec", "watch", "subscribe", "psubscribe", "monitor", "sync", "psync",
+    "eval",
+    "evalsha",
+    "script",
+    "replicaof",
+    "slaveof",
+    "hello",
+    "auth",
+    "client",
+    "multi",
+    "exec",
+    "watch",
+    "subscribe",
+    "psubscribe",
+    "monitor",
+    "sync",
+    "psync",
 ];
 
 /// What Redis 7.0's `scriptCall` refuses before running a command a script

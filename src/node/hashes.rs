@@ -104,14 +104,22 @@ mod tests {
     use crate::node::keyspace::Value;
 
     fn cmd(s: &str) -> Vec<Bytes> {
-        s.split(' ').map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+        s.split(' ')
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect()
     }
 
     #[test]
     fn insertion_order_and_effects() {
         let mut ks = Keyspace::default();
-        assert_eq!(hset(&mut ks, &cmd("HSET h b 1 a 2 b 3"), 0), Frame::Integer(2));
-        assert_eq!(hincrby(&mut ks, &cmd("HINCRBY h c 5"), 0), Frame::Integer(5));
+        assert_eq!(
+            hset(&mut ks, &cmd("HSET h b 1 a 2 b 3"), 0),
+            Frame::Integer(2)
+        );
+        assert_eq!(
+            hincrby(&mut ks, &cmd("HINCRBY h c 5"), 0),
+            Frame::Integer(5)
+        );
         assert_eq!(hdel(&mut ks, &cmd("HDEL h b x"), 0), Frame::Integer(1));
         assert_eq!(hset(&mut ks, &cmd("HSET h b 9"), 0), Frame::Integer(1));
         let all = hgetall(&mut ks, &cmd("HGETALL h"), 0);
@@ -133,7 +141,15 @@ mod tests {
     fn wrong_types_and_bad_numbers() {
         let mut ks = Keyspace::default();
         ks.set(Bytes::from("s"), Bytes::from("v"), None, false);
-        for c in ["HSET s a 1", "HGET s a", "HEXISTS s a", "HINCRBY s a 1", "HDEL s a", "HLEN s", "HGETALL s"] {
+        for c in [
+            "HSET s a 1",
+            "HGET s a",
+            "HEXISTS s a",
+            "HINCRBY s a 1",
+            "HDEL s a",
+            "HLEN s",
+            "HGETALL s",
+        ] {
             assert_eq!(
                 super::super::command::dispatch(&mut ks, &cmd(c), 0),
                 super::super::errors::wrong_type(),

@@ -119,7 +119,9 @@ pub fn ttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 
 /// `TYPE key`: `string`, `hash`, or `none`.
 pub fn type_of(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    let name = ks.get(&args[1], now).map_or("none", |e| e.value.type_name());
+    let name = ks
+        .get(&args[1], now)
+        .map_or("none", |e| e.value.type_name());
     Frame::Simple(name.into())
 }
 

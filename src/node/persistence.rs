@@ -299,18 +299,27 @@ mod tests {
             }
             let all = |node: &Node, k: &str| node.execute(&cmd(&format!("HGETALL {k}")));
             let want = all(&n, "h");
-            assert_eq!(want.to_bytes(), b"*4\r\n$1\r\nz\r\n$2\r\n42\r\n$1\r\nx\r\n$1\r\n3\r\n");
+            assert_eq!(
+                want.to_bytes(),
+                b"*4\r\n$1\r\nz\r\n$2\r\n42\r\n$1\r\nx\r\n$1\r\n3\r\n"
+            );
             lock(&disk).crash();
             let back = Node::from_keyspace(n.clock().clone(), lock(&disk).load(now));
             assert_eq!(all(&back, "h"), want);
             assert_eq!(all(&back, "n"), all(&n, "n"));
             assert_eq!(back.execute(&cmd("EXISTS e")), Frame::Integer(0));
-            assert_eq!(back.keyspace().get(b"h", now).unwrap().expires_at, Some(now + 5000));
+            assert_eq!(
+                back.keyspace().get(b"h", now).unwrap().expires_at,
+                Some(now + 5000)
+            );
             // Rewritten as a snapshot: the same data, field order included.
             lock(&disk).compact();
             let again = Node::from_keyspace(n.clock().clone(), lock(&disk).load(now));
             assert_eq!(all(&again, "h"), want);
-            assert_eq!(again.keyspace().get(b"h", now).unwrap().expires_at, Some(now + 5000));
+            assert_eq!(
+                again.keyspace().get(b"h", now).unwrap().expires_at,
+                Some(now + 5000)
+            );
             // Loaded after the expiry: gone.
             assert!(lock(&disk).load(now + 5001).get(b"h", now + 5001).is_none());
         });

@@ -373,10 +373,14 @@ fn setup_sentence(out: &RunOutput) -> String {
             text,
             " Clients (as c1): TTL {}, hold {}, {} write(s) per acquisition, renew {}, fencing {}, variant {}.",
             fmt_len(c.ttl),
-            if c.hold.lo == c.hold.hi {
-                fmt_len(c.hold.lo)
+            if let crate::scenario::Hold::For(h) = c.hold {
+                if h.lo == h.hi {
+                    fmt_len(h.lo)
+                } else {
+                    format!("{} to {}", fmt_len(h.lo), fmt_len(h.hi))
+                }
             } else {
-                format!("{} to {}", fmt_len(c.hold.lo), fmt_len(c.hold.hi))
+                "until the validity check fails".to_string()
             },
             c.writes,
             if c.renew { "on" } else { "off" },

@@ -22,6 +22,7 @@ pub(super) const CLIENT_KEYS: &[&str] = &[
     "retry_count",
     "retry_delay",
     "request_timeout",
+    "reconnect_backoff",
     "drift_factor",
     "renew",
     "fencing",
@@ -41,6 +42,7 @@ pub(super) const CLIENT_HOST_KEYS: &[&str] = &[
     "retry_count",
     "retry_delay",
     "request_timeout",
+    "reconnect_backoff",
     "drift_factor",
     "renew",
     "fencing",
@@ -54,10 +56,10 @@ pub(super) fn default_client(i: usize) -> ClientSpec {
         name: format!("c{i}"),
         resource: "lock".to_string(),
         ttl: Duration::from_secs(10),
-        hold: DurRange {
+        hold: Hold::For(DurRange {
             lo: Duration::from_secs(1),
             hi: Duration::from_secs(3),
-        },
+        }),
         writes: 2,
         think: DurRange {
             lo: Duration::ZERO,
@@ -67,6 +69,7 @@ pub(super) fn default_client(i: usize) -> ClientSpec {
         retry_count: 3,
         retry_delay: Duration::from_millis(200),
         request_timeout: Duration::from_millis(50),
+        reconnect_backoff: Duration::from_secs(1),
         drift_factor: 0.01,
         renew: false,
         fencing: false,
@@ -89,13 +92,19 @@ pub(super) fn apply_client_keys(cx: &Cx, t: &Tbl, spec: &mut ClientSpec) -> R<()
                 spec.resource = s.to_string();
             }
             "ttl" => spec.ttl = v.positive(cx, None)?,
-            "hold" => spec.hold = v.dur_range(cx)?,
+            "hold" => {
+                spec.hold = match v.str(cx) {
+                    Ok("validity") => Hold::Validity,
+                    _ => Hold::For(v.dur_range(cx)?),
+                }
+            }
             "writes" => spec.writes = v.int_in(cx, 0, 1_000_000)? as u32,
             "think" => spec.think = v.dur_range(cx)?,
             "start" => spec.start = v.dur_range(cx)?,
             "retry_count" => spec.retry_count = v.int_in(cx, 1, 1_000_000)? as u32,
             "retry_delay" => spec.retry_delay = v.duration(cx, None)?,
             "request_timeout" => spec.request_timeout = v.positive(cx, None)?,
+            "reconnect_backoff" => spec.reconnect_backoff = v.positive(cx, None)?,
             "drift_factor" => {
                 let f = v.float(cx)?;
                 if f < 0.0 {

@@ -48,6 +48,7 @@ const NEMESIS_KEYS: &[&str] = &[
     "clock_jump_every",
     "clock_jump",
     "clock_jump_target",
+    "aim",
 ];
 
 /// Keys of each fault kind: (`do`, required, optional), besides `at`, `do`, `after`.
@@ -694,6 +695,10 @@ fn nemesis(cx: &Cx, t: &Tbl, hosts: &Hosts) -> R<Nemesis> {
                 ],
             )?,
             None => JumpTarget::Node,
+        },
+        aim: match t.get("aim") {
+            Some(v) => v.choice(cx, &[("random", Aim::Random), ("lock", Aim::Lock)])?,
+            None => Aim::Random,
         },
     })
 }

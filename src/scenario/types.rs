@@ -301,7 +301,7 @@ pub struct ClientSpec {
     /// Lock TTL (more than zero).
     pub ttl: Duration,
     /// Time spent holding the lock, on the client's own clock.
-    pub hold: DurRange,
+    pub hold: Hold,
     /// Writes to the resource per acquisition.
     pub writes: u32,
     /// Pause between attempts.
@@ -314,6 +314,8 @@ pub struct ClientSpec {
     pub retry_delay: Duration,
     /// Per-node request timeout.
     pub request_timeout: Duration,
+    /// Longest wait before reconnecting to a node after failed requests.
+    pub reconnect_backoff: Duration,
     /// Clock drift allowance factor (>= 0).
     pub drift_factor: f64,
     /// Extend the lock every ttl/3 while holding it.
@@ -326,6 +328,33 @@ pub struct ClientSpec {
     pub lock: LockKind,
     /// Nested re-acquisitions per hold (`lock = "reentrant"` only).
     pub reentry: u32,
+}
+
+/// `clients.hold`: how long a client holds the lock it took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// For a time drawn from this range, on the client's own clock (the hold
+    /// still ends early if the validity check fails).
+    For(DurRange),
+    /// Until the validity check fails (with `renew`: until an extension
+    /// fails), or the run's `duration` is over, whichever comes first: the
+    /// worst case for a safety question.
+    Validity,
+}
+
+impl Hold {
+    /// The spelling used in files and reports (`"1s..3s"`, `"validity"`).
+    pub fn text(&self) -> String {
+        match self {
+            Hold::Validity => "validity".to_string(),
+            Hold::For(r) if r.lo == r.hi => crate::duration::format(r.lo),
+            Hold::For(r) => format!(
+                "{}..{}",
+                crate::duration::format(r.lo),
+                crate::duration::format(r.hi)
+            ),
+        }
+    }
 }
 
 /// Most nested re-acquisitions per hold (`clients.reentry`).
@@ -521,6 +550,15 @@ pub enum JumpTarget {
     Any,
 }
 
+/// `nemesis.aim`: where the nemesis's faults go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aim {
+    /// Drawn blind: random times, random hosts.
+    Random,
+    /// Aimed at the lock: near lock events, on the hosts involved.
+    Lock,
+}
+
 /// `[nemesis]`: random faults. Each `*_every` is the mean of an exponential
 /// interval, `None` meaning never. Defaults when absent:
 /// `crash_target = "node"`, `partition_for = "1s..5s"`,
@@ -546,6 +584,8 @@ pub struct Nemesis {
     pub clock_jump: SignedRange,
     /// Whose clock jumps.
     pub clock_jump_target: JumpTarget,
+    /// Blind, or aimed at the lock.
+    pub aim: Aim,
 }
 
 /// `[sweep]`: seeds and the values to vary.

@@ -59,6 +59,8 @@ struct State {
     waiting: Vec<Waiting>,
     /// Triggered faults, to be applied by the driver in order.
     due: Vec<Due>,
+    /// The aimed nemesis, when `[nemesis] aim = "lock"`.
+    aimer: Option<super::aim::Aimer>,
 }
 
 /// The shared context of one run.
@@ -81,6 +83,7 @@ impl Context {
         end: Duration,
         master: String,
         waiting: Vec<Waiting>,
+        aimer: Option<super::aim::Aimer>,
     ) -> Arc<Self> {
         Arc::new(Context {
             recorder,
@@ -91,6 +94,7 @@ impl Context {
             state: Mutex::new(State {
                 master,
                 waiting,
+                aimer,
                 ..State::default()
             }),
         })
@@ -123,6 +127,14 @@ impl Context {
             }
             _ => None,
         };
+        {
+            let mut st = self.state();
+            let st = &mut *st;
+            if let Some(aimer) = &mut st.aimer {
+                let placed = aimer.on_event(time, host, &kind, &st.master);
+                st.due.extend(placed);
+            }
+        }
         self.recorder.record(time, host, kind);
         let Some(fired) = fired else { return };
         let mut st = self.state();
@@ -173,6 +185,13 @@ impl Context {
     pub async fn pause_point(&self, host: &str) {
         while let Some(until) = self.paused_until(host, crate::clock::sim_now()) {
             tokio::time::sleep(until - crate::clock::sim_now()).await;
+        }
+    }
+
+    /// Tells the aimed nemesis (if any) that `node` went down or came back.
+    pub fn node_down(&self, node: &str, down: bool) {
+        if let Some(aimer) = &mut self.state().aimer {
+            aimer.node_down(node, down);
         }
     }
 

@@ -48,6 +48,7 @@ impl World<'_> {
                     d.lock().unwrap_or_else(|e| e.into_inner()).crash();
                 }
                 self.down.insert(host.clone(), id);
+                self.ctx.node_down(&host, true);
                 let policy = restart.unwrap_or(self.scenario.cluster.restart);
                 self.record_fault(
                     now,

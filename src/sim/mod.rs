@@ -13,6 +13,7 @@
 //! from the seed; turmoil's own generator is seeded with it too, and its
 //! epoch is fixed, so a run depends on nothing else.
 
+pub mod aim;
 pub mod context;
 pub mod faults;
 pub mod nemesis;
@@ -33,8 +34,8 @@ use crate::node::persistence::{self, Disk, SharedDisk};
 use crate::node::{replication, Node};
 use crate::scenario::{Persistence, Scenario, Topology, Trigger};
 use bytes::Bytes;
-use context::{Context, Due, Waiting};
 pub use context::{Applied, Origin};
+use context::{Context, Due, Waiting};
 use rand::Rng;
 use sockets::Connector;
 use std::collections::BTreeMap;
@@ -151,8 +152,16 @@ fn run_into(
             }),
         }
     }
+    let mut aimer = None;
     if let Some(n) = &s.nemesis {
-        queue.extend(nemesis::plan(s, n, &mut rng_for(seed, "world", "nemesis")));
+        let plan = nemesis::plan(s, n, &mut rng_for(seed, "world", "nemesis"));
+        match n.aim {
+            crate::scenario::Aim::Random => queue.extend(plan),
+            crate::scenario::Aim::Lock => {
+                let mut rng = rng_for(seed, "world", "aim");
+                aimer = Some(aim::Aimer::new(s, plan, n.clock_jump_target, &mut rng));
+            }
+        }
     }
     queue.sort_by_key(|d| d.time);
     let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
@@ -165,6 +174,7 @@ fn run_into(
         s.duration,
         "n1".into(),
         waiting,
+        aimer,
     );
 
     let latency = &s.network.latency;

@@ -21,7 +21,7 @@ use crate::client::{Config, Flaw, Lock, RedisConn, Redlock, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
 use crate::history::EventKind;
 use crate::resp::Frame;
-use crate::scenario::{ClientSpec, Topology, Variant};
+use crate::scenario::{ClientSpec, Hold, Topology, Variant};
 use rand::SeedableRng;
 use rand_chacha::{ChaCha20Rng, ChaCha8Rng};
 use std::sync::Arc;
@@ -291,6 +291,7 @@ impl Client {
             drift_factor: self.spec.drift_factor,
             flaw: flaw_of(self.spec.variant),
             lock: lock_of(self.spec.lock),
+            reconnect_backoff: self.spec.reconnect_backoff,
         };
         let token_seed = self.seed ^ fnv(&self.name) ^ fnv("tokens").wrapping_add(self.generation);
         Arc::new(Redlock::new(
@@ -367,11 +368,20 @@ impl Client {
                 fence,
             },
         );
-        let hold = self.spec.hold.draw(&mut self.rng);
         let dog = if self.spec.renew {
             driver.watchdog(&held)
         } else {
             None
+        };
+        let hold = match self.spec.hold {
+            Hold::For(range) => range.draw(&mut self.rng),
+            // The rest of the validity; a validity past the run's end
+            // (one no correct client computes) is held to the end.
+            Hold::Validity => {
+                let rest = held.valid_until().saturating_sub(self.clock.now());
+                let to_end = self.ctx.end.saturating_sub(sim_now());
+                rest.min(to_end.max(self.spec.ttl))
+            }
         };
         let watcher = dog.as_ref().map(|d| self.watch(d, acq));
         let writes = self.spec.writes;
@@ -431,8 +441,14 @@ impl Client {
                 break;
             }
         }
-        if writes <= 1 && holding {
-            self.clock.sleep(hold).await;
+        if holding {
+            match (self.spec.hold, &dog) {
+                // With the watchdog, a worst-case hold lasts until an
+                // extension fails (or the run is over).
+                (Hold::Validity, Some(d)) => self.until_lost(d, acq).await,
+                _ if writes <= 1 => self.clock.sleep(hold).await,
+                _ => {}
+            }
         }
         self.leave(driver, nested, acq).await;
         self.ctx.pause_point(&self.name).await;
@@ -446,6 +462,28 @@ impl Client {
         }
         self.ctx
             .record(&self.name, EventKind::Released { acq, nodes });
+    }
+
+    /// Holds while the watchdog keeps the lock: until it reports the lock
+    /// lost, the validity it last renewed runs out, or the run is over.
+    async fn until_lost(&self, dog: &Watchdog, acq: u64) {
+        loop {
+            self.ctx.pause_point(&self.name).await;
+            let s = dog.status();
+            if s.lost.is_some() || sim_now() >= self.ctx.end {
+                return;
+            }
+            let now = self.clock.now();
+            if now >= s.lock.valid_until {
+                self.ctx
+                    .record(&self.name, EventKind::ValidityExpired { acq });
+                return;
+            }
+            let step = (s.lock.valid_until - now)
+                .min(self.spec.ttl / 10)
+                .max(Duration::from_millis(1));
+            self.clock.sleep(step).await;
+        }
     }
 
     /// `reentry` nested re-acquisitions of the held lock (the watchdog's

@@ -202,6 +202,7 @@ impl<'a> World<'a> {
         self.net.clear(crash_id);
         self.net.apply(&mut self.sim, &self.hosts);
         self.sim.bounce(host);
+        self.ctx.node_down(host, false);
         self.record_fault(now, "restart", format!("host={host}"));
         true
     }

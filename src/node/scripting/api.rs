@@ -66,7 +66,9 @@ fn raise_err<T>(lua: &Lua, msg: &str) -> mlua::Result<T> {
 fn raise_at<T>(lua: &Lua, msg: &str) -> mlua::Result<T> {
     let at = lua
         .inspect_stack(1, |d| match d.current_line() {
-            Some(line) if line > 0 => format!("{}:{line}: ", d.source().short_src.unwrap_or_default()),
+            Some(line) if line > 0 => {
+                format!("{}:{line}: ", d.source().short_src.unwrap_or_default())
+            }
             _ => String::new(),
         })
         .unwrap_or_default();
@@ -104,7 +106,11 @@ fn error_reply(lua: &Lua, args: MultiValue) -> mlua::Result<Table> {
     let Some(e) = one_string(&args) else {
         return wrong_args_table(lua);
     };
-    let e = if e.starts_with('-') { e } else { format!("-{e}") };
+    let e = if e.starts_with('-') {
+        e
+    } else {
+        format!("-{e}")
+    };
     error_table(lua, &e)
 }
 
@@ -127,7 +133,9 @@ fn to_number(v: &Value) -> Option<f64> {
             if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
                 return u64::from_str_radix(h, 16).ok().map(|n| n as f64);
             }
-            t.parse::<f64>().ok().filter(|_| !t.is_empty() && !t.contains(['i', 'I', 'n', 'N']))
+            t.parse::<f64>()
+                .ok()
+                .filter(|_| !t.is_empty() && !t.contains(['i', 'I', 'n', 'N']))
         }
         _ => None,
     }
@@ -165,7 +173,10 @@ fn set_repl(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     }
     let flags = to_number(&args[0]).unwrap_or(0.0) as i64;
     if flags & !3 != 0 {
-        return raise_err(lua, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+        return raise_err(
+            lua,
+            "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+        );
     }
     Ok(())
 }
@@ -243,9 +254,18 @@ fn lua_int(d: f64) -> i32 {
 
 /// One `redis.call`/`redis.pcall`: the reply as a Lua value, an error reply
 /// as an `{err=...}` table (which `redis.call` raises: see [`raises`]).
-pub fn call(lua: &Lua, ks: &mut Keyspace, now: i64, resp3: bool, args: MultiValue) -> mlua::Result<Value> {
+pub fn call(
+    lua: &Lua,
+    ks: &mut Keyspace,
+    now: i64,
+    resp3: bool,
+    args: MultiValue,
+) -> mlua::Result<Value> {
     if args.is_empty() {
-        return err(lua, "Please specify at least one argument for this redis lib call");
+        return err(
+            lua,
+            "Please specify at least one argument for this redis lib call",
+        );
     }
     let mut argv = Vec::with_capacity(args.len());
     for a in args.iter() {
@@ -253,7 +273,12 @@ pub fn call(lua: &Lua, ks: &mut Keyspace, now: i64, resp3: bool, args: MultiValu
             Value::String(s) => argv.push(Bytes::copy_from_slice(&s.as_bytes())),
             Value::Number(n) => argv.push(Bytes::from(fmt_g17(*n))),
             Value::Integer(n) => argv.push(Bytes::from(n.to_string())),
-            _ => return err(lua, "Lua redis lib command arguments must be strings or integers"),
+            _ => {
+                return err(
+                    lua,
+                    "Lua redis lib command arguments must be strings or integers",
+                )
+            }
         }
     }
     if let Err(e) = command::script_check(&argv) {

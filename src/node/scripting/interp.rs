@@ -65,10 +65,8 @@ impl Interp {
         let lua = unsafe { Lua::unsafe_new_with(libs, LuaOptions::default()) };
         let api_t = lua.create_table()?;
         api::register(&lua, &api_t, rand)?;
-        let (env, view, runner, redis): (Table, Table, Function, Table) = lua
-            .load(PRELUDE)
-            .set_name("=redis")
-            .call(api_t.clone())?;
+        let (env, view, runner, redis): (Table, Table, Function, Table) =
+            lua.load(PRELUDE).set_name("=redis").call(api_t.clone())?;
         lua.set_globals(env)?;
         lua.set_memory_limit(MEMORY_LIMIT)?;
         let ctx: Table = api_t.raw_get("ctx")?;
@@ -116,7 +114,14 @@ impl Interp {
 
     /// Runs the compiled script `sha` with `KEYS`/`ARGV`, every command at
     /// `now`.
-    pub fn run(&mut self, ks: &mut Keyspace, sha: &str, keys: &[Bytes], argv: &[Bytes], now: i64) -> Frame {
+    pub fn run(
+        &mut self,
+        ks: &mut Keyspace,
+        sha: &str,
+        keys: &[Bytes],
+        argv: &[Bytes],
+        now: i64,
+    ) -> Frame {
         let Some(f) = self.funcs.get(sha).cloned() else {
             return Frame::err("NOSCRIPT No matching script. Please use EVAL.");
         };
@@ -150,7 +155,9 @@ impl Interp {
         let ks = std::cell::RefCell::new(ks);
         let command = |lua: &Lua, args: mlua::MultiValue| {
             let resp3 = ctx.raw_get::<i64>("resp").unwrap_or(2) == 3;
-            let mut ks = ks.try_borrow_mut().map_err(|_| mlua::Error::runtime("recursive call"))?;
+            let mut ks = ks
+                .try_borrow_mut()
+                .map_err(|_| mlua::Error::runtime("recursive call"))?;
             api::call(lua, &mut ks, now, resp3, args)
         };
         let command = &command;
@@ -162,7 +169,8 @@ impl Interp {
                 }
                 Ok(v)
             })?;
-            let pcall = scope.create_function(move |lua, args: mlua::MultiValue| command(lua, args))?;
+            let pcall =
+                scope.create_function(move |lua, args: mlua::MultiValue| command(lua, args))?;
             self.redis.raw_set("call", call)?;
             self.redis.raw_set("pcall", pcall)?;
             let (ok, v): (bool, Value) = runner.call(f)?;
@@ -188,7 +196,8 @@ impl Interp {
                 if killed.load(Ordering::Relaxed) {
                     return Err(mlua::Error::runtime("script killed"));
                 }
-                let n = executed.fetch_add(HOOK_EVERY as u64, Ordering::Relaxed) + HOOK_EVERY as u64;
+                let n =
+                    executed.fetch_add(HOOK_EVERY as u64, Ordering::Relaxed) + HOOK_EVERY as u64;
                 if n < INSTRUCTION_LIMIT {
                     return Ok(VmState::Continue);
                 }
