@@ -2,7 +2,7 @@
 //! `redlock-sim run` (`history.csv`, `summary.json`, `report.md`,
 //! `index.html`, `timeline.svg`, the summary on stdout); [`sweep`] those of
 //! `redlock-sim sweep` and `merge` (the report, its charts, the
-//! conclusions). [`doc`] (the document model rendered as Markdown and HTML)
+//! conclusions); [`frontier`] those of `redlock-sim frontier`. [`doc`] (the document model rendered as Markdown and HTML)
 //! and [`fonts`] (the shipped font, the palette) are shared by them.
 //!
 //! The run's items are re-exported here (`report::write_run`,
@@ -10,6 +10,7 @@
 
 mod doc;
 mod fonts;
+pub mod frontier;
 pub mod run;
 pub mod sweep;
 
