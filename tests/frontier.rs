@@ -1,7 +1,8 @@
 //! `redlock-sim frontier` through the binary: on fixtures with a boundary
 //! known from theory (tests/fixtures/frontier_*.toml) the printed values
 //! bracket it, both directions; every value violating or none gives exit 1
-//! with a report; bad input gives exit 2 and writes nothing. Few seeds and a
+//! with a report (a violating value stopping after its first batch of 16
+//! seeds); bad input gives exit 2 and writes nothing. Few seeds and a
 //! coarse resolution keep it to seconds.
 
 use std::path::{Path, PathBuf};
@@ -177,7 +178,7 @@ fn exits_1_with_a_report_when_every_value_violates_or_none_does() {
             "--to",
             "0.3ttl",
             "--seeds",
-            "2",
+            "20",
         ],
         &all,
     );
@@ -190,13 +191,19 @@ fn exits_1_with_a_report_when_every_value_violates_or_none_does() {
     );
     let md = std::fs::read_to_string(all.join("report.md")).unwrap();
     assert!(md.contains("Every value tried violated"));
-    assert_eq!(
-        std::fs::read_to_string(all.join("frontier.csv"))
-            .unwrap()
-            .lines()
-            .count(),
-        3
-    );
+    // 20 seeds, every run violates: each value stops after its first batch
+    // of 16 and reports seed 1.
+    assert!(stdout.contains("violating: 0.3ttl seed 1\n"), "{stdout}");
+    let csv = std::fs::read_to_string(all.join("frontier.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    for (row, value) in rows.iter().zip(["0.1ttl", "0.3ttl"]) {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells[0], value);
+        assert_eq!(&cells[2..4], ["16", "16"], "{row}");
+        assert_eq!((cells[7], cells[8]), ("1", "true"), "{row}");
+    }
+    assert!(md.contains("16 (stopped at the first violation)"), "{md}");
 
     let none = temp_dir("none");
     let o = frontier(

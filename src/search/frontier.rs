@@ -111,7 +111,15 @@ impl Value {
             }
             Kind::Ttl => format!("{}ttl", short(self.x)),
             Kind::Int => format!("{}", self.x as i64),
-            Kind::Float => short(self.x),
+            // Always with a point, so that `--set` reads it back as a float.
+            Kind::Float => {
+                let s = short(self.x);
+                if s.contains(['.', 'e']) {
+                    s
+                } else {
+                    format!("{s}.0")
+                }
+            }
         }
     }
 
@@ -661,6 +669,10 @@ mod tests {
         assert_eq!((t.kind, t.show()), (Kind::Ttl, "0.9ttl".to_string()));
         assert_eq!(Value::parse("3").unwrap().kind, Kind::Int);
         assert_eq!(Value::parse("1.05").unwrap().show(), "1.05");
+        let one = Value::parse("0.5")
+            .unwrap()
+            .midpoint(&Value::parse("1.5").unwrap());
+        assert_eq!(one.unwrap().show(), "1.0");
         assert!(Value::parse("redlock").is_err());
         let a = Value::parse("1ms").unwrap();
         let b = Value::parse("2ms").unwrap();
