@@ -1,7 +1,7 @@
 //! The `redlock-sim` command line: parse, call the library, print.
 
 use clap::{Parser, Subcommand};
-use redlock_sim::{client, clock, duration, flock, node, runner, sweep};
+use redlock_sim::{client, clock, duration, flock, node, runner, search, sweep};
 
 use runner::EXIT_SOFTWARE;
 use std::ops::RangeInclusive;
@@ -67,6 +67,36 @@ enum Command {
         /// expects safe.
         #[arg(long)]
         strict: bool,
+    },
+    /// Find where violations stop along one numeric key: bisect between
+    /// --from (violating) and --to (safe), or the other way round when
+    /// violations grow with the key, the same seeds 1..=N at every value;
+    /// write report.md, index.html, frontier.csv, frontier.svg and the
+    /// boundary's minimal scenario. Exits 0 when the boundary was found, 1
+    /// when every value tried violated or none did.
+    Frontier {
+        file: PathBuf,
+        /// The dotted key, as `--set` takes it (cluster.restart).
+        #[arg(long)]
+        key: String,
+        /// One end of the interval (a duration, a TTL multiple or a number).
+        #[arg(long, allow_hyphen_values = true)]
+        from: String,
+        /// The other end, above --from.
+        #[arg(long, allow_hyphen_values = true)]
+        to: String,
+        /// Seeds 1..=N at every value.
+        #[arg(long, default_value_t = search::frontier::DEFAULT_SEEDS)]
+        seeds: u64,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default: reports/<name>/frontier-<key>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Stop when the bracket is at most this wide (default: (to - from) / 64).
+        #[arg(long, allow_hyphen_values = true)]
+        resolution: Option<String>,
     },
     /// Join the runs.csv of sweep shards and write the outputs one sweep
     /// would have written.
@@ -195,6 +225,40 @@ fn command(cli: Cli) -> ExitCode {
                     ExitCode::from(EXIT_SOFTWARE)
                 }
             }
+        }
+        Command::Frontier {
+            file,
+            key,
+            from,
+            to,
+            seeds,
+            jobs,
+            out,
+            resolution,
+        } => {
+            let jobs = jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+                .clamp(1, sweep::MAX_JOBS);
+            let req = search::frontier::Request {
+                file,
+                key,
+                from,
+                to,
+                seeds,
+                jobs,
+                resolution,
+            };
+            let mut progress = |t: &search::frontier::Trial| {
+                eprintln!(
+                    "frontier: {} = {}: {} of {} runs violated",
+                    req.key,
+                    t.value.show(),
+                    t.violating,
+                    t.runs
+                );
+            };
+            let result = search::frontier::frontier_file(&req, out, &mut progress);
+            ExitCode::from(search::frontier::finish(result))
         }
         Command::Merge { dirs, out } => match sweep::merge(&dirs, &out) {
             Ok(done) => finished_sweep(&done, &out, None),

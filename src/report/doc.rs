@@ -1,4 +1,4 @@
-//! The document model shared by the run report ([`super::markdown`]) and the
+//! The document model shared by the run report ([`super::run`]) and the
 //! sweep report ([`super::sweep`]): blocks of text, rendered as Markdown and
 //! as a self-contained HTML page. What differs between the two reports is
 //! said by a [`Style`].

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use super::doc::{b, row, t, Block, In, Row};
 use super::{excerpt, fmt_len, fmt_t, short_token, Facts, RunOutput};
 use crate::check::{Hold, Interleaving, Overlap, StaleWrite};
 use crate::history::{Event, EventKind};
+use crate::report::doc::{b, row, t, Block, In, Row};
 
 /// Rows of an event excerpt.
 const EXCERPT_ROWS: usize = 40;

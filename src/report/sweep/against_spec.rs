@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::doc::{list, p, Block, Row};
-use super::sweep::{run_command, SweepOutput, MAX_TABLE_ROWS};
+use super::{run_command, SweepOutput, MAX_TABLE_ROWS};
+use crate::report::doc::{list, p, Block, Row};
 use crate::sweep::baseline::{twin, Caught, BASELINE};
 
 /// The section "Against the spec client" (see [`crate::sweep::baseline`]).

@@ -16,10 +16,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::FontTransform;
 
-use super::sweep::{interval, key_view, latency, pct, Group, KeyView, SweepOutput};
+use super::{interval, key_view, latency, pct, Group, KeyView, SweepOutput};
 use crate::sweep::stats::SummaryRow;
 
-use super::timeline::{ensure_font, FAMILY, PALETTE};
+use crate::report::fonts::{ensure_font, FAMILY, PALETTE};
 
 /// The single series of a sweep without other keys.
 const SOLE: RGBColor = RGBColor(0xd6, 0x27, 0x28);

@@ -8,10 +8,10 @@
 
 use std::fmt::Write as _;
 
-use super::doc::{b, code, row, t, to_html, to_md, Block, Figure, Row, Style};
 use super::stories::{interleaving_story, overlap_story, stale_story};
 use super::{fmt_len, fmt_ms, fmt_t, short_token, Facts, RunOutput};
 use crate::check::Verdict;
+use crate::report::doc::{b, code, row, t, to_html, to_md, Block, Figure, Row, Style};
 
 /// Violations told in full; the others are listed in a table.
 const MAX_STORIES: usize = 10;

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use super::sweep::{interval, key_view, latency, pct, value_at, Group, KeyView, SweepOutput};
+use super::{interval, key_view, latency, pct, value_at, Group, KeyView, SweepOutput};
 use crate::scenario::{Expect, Scenario};
 use crate::sweep::stats::{wilson, SummaryRow, Z95};
 
@@ -72,10 +72,7 @@ pub fn conclusions(out: &SweepOutput) -> Vec<String> {
         }
     }
     if !out.caught.is_empty() {
-        lines.push(super::sweep_against_spec::sentence(
-            out.caught,
-            out.keys.len(),
-        ));
+        lines.push(super::against_spec::sentence(out.caught, out.keys.len()));
     }
     lines
 }

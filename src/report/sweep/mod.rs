@@ -1,5 +1,5 @@
 //! The report of `redlock-sim sweep` (see `cli-and-outputs.md`): `report.md`,
-//! `index.html` and the charts (SVG, drawn in [`super::sweep_charts`]), made
+//! `index.html` and the charts (SVG, drawn in [`charts`]), made
 //! from the rows of `summary.csv`; and the conclusions, sentences computed
 //! from those rows, which the command line also prints.
 //!
@@ -15,9 +15,13 @@ use std::io;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
-use super::doc::{list, md_escape, p, to_html, to_md, Block, Figure, Row, Style};
-use super::sweep_charts::{self, Chart};
-pub use super::sweep_conclusions::conclusions;
+mod against_spec;
+pub mod charts;
+mod conclusions;
+
+use self::charts::Chart;
+pub use self::conclusions::conclusions;
+use crate::report::doc::{list, md_escape, p, to_html, to_md, Block, Figure, Row, Style};
 use crate::scenario::{Expect, Scenario};
 use crate::sweep::baseline::Caught;
 use crate::sweep::stats::SummaryRow;
@@ -51,7 +55,7 @@ pub struct SweepOutput<'a> {
 /// keys: `violation_rate.svg`, `acquire_rate.svg`, `acquire_latency.svg`).
 pub fn write_sweep(dir: &Path, out: &SweepOutput) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let charts = sweep_charts::render_all(out);
+    let charts = charts::render_all(out);
     for c in &charts {
         std::fs::write(dir.join(&c.file), &c.svg)?;
     }
@@ -398,7 +402,7 @@ fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         doc.push(Block::Table(head, rows));
     }
     if !out.caught.is_empty() {
-        super::sweep_against_spec::section(out, &mut doc);
+        against_spec::section(out, &mut doc);
     }
     if !out.replay.is_empty() {
         doc.push(Block::H(2, "Runs to replay".into()));
@@ -472,8 +476,8 @@ fn shell_word(w: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::doc::html_escape;
     use super::*;
+    use crate::report::doc::html_escape;
     use crate::sweep::stats::{wilson, Z95};
 
     const SCENARIO: &str = r#"

@@ -8,43 +8,16 @@
 //! with plotters, so no system font is needed.
 
 use std::collections::BTreeMap;
-use std::sync::Once;
 use std::time::Duration;
 
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::{register_font, FontStyle};
 
 use super::{Facts, RunOutput};
 use crate::history::EventKind;
+use crate::report::fonts::{ensure_font, FAMILY, PALETTE};
 
-/// DejaVu Sans (see `assets/DejaVuSans-LICENSE.txt`).
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
-/// The family the font is registered under and the SVG names.
-pub(crate) const FAMILY: &str = "sans-serif";
-
-/// Registers the shipped font with plotters (once per process).
-pub(crate) fn ensure_font() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let _ = register_font(FAMILY, FontStyle::Normal, FONT);
-    });
-}
-
-/// Colors per client (red is kept for violations).
-pub(crate) const PALETTE: [RGBColor; 10] = [
-    RGBColor(0x4e, 0x79, 0xa7),
-    RGBColor(0xf2, 0x8e, 0x2b),
-    RGBColor(0x59, 0xa1, 0x4f),
-    RGBColor(0xb0, 0x7a, 0xa1),
-    RGBColor(0x76, 0xb7, 0xb2),
-    RGBColor(0xed, 0xc9, 0x48),
-    RGBColor(0x9c, 0x75, 0x5f),
-    RGBColor(0xff, 0x9d, 0xa7),
-    RGBColor(0x17, 0xbe, 0xcf),
-    RGBColor(0xbc, 0xbd, 0x22),
-];
 const VIOLATION: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 const UNKNOWN_KEY: RGBColor = RGBColor(0xa0, 0xa0, 0xa0);
 const WAITING: RGBColor = RGBColor(0xc8, 0xc8, 0xc8);

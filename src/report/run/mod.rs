@@ -1,0 +1,203 @@
+//! The outputs of `redlock-sim run` (see `cli-and-outputs.md`):
+//! `history.csv`, `summary.json`, `report.md`, `index.html` and
+//! `timeline.svg`, plus the summary printed on stdout.
+//!
+//! Everything here reads a finished run ([`RunOutput`]) and never panics,
+//! whatever the history holds: event details are parsed defensively (unknown
+//! keys are ignored, malformed values skipped).
+
+mod csv;
+mod facts;
+mod markdown;
+mod stories;
+mod timeline;
+
+pub use self::csv::{write_history, write_history_to, HISTORY_HEADER};
+pub use self::markdown::{index_html, report_md};
+pub use self::timeline::timeline_svg;
+
+pub(crate) use self::facts::*;
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::check::CheckResult;
+use crate::history::History;
+use crate::scenario::Scenario;
+
+/// Everything the outputs of one run are made from.
+pub struct RunOutput<'a> {
+    /// The scenario that ran.
+    pub scenario: &'a Scenario,
+    /// The seed it ran with.
+    pub seed: u64,
+    /// The finished history.
+    pub history: &'a History,
+    /// What the checkers found in it.
+    pub check: &'a CheckResult,
+    /// `history.trace()`: 16 hex digits.
+    pub trace: String,
+    /// Wall-clock time the run took, in ms (not deterministic).
+    pub wall_ms: f64,
+}
+
+impl RunOutput<'_> {
+    /// Whether the run shows what the scenario's `expect` asks for: the one
+    /// rule, [`crate::runner::as_expected`] (`degraded` asks for a safe run
+    /// that is degraded by the rule of [`crate::runner::DEGRADED_UNAVAILABLE`]).
+    pub fn as_expected(&self) -> bool {
+        crate::runner::as_expected(self)
+    }
+
+    /// `safe`, `violation` or `degraded`: [`crate::runner::outcome`].
+    pub fn outcome(&self) -> &'static str {
+        crate::runner::outcome(self)
+    }
+}
+
+/// Creates `dir` (and its parents) and writes the five files of a run:
+/// `history.csv`, `summary.json`, `timeline.svg`, `report.md`, `index.html`.
+pub fn write_run(dir: &Path, out: &RunOutput) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    write_history(&dir.join("history.csv"), out.history)?;
+    let json = serde_json::to_string_pretty(&summary_json(out)).map_err(io::Error::other)?;
+    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    let facts = Facts::new(out);
+    let svg = timeline::render(out, &facts);
+    std::fs::write(dir.join("timeline.svg"), &svg)?;
+    std::fs::write(dir.join("report.md"), markdown::render_md(out, &facts))?;
+    std::fs::write(
+        dir.join("index.html"),
+        markdown::render_html(out, &facts, &svg),
+    )?;
+    Ok(())
+}
+
+/// The summary printed by `run`, one `key: value` per line, each ending in
+/// a newline: `scenario`, `seed`, `verdict`, `expected`, `lock_overlaps`,
+/// `write_interleavings`, `stale_writes`, `rejected_writes`, `attempts`, `acquisitions`,
+/// `trace`. (The command line adds `report: <path>` itself.) Deterministic:
+/// no wall-clock figures.
+pub fn summary_lines(out: &RunOutput) -> String {
+    let c = out.check;
+    let mut s = String::new();
+    let _ = writeln!(s, "scenario: {}", out.scenario.name);
+    let _ = writeln!(s, "seed: {}", out.seed);
+    let _ = writeln!(s, "verdict: {}", c.verdict.as_str());
+    let _ = writeln!(s, "expected: {}", out.scenario.expect.as_str());
+    // `degraded` is judged from the liveness figures (runner::outcome).
+    let _ = writeln!(s, "outcome: {}", out.outcome());
+    let _ = writeln!(s, "lock_overlaps: {}", c.overlaps.len());
+    let _ = writeln!(s, "write_interleavings: {}", c.interleavings.len());
+    let _ = writeln!(s, "stale_writes: {}", c.stale_writes.len());
+    let _ = writeln!(s, "rejected_writes: {}", c.rejected_writes);
+    let _ = writeln!(s, "attempts: {}", c.liveness.attempts);
+    let _ = writeln!(s, "acquisitions: {}", c.liveness.acquisitions);
+    let _ = writeln!(s, "trace: {}", out.trace);
+    s
+}
+
+/// At most this many violations are listed in `summary.json` (the counts
+/// are always complete).
+pub const MAX_JSON_VIOLATIONS: usize = 1000;
+
+/// The content of `summary.json`: `scenario`, `seed`, `verdict`,
+/// `expected`, `as_expected`, `lock_overlaps`, `write_interleavings`, `stale_writes`,
+/// `rejected_writes`, `attempts`, `acquisitions`, `acquire_p50_ms`,
+/// `acquire_p99_ms`, `unavailable_ms`, `trace`, `events`, `end_ms` (time of
+/// the last event), `wall_ms`, and `violations`: the first
+/// [`MAX_JSON_VIOLATIONS`] overlaps, stale writes and interleavings with their times in ms
+/// (`violations_listed` says how many are listed).
+pub fn summary_json(out: &RunOutput) -> Value {
+    let c = out.check;
+    let l = &c.liveness;
+    let hold = |h: &crate::check::Hold| {
+        json!({
+            "client": h.client,
+            "acq": h.acq,
+            "resource": h.resource,
+            "token": h.token,
+            "fence": h.fence,
+            "start_ms": ms(h.start),
+            "end_ms": ms(h.end),
+            "end_reason": h.end_reason.as_str(),
+        })
+    };
+    let mut violations: Vec<Value> = Vec::new();
+    for o in c.overlaps.iter().take(MAX_JSON_VIOLATIONS) {
+        violations.push(json!({
+            "kind": "lock_overlap",
+            "resource": o.a.resource,
+            "from_ms": ms(o.from),
+            "to_ms": ms(o.to),
+            "overlap_ms": ms(o.to.saturating_sub(o.from)),
+            "first": hold(&o.a),
+            "second": hold(&o.b),
+        }));
+    }
+    for w in c
+        .stale_writes
+        .iter()
+        .take(MAX_JSON_VIOLATIONS - violations.len())
+    {
+        violations.push(json!({
+            "kind": "stale_write",
+            "resource": w.resource,
+            "writer": { "client": w.writer.0, "acq": w.writer.1, "acquired_ms": ms(w.acquired) },
+            "seq": w.seq,
+            "fence": w.fence,
+            "sent_ms": w.sent.map(ms),
+            "applied_ms": ms(w.applied),
+            "landed_in": { "client": w.landed_in.0, "acq": w.landed_in.1, "acquired_ms": ms(w.landed_in_start) },
+        }));
+    }
+    for i in c
+        .interleavings
+        .iter()
+        .take(MAX_JSON_VIOLATIONS - violations.len())
+    {
+        let side = |k: usize, (client, acq): &(String, u64)| {
+            json!({
+                "client": client,
+                "acq": acq,
+                "seq": i.seqs[k],
+                "fence": i.fences[k],
+                "time_ms": ms(i.times[k]),
+            })
+        };
+        violations.push(json!({
+            "kind": "write_interleaving",
+            "resource": i.resource,
+            "first": { "client": i.first.0, "acq": i.first.1 },
+            "second": { "client": i.second.0, "acq": i.second.1 },
+            "times_ms": i.times.map(ms),
+            "writes": [side(0, &i.first), side(1, &i.second), side(2, &i.first)],
+        }));
+    }
+    json!({
+        "scenario": out.scenario.name,
+        "seed": out.seed,
+        "verdict": c.verdict.as_str(),
+        "outcome": out.outcome(),
+        "expected": out.scenario.expect.as_str(),
+        "as_expected": out.as_expected(),
+        "lock_overlaps": c.overlaps.len(),
+        "write_interleavings": c.interleavings.len(),
+        "stale_writes": c.stale_writes.len(),
+        "rejected_writes": c.rejected_writes,
+        "attempts": l.attempts,
+        "acquisitions": l.acquisitions,
+        "acquire_p50_ms": finite(l.acquire_p50_ms),
+        "acquire_p99_ms": finite(l.acquire_p99_ms),
+        "unavailable_ms": finite(l.unavailable_ms),
+        "trace": out.trace,
+        "events": out.history.events.len(),
+        "end_ms": ms(last_time(out.history)),
+        "wall_ms": finite(out.wall_ms),
+        "violations_listed": violations.len(),
+        "violations": violations,
+    })
+}
