@@ -237,12 +237,11 @@ fn command(cli: Cli) -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Ok(None) => {
-                    let seed = seed.map_or_else(
-                        || "the scenario's seed".to_string(),
-                        |s| format!("seed {s}"),
-                    );
+                    let seed = seed
+                        .or_else(|| runner::load_file(&file, &set).ok().map(|s| s.seed))
+                        .map_or_else(String::new, |s| format!(" with seed {s}"));
                     println!(
-                        "{}: the run with {seed} has no violation: nothing to shrink, nothing written",
+                        "{}: the run{seed} has no violation: nothing to shrink, nothing written",
                         file.display()
                     );
                     ExitCode::from(1)
