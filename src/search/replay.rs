@@ -13,6 +13,9 @@ use crate::scenario::{Fault, Scenario};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// Stack of a replaying thread (as a sweep's).
+const STACK: usize = 16 << 20;
+
 /// The scenario of one candidate: `base` with exactly `faults`, no nemesis.
 pub fn scenario_with(base: &Scenario, faults: &[Fault]) -> Scenario {
     Scenario {
@@ -61,21 +64,34 @@ impl Replayer<'_> {
         let stop = AtomicUsize::new(usize::MAX);
         let outcomes: Mutex<Vec<Option<Result<bool, Failure>>>> =
             Mutex::new((0..candidates.len()).map(|_| None).collect());
-        let threads = self.jobs.clamp(1, candidates.len());
+        let threads = self
+            .jobs
+            .clamp(1, candidates.len().min(crate::sweep::MAX_JOBS));
         let (base, seed) = (self.base, self.seed);
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            if i >= candidates.len() || i > stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let outcome = violates(base, &candidates[i], seed);
+            if !matches!(outcome, Ok(false)) {
+                stop.fetch_min(i, Ordering::SeqCst);
+            }
+            outcomes.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(outcome);
+        };
+        // Threads with the sweep's stack size (a run is deep); if none can
+        // be started, this thread does the work.
         std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= candidates.len() || i > stop.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let outcome = violates(base, &candidates[i], seed);
-                    if !matches!(outcome, Ok(false)) {
-                        stop.fetch_min(i, Ordering::SeqCst);
-                    }
-                    outcomes.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(outcome);
-                });
+            let started = (0..threads)
+                .filter(|_| {
+                    std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, work)
+                        .is_ok()
+                })
+                .count();
+            if started == 0 {
+                work();
             }
         });
         let outcomes = outcomes.into_inner().unwrap_or_else(|p| p.into_inner());

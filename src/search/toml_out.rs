@@ -108,23 +108,23 @@ fn set_in(node: &mut Item, segs: &[Seg], new: toml_edit::Value, path: &str) -> R
     let wrong = || format!("--set {path}: the file's value there is not a table or array");
     match first {
         Seg::Key(key) => {
+            // Inside an inline table everything stays inline.
+            let inline = matches!(node, Item::Value(_));
             let table = node.as_table_like_mut().ok_or_else(wrong)?;
             if table.get(key).is_none() {
-                let mut t = Table::new();
-                t.set_implicit(true);
-                table.insert(key, Item::Table(t));
+                let fresh = if inline {
+                    Item::Value(toml_edit::InlineTable::new().into())
+                } else {
+                    let mut t = Table::new();
+                    t.set_implicit(true);
+                    Item::Table(t)
+                };
+                table.insert(key, fresh);
             }
             let child = table.get_mut(key).ok_or_else(wrong)?;
-            // A value inside an inline table stays a value.
             if rest.is_empty() {
                 *child = Item::Value(new);
                 return Ok(());
-            }
-            if let Item::Value(toml_edit::Value::InlineTable(_)) = child {
-                let Item::Value(toml_edit::Value::InlineTable(t)) = std::mem::take(child) else {
-                    unreachable!("matched just above");
-                };
-                *child = Item::Table(t.into_table());
             }
             set_in(child, rest, new, path)
         }
@@ -202,6 +202,38 @@ do = "heal"
 [sweep.vary]
 "cluster.restart" = ["immediate", "ttl"]
 "#;
+
+    #[test]
+    fn sets_into_inline_and_dotted_tables() {
+        let file =
+            "duration = \"10s\"\nclients = { count = 2, ttl = \"2s\" }\nhosts.c1.hold = \"1s\"\n";
+        let sets = vec![
+            (
+                "clients.hold".to_string(),
+                toml::Value::String("500ms".into()),
+            ),
+            (
+                "hosts.c1.start".to_string(),
+                toml::Value::String("1s".into()),
+            ),
+            (
+                "hosts.c2.start".to_string(),
+                toml::Value::String("2s".into()),
+            ),
+            ("clocks.drift".to_string(), toml::Value::Float(0.005)),
+        ];
+        let header = Header {
+            name: "y",
+            description: "",
+            seed: 1,
+        };
+        let text = minimal(file, &sets, &header, &[]).unwrap();
+        let s =
+            crate::scenario::parse_str(&text, "m.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let original = crate::scenario::parse_with_overrides(file, "y.toml", &sets).unwrap();
+        assert_eq!(s.clients, original.clients, "{text}");
+        assert_eq!(s.clocks, original.clocks, "{text}");
+    }
 
     #[test]
     fn sets_strips_and_renames() {
