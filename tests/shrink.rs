@@ -204,3 +204,65 @@ fn bad_input_exits_2_naming_what_is_wrong_and_writes_nothing() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Kleppmann's pause in small: c1 stops right after acquiring, before its
+/// first write. A pause due at a fixed time cannot stop it between those
+/// two instructions, so the file's triggered entry is kept as written.
+const SMALL_PAUSE: &str = r#"name = "small-pause"
+duration = "4s"
+[cluster]
+nodes = 3
+[clients]
+count = 2
+ttl = "1s"
+hold = "500ms"
+[hosts.c1]
+hold = "100ms"
+[hosts.c2]
+start = "100ms"
+[[faults]]
+at = "0s"
+after = "c1:acquired"
+do = "pause"
+host = "c1"
+for = "1200ms"
+"#;
+
+#[test]
+fn a_pause_triggered_by_the_lock_keeps_its_trigger() {
+    let dir = temp_dir("trigger");
+    let file = dir.join("small_pause.toml");
+    std::fs::write(&file, SMALL_PAUSE).unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "shrink",
+            file.to_str().unwrap(),
+            "--jobs",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    assert_eq!(line(&stdout, "faults"), "1 -> 1");
+    let written = std::fs::read_to_string(out.join("minimal.toml")).unwrap();
+    let doc: toml::Table = written.parse().unwrap();
+    let fault = &doc["faults"].as_array().unwrap()[0];
+    assert_eq!(fault["after"].as_str(), Some("c1:acquired"), "{written}");
+    assert_eq!(fault["do"].as_str(), Some("pause"), "{written}");
+    let o = run(
+        &[
+            "run",
+            out.join("minimal.toml").to_str().unwrap(),
+            "--out",
+            dir.join("replay").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert_eq!(line(&text(&o.stdout), "verdict"), "violation");
+    let _ = std::fs::remove_dir_all(&dir);
+}
