@@ -12,8 +12,8 @@
 //!    not violate, the file's triggered entries are kept as written (with
 //!    `after`) and only the others are made explicit; when that does not
 //!    violate either, the shrink fails (exit 70): it would be a bug.
-//! 3. Drop, shorten, move later ([`super::steps`]), each candidate a replay,
-//!    at most [`MAX_REPLAYS`] in all, on `jobs` threads.
+//! 3. Drop, shorten, move later, drop again ([`super::steps`]), each
+//!    candidate a replay, at most [`MAX_REPLAYS`] in all, on `jobs` threads.
 //! 4. Write the result as `minimal.toml` ([`super::toml_out`]), parse it
 //!    back, check that it is exactly the scenario the search ended with,
 //!    replay it and write that run's report beside it.
@@ -84,6 +84,8 @@ pub fn shrink_file(
     let faults = steps::drop(&mut r, start)?;
     let faults = steps::shorten(&mut r, faults)?;
     let faults = steps::later(&mut r, faults, base.duration, base.max_ttl)?;
+    // Shorter and later faults may leave one of them unneeded.
+    let faults = steps::drop(&mut r, faults)?;
 
     let name = format!("{}-shrunk-seed-{seed}", base.name);
     let description = describe(file, seed, sets, before, faults.len(), &base.description);
