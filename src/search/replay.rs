@@ -55,25 +55,34 @@ impl Replayer<'_> {
     /// when there is none): a number that does not depend on the threads.
     /// A simulation that fails before the answer is the error returned.
     pub fn first_violating(&mut self, candidates: &[Vec<Fault>]) -> Result<Option<usize>, Failure> {
-        let candidates = &candidates[..candidates.len().min(self.left())];
-        if candidates.is_empty() {
+        self.first_violating_by(candidates.len(), |i| candidates[i].clone())
+    }
+
+    /// [`Replayer::first_violating`] of `count` candidates, candidate `i`
+    /// being `make(i)`, built only when its replay starts (a long fault list
+    /// is held once per thread, not once per candidate).
+    pub fn first_violating_by(
+        &mut self,
+        count: usize,
+        make: impl Fn(usize) -> Vec<Fault> + Sync,
+    ) -> Result<Option<usize>, Failure> {
+        let count = count.min(self.left());
+        if count == 0 {
             return Ok(None);
         }
         let next = AtomicUsize::new(0);
         // The first index found to violate (or fail), and every outcome.
         let stop = AtomicUsize::new(usize::MAX);
         let outcomes: Mutex<Vec<Option<Result<bool, Failure>>>> =
-            Mutex::new((0..candidates.len()).map(|_| None).collect());
-        let threads = self
-            .jobs
-            .clamp(1, candidates.len().min(crate::sweep::MAX_JOBS));
+            Mutex::new((0..count).map(|_| None).collect());
+        let threads = self.jobs.clamp(1, count.min(crate::sweep::MAX_JOBS));
         let (base, seed) = (self.base, self.seed);
         let work = || loop {
             let i = next.fetch_add(1, Ordering::SeqCst);
-            if i >= candidates.len() || i > stop.load(Ordering::SeqCst) {
+            if i >= count || i > stop.load(Ordering::SeqCst) {
                 return;
             }
-            let outcome = violates(base, &candidates[i], seed);
+            let outcome = violates(base, &make(i), seed);
             if !matches!(outcome, Ok(false)) {
                 stop.fetch_min(i, Ordering::SeqCst);
             }
@@ -111,7 +120,7 @@ impl Replayer<'_> {
                 }
             }
         }
-        self.used += candidates.len();
+        self.used += count;
         Ok(None)
     }
 }

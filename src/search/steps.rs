@@ -26,18 +26,17 @@ pub fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure
     while cur.len() > 1 && r.left() > 0 {
         let n_eff = n.min(cur.len());
         let bounds: Vec<usize> = (0..=n_eff).map(|k| k * cur.len() / n_eff).collect();
-        let candidates: Vec<Vec<Fault>> = (0..n_eff)
-            .map(|k| {
-                let (a, b) = (bounds[k], bounds[k + 1]);
-                cur[..a].iter().chain(&cur[b..]).cloned().collect()
-            })
-            .collect();
-        match r.first_violating(&candidates)? {
+        let without = |k: usize| -> Vec<Fault> {
+            let (a, b) = (bounds[k], bounds[k + 1]);
+            cur[..a].iter().chain(&cur[b..]).cloned().collect()
+        };
+        match r.first_violating_by(n_eff, &without)? {
             Some(i) => {
-                cur = candidates[i].clone();
+                let fewer = without(i);
+                cur = fewer;
                 n = (n_eff - 1).max(2);
             }
-            None if n_eff >= cur.len() => break,
+            None if n_eff >= cur.len() || r.left() == 0 => break,
             None => n = (2 * n_eff).min(cur.len()),
         }
     }
@@ -86,6 +85,9 @@ fn with_length(f: &Fault, ms: f64) -> Fault {
 pub fn shorten(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure> {
     for i in 0..cur.len() {
         let Some(len) = length(&cur[i]) else { continue };
+        if r.left() == 0 {
+            break;
+        }
         let at = |x: f64| {
             let x = x.round().max(1.0);
             (x < len).then(|| (x, with_length(&cur[i], x)))
@@ -113,6 +115,9 @@ pub fn later(
     let mut order: Vec<usize> = (0..cur.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse((cur[i].after == Trigger::Start, cur[i].at, i)));
     for i in order {
+        if r.left() == 0 {
+            break;
+        }
         let t = cur[i].at;
         let limit = if cur[i].after == Trigger::Start {
             cur.iter()
