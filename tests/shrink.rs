@@ -188,6 +188,10 @@ fn bad_input_exits_2_naming_what_is_wrong_and_writes_nothing() {
             vec![GUIDANCE, "cluster.restart", "soon"],
         ),
         (vec!["no/such/file.toml"], vec!["no/such/file.toml"]),
+        (
+            vec![guidance.to_str().unwrap(), "--seed", "18446744073709551615"],
+            vec![GUIDANCE, "seed"],
+        ),
     ];
     for (args, names) in cases {
         let mut all = vec!["shrink"];

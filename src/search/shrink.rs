@@ -68,6 +68,17 @@ pub fn shrink_file(
     let source = std::fs::read_to_string(file)
         .map_err(|e| Failure::Failed(format!("cannot read {} again: {e}", file.display())))?;
     let seed = seed.unwrap_or(base.seed);
+    if i64::try_from(seed).is_err() {
+        return Err(Failure::BadInput(scenario::ScenarioError {
+            file: file.display().to_string(),
+            key: "seed".into(),
+            line: None,
+            message: format!(
+                "--seed {seed} cannot be written in minimal.toml: a scenario's seed is at most {}",
+                i64::MAX
+            ),
+        }));
+    }
     let run = runner::simulate(base.clone(), seed)?;
     if run.check.verdict != Verdict::Violation {
         return Ok(None);
