@@ -68,6 +68,27 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Shrink one violating run into a minimal scenario: its faults become
+    /// explicit [[faults]], then are dropped, shortened and moved later while
+    /// the run still violates. Writes DIR/minimal.toml and that run's report.
+    /// Exits 0 when it wrote one, 1 when the run does not violate.
+    Shrink {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a key, as `run --set` does (repeatable).
+        #[arg(long = "set", value_parser = runner::parse_set)]
+        set: Vec<(String, toml::Value)>,
+        /// Output directory (default: reports/<name>/shrink-seed-<N>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Threads replaying candidates (default: all cores); the result
+        /// is the same for any number.
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
     /// Find where violations stop along one numeric key: bisect between
     /// --from (violating) and --to (safe), or the other way round when
     /// violations grow with the key, the same seeds 1..=N at every value;
@@ -222,6 +243,45 @@ fn command(cli: Cli) -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("redlock-sim sweep: {e}");
+                    ExitCode::from(EXIT_SOFTWARE)
+                }
+            }
+        }
+        Command::Shrink {
+            file,
+            seed,
+            set,
+            out,
+            jobs,
+        } => {
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            match search::shrink::shrink_file(&file, seed, &set, out, jobs) {
+                Ok(Some(done)) => {
+                    println!("faults: {} -> {}", done.before, done.after);
+                    println!("minimal: {}", done.path.display());
+                    println!("replays: {}", done.replays);
+                    if let Some(dir) = done.path.parent() {
+                        println!("report: {}", dir.join("index.html").display());
+                    }
+                    ExitCode::SUCCESS
+                }
+                Ok(None) => {
+                    let seed = seed
+                        .or_else(|| runner::load_file(&file, &set).ok().map(|s| s.seed))
+                        .map_or_else(String::new, |s| format!(" with seed {s}"));
+                    println!(
+                        "{}: the run{seed} has no violation: nothing to shrink, nothing written",
+                        file.display()
+                    );
+                    ExitCode::from(1)
+                }
+                Err(runner::Failure::BadInput(e)) => {
+                    eprintln!("{e}");
+                    ExitCode::from(2)
+                }
+                Err(e) => {
+                    eprintln!("redlock-sim shrink: {e}");
                     ExitCode::from(EXIT_SOFTWARE)
                 }
             }

@@ -6,5 +6,9 @@
 //! scenario by [`crate::runner`], and what they write is a scenario file and
 //! reports (`crate::report`).
 
+pub mod explicit;
 pub mod frontier;
+mod replay;
 pub mod shrink;
+mod steps;
+mod toml_out;

@@ -1,0 +1,126 @@
+//! Replaying candidate fault lists, several at once: the scenario with
+//! only these faults (no nemesis), the same seed, one simulated run each.
+//!
+//! A batch answers "which is the first candidate, in the given order, whose
+//! run violates?". Threads take candidates in order from a shared counter
+//! and stop taking new ones past a candidate already found to violate, so
+//! every candidate before the answer has run: the answer is the same
+//! whatever the threads' timing, and whatever their number.
+
+use crate::check::Verdict;
+use crate::runner::{self, Failure};
+use crate::scenario::{Fault, Scenario};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Stack of a replaying thread (as a sweep's).
+const STACK: usize = 16 << 20;
+
+/// The scenario of one candidate: `base` with exactly `faults`, no nemesis.
+pub fn scenario_with(base: &Scenario, faults: &[Fault]) -> Scenario {
+    Scenario {
+        faults: faults.to_vec(),
+        nemesis: None,
+        sweep: None,
+        ..base.clone()
+    }
+}
+
+/// Does the run of `base` with `faults` at `seed` violate?
+pub fn violates(base: &Scenario, faults: &[Fault], seed: u64) -> Result<bool, Failure> {
+    let run = runner::simulate(scenario_with(base, faults), seed)?;
+    Ok(run.check.verdict == Verdict::Violation)
+}
+
+/// Replays, with a budget: counts the candidates whose answer was needed.
+pub struct Replayer<'a> {
+    pub base: &'a Scenario,
+    pub seed: u64,
+    pub jobs: usize,
+    /// Candidates counted so far (see [`Replayer::first_violating`]).
+    pub used: usize,
+    /// Most candidates to count in all.
+    pub budget: usize,
+}
+
+impl Replayer<'_> {
+    /// Candidates the budget still allows.
+    pub fn left(&self) -> usize {
+        self.budget.saturating_sub(self.used)
+    }
+
+    /// The index of the first candidate whose run violates, `None` when no
+    /// candidate does. Only the first [`Replayer::left`] candidates are
+    /// tried. Counts the candidates up to the answer (all of those tried
+    /// when there is none): a number that does not depend on the threads.
+    /// A simulation that fails before the answer is the error returned.
+    pub fn first_violating(&mut self, candidates: &[Vec<Fault>]) -> Result<Option<usize>, Failure> {
+        self.first_violating_by(candidates.len(), |i| candidates[i].clone())
+    }
+
+    /// [`Replayer::first_violating`] of `count` candidates, candidate `i`
+    /// being `make(i)`, built only when its replay starts (a long fault list
+    /// is held once per thread, not once per candidate).
+    pub fn first_violating_by(
+        &mut self,
+        count: usize,
+        make: impl Fn(usize) -> Vec<Fault> + Sync,
+    ) -> Result<Option<usize>, Failure> {
+        let count = count.min(self.left());
+        if count == 0 {
+            return Ok(None);
+        }
+        let next = AtomicUsize::new(0);
+        // The first index found to violate (or fail), and every outcome.
+        let stop = AtomicUsize::new(usize::MAX);
+        let outcomes: Mutex<Vec<Option<Result<bool, Failure>>>> =
+            Mutex::new((0..count).map(|_| None).collect());
+        let threads = self.jobs.clamp(1, count.min(crate::sweep::MAX_JOBS));
+        let (base, seed) = (self.base, self.seed);
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            if i >= count || i > stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let outcome = violates(base, &make(i), seed);
+            if !matches!(outcome, Ok(false)) {
+                stop.fetch_min(i, Ordering::SeqCst);
+            }
+            outcomes.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(outcome);
+        };
+        // Threads with the sweep's stack size (a run is deep); if none can
+        // be started, this thread does the work.
+        std::thread::scope(|s| {
+            let started = (0..threads)
+                .filter(|_| {
+                    std::thread::Builder::new()
+                        .stack_size(STACK)
+                        .spawn_scoped(s, work)
+                        .is_ok()
+                })
+                .count();
+            if started == 0 {
+                work();
+            }
+        });
+        let outcomes = outcomes.into_inner().unwrap_or_else(|p| p.into_inner());
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            match outcome {
+                Some(Ok(false)) => {}
+                Some(Ok(true)) => {
+                    self.used += i + 1;
+                    return Ok(Some(i));
+                }
+                Some(Err(e)) => return Err(e),
+                // Not run: only past an answer, which came first.
+                None => {
+                    return Err(Failure::Failed(format!(
+                        "internal error: shrink candidate {i} was not replayed"
+                    )))
+                }
+            }
+        }
+        self.used += count;
+        Ok(None)
+    }
+}
