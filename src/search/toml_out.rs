@@ -273,7 +273,9 @@ do = "heal"
         );
         assert_eq!(
             s.clients[0].hold,
-            crate::scenario::DurRange::fixed(std::time::Duration::from_secs(1))
+            crate::scenario::Hold::For(crate::scenario::DurRange::fixed(
+                std::time::Duration::from_secs(1)
+            ))
         );
         assert!(s.nemesis.is_none() && s.sweep.is_none() && s.faults.is_empty());
         assert!(text.contains("# a comment kept"), "{text}");
