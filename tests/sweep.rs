@@ -225,9 +225,12 @@ fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_rep
             .1
     };
     assert!(
-        at("immediate") > 0 && at("0.25ttl") > 0,
-        "no violations below 0.5 TTL: {v:?}"
+        at("immediate") > 0 && at("0.5ttl") > 0,
+        "no violations at 0.5 TTL or below: {v:?}"
     );
+    // The report's answer: with worst-case holds and aimed crashes, 0.95 TTL
+    // is not enough.
+    assert!(at("0.95ttl") > 0, "no violation at 0.95 TTL: {v:?}");
     for safe in ["1.0ttl", "1.1ttl", "1.5ttl"] {
         assert_eq!(at(safe), 0, "violation at {safe}: {v:?}");
     }

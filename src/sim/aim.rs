@@ -10,11 +10,15 @@
 //!   near the end of the holder's validity (from 10% of the TTL before it to
 //!   5% after);
 //! - **release**: at once, while the release is on the wire;
+//! - **lock call**: at once, while the acquisition is on the wire (an
+//!   addition to the contract's list: a wall-clock step or a pause in the
+//!   middle of an acquisition is what the elapsed-time measurement must
+//!   survive); aimed at the caller and the nodes of the lock's holder;
 //! - **extension**: when the holder's next extension is due (its last two
 //!   lock events give the period), or near the end of the extended validity.
 //!
-//! Half of the crashes wait for an acquisition, the rest and every other
-//! kind are spread evenly over the four events; crashes placed at the same
+//! 40% of the crashes wait for an acquisition, the rest and every other
+//! kind are spread evenly over the five events; crashes placed at the same
 //! event take different nodes.
 //!
 //! A fault whose kind of event does not come within two TTLs of its arming
@@ -44,6 +48,8 @@ enum Point {
     Release,
     /// During an extension.
     Extension,
+    /// During an acquisition (a lock call in progress).
+    Acquisition,
 }
 
 /// Where a fault of this kind is aimed. A crash hurts most just after an
@@ -51,15 +57,16 @@ enum Point {
 /// so half of the crashes go there; other kinds are spread evenly.
 fn draw_point(action: &FaultAction, rng: &mut ChaCha8Rng) -> Point {
     let u: f64 = rng.random();
-    let weights: [f64; 4] = match action {
-        FaultAction::Crash { .. } => [0.5, 0.2, 0.15, 0.15],
-        _ => [0.25, 0.25, 0.25, 0.25],
+    let weights: [f64; 5] = match action {
+        FaultAction::Crash { .. } => [0.4, 0.15, 0.15, 0.15, 0.15],
+        _ => [0.2; 5],
     };
     let points = [
         Point::AfterAcquire,
         Point::ValidityEnd,
         Point::Release,
         Point::Extension,
+        Point::Acquisition,
     ];
     let mut acc = 0.0;
     for (w, p) in weights.iter().zip(points) {
@@ -68,7 +75,7 @@ fn draw_point(action: &FaultAction, rng: &mut ChaCha8Rng) -> Point {
             return p;
         }
     }
-    Point::Extension
+    Point::Acquisition
 }
 
 /// A fault of the blind plan, armed at its time, waiting for its event.
@@ -195,6 +202,20 @@ impl Aimer {
                 Point::Extension
             }
             EventKind::ReleaseStart { .. } => Point::Release,
+            EventKind::LockCall { resource, .. } => {
+                // The caller is not a holder yet: aim at it and at the nodes
+                // of whoever holds the lock it asks for.
+                let current = self
+                    .holds
+                    .values()
+                    .find(|h| &h.resource == resource)
+                    .cloned();
+                let seen = current.unwrap_or(HoldSeen {
+                    resource: resource.clone(),
+                    ..HoldSeen::default()
+                });
+                return self.place_all(time, host, &seen, Point::Acquisition, master);
+            }
             EventKind::Released { .. } | EventKind::Lost { .. } => {
                 self.holds.remove(host);
                 return Vec::new();
@@ -204,6 +225,19 @@ impl Aimer {
         let Some(hold) = self.holds.get(host).cloned() else {
             return Vec::new();
         };
+        self.place_all(time, host, &hold, point, master)
+    }
+
+    /// Places every armed fault due by `time` that waits for `point` (or has
+    /// waited two TTLs for its own kind of event), aimed at `host`'s `hold`.
+    fn place_all(
+        &mut self,
+        time: Duration,
+        host: &str,
+        hold: &HoldSeen,
+        point: Point,
+        master: &str,
+    ) -> Vec<Due> {
         let late = self.ttl * 2;
         let mut placed = Vec::new();
         let mut i = 0;
@@ -217,7 +251,7 @@ impl Aimer {
                 let a = self.armed.remove(i);
                 // Out of its own kind of event: the event at hand decides.
                 let at = if fits { a.point } else { point };
-                let due = self.place(time, host, &hold, a, at, master, &placed);
+                let due = self.place(time, host, hold, a, at, master, &placed);
                 placed.push(due);
             } else {
                 i += 1;
@@ -244,7 +278,7 @@ impl Aimer {
                 Point::AfterAcquire => now + ttl.mul_f64(0.02 * a.when),
                 Point::ValidityEnd => (hold.valid_until + ttl.mul_f64(0.15 * a.when))
                     .saturating_sub(ttl.mul_f64(0.10)),
-                Point::Release => now,
+                Point::Release | Point::Acquisition => now,
                 Point::Extension => match hold.period {
                     // Just before to just after the next extension is due.
                     Some(p) => (hold.last + p + ttl.mul_f64(0.05 * a.when))
