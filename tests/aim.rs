@@ -269,7 +269,7 @@ fn frontier_of_the_delayed_restart_guidance_is_where_theory_puts_it() {
     let out = temp_dir("frontier");
     let o = Command::new(BIN)
         .args(["frontier", GUIDANCE, "--key", "cluster.restart", "--from", "0.5ttl", "--to", "1.5ttl"])
-        .args(["--seeds", "10", "--resolution", "0.05ttl", "--jobs", "2", "--out"])
+        .args(["--seeds", "8", "--resolution", "0.05ttl", "--jobs", "2", "--out"])
         .arg(&out)
         .output()
         .unwrap();
