@@ -263,12 +263,16 @@ mod tests {
             peers: Mutex::new(Vec::new()),
         };
         let link = NodeConn::with_max_backoff("n1:6379", max);
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         let cmd = Frame::command(["PING"]);
         let answered = rt.block_on(async {
             for ms in 0..5000 {
                 *clock.0.lock().unwrap() = Duration::from_millis(ms);
-                let r = link.request(&node, &clock, &cmd, Duration::from_millis(50)).await;
+                let r = link
+                    .request(&node, &clock, &cmd, Duration::from_millis(50))
+                    .await;
                 match r {
                     Ok(_) => return clock.now(),
                     Err(RequestError::Backoff) => {}

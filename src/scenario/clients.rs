@@ -99,9 +99,8 @@ pub(super) fn apply_client_keys(cx: &Cx, t: &Tbl, spec: &mut ClientSpec) -> R<()
                     // other spelling too.
                     Ok(s) if s.contains("..") => Hold::For(v.dur_range(cx)?),
                     _ => Hold::For(v.dur_range(cx).map_err(|mut e| {
-                        e.message.push_str(
-                            "; or \"validity\": hold until the validity check fails",
-                        );
+                        e.message
+                            .push_str("; or \"validity\": hold until the validity check fails");
                         e
                     })?),
                 }
