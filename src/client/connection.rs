@@ -202,3 +202,118 @@ impl NodeConn {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A monotonic clock the test moves by hand; its timers never fire (a
+    /// connect fails or succeeds at once here, so no request times out).
+    #[derive(Clone, Default)]
+    struct HandClock(Arc<Mutex<Duration>>);
+
+    impl Clock for HandClock {
+        fn now(&self) -> Duration {
+            *self.0.lock().unwrap()
+        }
+        fn wall_ms(&self) -> i64 {
+            self.now().as_millis() as i64
+        }
+        fn sleep(&self, _: Duration) -> crate::clock::Sleep {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    /// A node that refuses connections until `up_at` on `clock`, then
+    /// answers `+OK` to the first request; counts the connects tried.
+    struct Node {
+        clock: HandClock,
+        up_at: Duration,
+        tries: Mutex<Vec<Duration>>,
+        /// The node's ends of the streams handed out (kept open).
+        peers: Mutex<Vec<tokio::io::DuplexStream>>,
+    }
+
+    impl Connector for Node {
+        fn connect<'a>(&'a self, _addr: &'a str) -> ConnectFuture<'a> {
+            Box::pin(async move {
+                let now = self.clock.now();
+                self.tries.lock().unwrap().push(now);
+                if now < self.up_at {
+                    return Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"));
+                }
+                let (mine, mut theirs) = tokio::io::duplex(1024);
+                tokio::io::AsyncWriteExt::write_all(&mut theirs, b"+OK\r\n").await?;
+                self.peers.lock().unwrap().push(theirs);
+                Ok(Box::new(mine) as BoxStream)
+            })
+        }
+    }
+
+    /// A client that sends a request every millisecond to a node down until
+    /// 1.5 s, its reconnects backing off up to `max`: the times of its
+    /// connect attempts, and when it first got a reply.
+    fn reconnects(max: Duration) -> (Vec<Duration>, Duration) {
+        let clock = HandClock::default();
+        let node = Node {
+            clock: clock.clone(),
+            up_at: Duration::from_millis(1500),
+            tries: Mutex::new(Vec::new()),
+            peers: Mutex::new(Vec::new()),
+        };
+        let link = NodeConn::with_max_backoff("n1:6379", max);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let cmd = Frame::command(["PING"]);
+        let answered = rt.block_on(async {
+            for ms in 0..5000 {
+                *clock.0.lock().unwrap() = Duration::from_millis(ms);
+                let r = link
+                    .request(&node, &clock, &cmd, Duration::from_millis(50))
+                    .await;
+                match r {
+                    Ok(_) => return clock.now(),
+                    Err(RequestError::Backoff) => {}
+                    Err(RequestError::Io(_)) => {}
+                    Err(e) => panic!("unexpected {e}"),
+                }
+            }
+            panic!("no reply in 5 s");
+        });
+        let tries = node.tries.lock().unwrap().clone();
+        (tries, answered)
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_wait_before_a_reconnect_doubles_from_10ms_up_to_the_longest() {
+        let (tries, answered) = reconnects(ms(20));
+        // 0, 10 (waited 10 ms), 30 (20 ms), then every 20 ms.
+        assert_eq!(&tries[..4], &[ms(0), ms(10), ms(30), ms(50)]);
+        let gaps: Vec<Duration> = tries.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps[1..].iter().all(|g| *g == ms(20)), "{gaps:?}");
+        // The node is back at 1.5 s: the next try (every 20 ms) gets in.
+        assert!(answered >= ms(1500) && answered < ms(1520), "{answered:?}");
+
+        let (tries, slow) = reconnects(ms(1000));
+        let gaps: Vec<Duration> = tries.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(
+            gaps,
+            [10, 20, 40, 80, 160, 320, 640, 1000].map(ms),
+            "tries at {tries:?}"
+        );
+        // Tries at 1270 ms, then 2270 ms: three quarters of a second late.
+        assert_eq!(slow, ms(2270));
+        assert!(slow > answered);
+
+        // A longest wait under 10 ms is the only wait.
+        let (tries, _) = reconnects(ms(4));
+        let gaps: Vec<Duration> = tries.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|g| *g == ms(4)), "{gaps:?}");
+    }
+}

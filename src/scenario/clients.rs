@@ -95,7 +95,14 @@ pub(super) fn apply_client_keys(cx: &Cx, t: &Tbl, spec: &mut ClientSpec) -> R<()
             "hold" => {
                 spec.hold = match v.str(cx) {
                     Ok("validity") => Hold::Validity,
-                    _ => Hold::For(v.dur_range(cx)?),
+                    // A bad range is a range; any other bad value names the
+                    // other spelling too.
+                    Ok(s) if s.contains("..") => Hold::For(v.dur_range(cx)?),
+                    _ => Hold::For(v.dur_range(cx).map_err(|mut e| {
+                        e.message
+                            .push_str("; or \"validity\": hold until the validity check fails");
+                        e
+                    })?),
                 }
             }
             "writes" => spec.writes = v.int_in(cx, 0, 1_000_000)? as u32,
