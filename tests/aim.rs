@@ -104,7 +104,7 @@ struct Spot {
 /// Every lock event of `run` as src/sim/aim.rs aims at it, from the
 /// history alone: an acquisition (within 2% of the TTL after it, or from
 /// 10% of the TTL before the holder's validity ends to 5% after) and the
-/// start of a release (at once); the nodes are those up and holding the
+/// start of a release or of a lock call (at once); the nodes are those up and holding the
 /// holder's token for the lock's key, else every node up. (No client
 /// renews here: no extensions.)
 fn spots(run: &Run) -> Vec<Spot> {
@@ -144,6 +144,28 @@ fn spots(run: &Run) -> Vec<Spot> {
                 holds.remove(&e.host);
             }
             EventKind::Extended { .. } => panic!("no client renews in this scenario"),
+            // A lock call: at once, on the caller or the nodes of the lock's
+            // current holder (the first by client name), else every node up.
+            EventKind::LockCall { resource, .. } => {
+                let up: BTreeSet<String> =
+                    all.iter().filter(|n| !down.contains(*n)).cloned().collect();
+                let holding: BTreeSet<String> = holds
+                    .values()
+                    .find(|(_, r, _)| r == resource)
+                    .map(|(token, r, _)| {
+                        up.iter()
+                            .filter(|n| keys.get(&((*n).clone(), r.clone())) == Some(token))
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let nodes = if !holding.is_empty() { holding } else { up };
+                out.push(Spot {
+                    windows: vec![(t, t)],
+                    nodes,
+                    holder: e.host.clone(),
+                });
+            }
             EventKind::Acquired { .. } | EventKind::ReleaseStart { .. } => {
                 if let EventKind::Acquired {
                     token,
@@ -483,8 +505,9 @@ fn hold_validity_with_renew_lasts_until_an_extension_fails_or_the_run_ends() {
         "{release:?}"
     );
 
-    // Cut off from every node at 2 s: the extensions fail (time out) and
-    // c1 holds until the validity of its last one.
+    // Cut off from every node at 2 s: the extensions fail (time out), the
+    // watchdog reports the lock lost, and c1 lets go within a tenth of the
+    // TTL of that (it leaves the lock to its watchdog: no check of its own).
     let cut = "[[faults]]\nafter = \"c1:acquired\"\nat = \"2s\"\ndo = \"partition\"\n\
                sides = [[\"c1\"], [\"n1\", \"n2\", \"n3\"]]\nfor = \"1500ms\"\n";
     let run = simulate(&parse(&(base.clone() + cut)), 1, true);
@@ -494,20 +517,19 @@ fn hold_validity_with_renew_lasts_until_an_extension_fails_or_the_run_ends() {
         .iter()
         .filter(|e| e.host == "c1" && matches!(e.kind, EventKind::Extended { .. }))
         .last()
-        .map(|e| match e.kind {
-            EventKind::Extended { valid_until, .. } => (e.time, valid_until),
-            _ => unreachable!(),
-        })
+        .map(|e| e.time)
         .unwrap();
-    let (_, release, expired) = holds(&run, "c1")[0];
     assert!(
-        last.0 < Duration::from_secs(2) + 5 * MS,
-        "an extension at {:?} through the partition",
-        last.0
+        last < Duration::from_secs(2) + 5 * MS,
+        "an extension at {last:?} through the partition"
     );
+    let lost = times(&run, "c1", "lost");
+    let (_, release, _) = holds(&run, "c1")[0];
+    assert_eq!(lost.len(), 1, "the watchdog reports the loss once");
+    assert!(lost[0] > Duration::from_secs(2), "{lost:?}");
     assert!(
-        expired && release >= last.1 && release <= last.1 + 2 * MS,
-        "{release:?} for {last:?}"
+        release >= lost[0] && release <= lost[0] + tenth + 2 * MS,
+        "{release:?}, lost at {lost:?}"
     );
 
     // n1 and n2 crash and come back empty: the next extension is refused
