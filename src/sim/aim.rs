@@ -243,6 +243,10 @@ impl Aimer {
         let mut i = 0;
         while i < self.armed.len() {
             let a = &self.armed[i];
+            // Armed in time order: none after this one is due yet.
+            if a.arm > time {
+                break;
+            }
             let fits = match a.point {
                 Point::AfterAcquire | Point::ValidityEnd => point == Point::AfterAcquire,
                 p => p == point,

@@ -72,6 +72,9 @@ pub struct Context {
     /// No new lock attempt starts after this global time.
     pub end: Duration,
     fence: AtomicU64,
+    /// Whether an aimed nemesis follows the events (fixed for the run: a
+    /// run without one never takes the state's lock to record an event).
+    aimed: bool,
     state: Mutex<State>,
 }
 
@@ -91,6 +94,7 @@ impl Context {
             resources,
             end,
             fence: AtomicU64::new(0),
+            aimed: aimer.is_some(),
             state: Mutex::new(State {
                 master,
                 waiting,
@@ -127,7 +131,7 @@ impl Context {
             }
             _ => None,
         };
-        {
+        if self.aimed {
             let mut st = self.state();
             let st = &mut *st;
             if let Some(aimer) = &mut st.aimer {
