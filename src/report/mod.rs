@@ -8,6 +8,21 @@
 //! The run's items are re-exported here (`report::write_run`,
 //! `report::summary_lines`, ...), as before the split.
 
+/// The style every report page starts with (page, headings, tables); each
+/// product adds its own rules after it.
+macro_rules! base_css {
+    () => {
+        "\
+body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
+h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
+h3{margin-top:1.4em}\
+table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\
+th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
+th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
+"
+    };
+}
+
 mod doc;
 mod fonts;
 pub mod frontier;

@@ -44,12 +44,14 @@ const STYLE: Style = Style {
     conclusions_list: false,
 };
 
-const CSS: &str = "\
-body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
-h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
-table{border-collapse:collapse;margin:1em 0;font-size:.92em}th,td{border:1px solid #ddd;padding:.3em .6em;text-align:left}\
-th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}\
-code{background:#f4f4f4;padding:0 .25em;border-radius:3px}.chart{margin:1em 0;overflow-x:auto}";
+const CSS: &str = concat!(
+    base_css!(),
+    "\
+td.num{text-align:right;font-variant-numeric:tabular-nums}\
+code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
+.chart{overflow-x:auto;border:1px solid #eee;padding:4px;margin:.6em 0 1.2em}.chart svg{display:block;max-width:100%;height:auto}\
+"
+);
 
 /// The header of `frontier.csv`.
 pub const CSV_HEADER: [&str; 9] = [

@@ -56,19 +56,16 @@ const STYLE: Style = Style {
     conclusions_list: false,
 };
 
-const CSS: &str = "\
-body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
-h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
-h3{margin-top:1.4em}\
-table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
-th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
+const CSS: &str = concat!(
+    base_css!(),
+    "\
 td:nth-child(4){word-break:break-all}\
 code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
 .verdict{padding:.7em 1em;border-radius:6px;margin:1em 0;font-size:1.05em}\
 .ok{background:#e8f5e9;border:1px solid #a5d6a7}.bad{background:#ffebee;border:1px solid #ef9a9a}\
 .chart{overflow-x:auto;border:1px solid #eee;padding:4px}.chart svg{display:block;max-width:100%;height:auto}\
-";
+"
+);
 
 fn title(out: &RunOutput) -> String {
     format!("{}, seed {}", out.scenario.name, out.seed)

@@ -85,18 +85,15 @@ const STYLE: Style = Style {
 };
 
 /// The run report's style, so that both reports look alike.
-const CSS: &str = "\
-body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
-h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}\
-h3{margin-top:1.4em}\
-table{border-collapse:collapse;margin:.6em 0 1em;font-size:.9em}\
-th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
-th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
+const CSS: &str = concat!(
+    base_css!(),
+    "\
 td.num{text-align:right;font-variant-numeric:tabular-nums}\
 code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
 ul.conclusions li{margin:.35em 0}\
 .chart{overflow-x:auto;border:1px solid #eee;padding:4px;margin:.6em 0 1.2em}.chart svg{display:block;max-width:100%;height:auto}\
-";
+"
+);
 
 /// Rows of the summary table in the report (summary.csv has them all).
 pub(crate) const MAX_TABLE_ROWS: usize = 1000;
