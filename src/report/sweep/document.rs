@@ -1,0 +1,234 @@
+//! The sweep report's document: one model (see [`crate::report::doc`]),
+//! rendered as Markdown and as HTML by [`super::write_sweep`].
+
+use std::ops::RangeInclusive;
+
+use super::charts::Chart;
+use super::conclusions::conclusions;
+use super::format::{interval, latency, pct};
+use super::view::{key_view, value_at};
+use super::{against_spec, SweepOutput, MAX_TABLE_ROWS};
+use crate::report::doc::{list, p, Block, Row};
+use crate::scenario::Expect;
+use crate::sweep::stats::SummaryRow;
+
+pub(super) fn title(out: &SweepOutput) -> String {
+    format!("{}, sweep", out.scenario.name)
+}
+
+fn seeds_text(seeds: &RangeInclusive<u64>) -> String {
+    let n = seeds
+        .end()
+        .checked_sub(*seeds.start())
+        .map_or(0, |d| d.saturating_add(1));
+    format!(
+        "seeds {}..={} ({} per combination)",
+        seeds.start(),
+        seeds.end(),
+        n
+    )
+}
+
+pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
+    let s = out.scenario;
+    let mut doc = vec![Block::H(1, format!("redlock-sim sweep: {}", s.name))];
+    if !s.description.trim().is_empty() {
+        doc.push(p(s.description.trim().to_string()));
+    }
+    let mut setup = format!(
+        "{} combination(s), {}, {} runs in total. The scenario expects {}.",
+        out.rows.len(),
+        seeds_text(&out.seeds),
+        out.total_runs,
+        match s.expect {
+            Expect::Safe => "no violation",
+            Expect::Violation => "violations",
+            Expect::Degraded => "no violation (degraded service)",
+        }
+    );
+    if out.keys.is_empty() {
+        setup.push_str(" No key is varied: every run has the same settings.");
+    }
+    doc.push(p(setup));
+    if !out.keys.is_empty() {
+        let items = (0..out.keys.len())
+            .map(|i| {
+                let v = key_view(out, i);
+                format!("{}: {}", v.name, v.values.join(", "))
+            })
+            .collect();
+        doc.push(p("Varied keys and their values:".into()));
+        doc.push(list(items));
+    }
+
+    doc.push(Block::H(2, "Conclusions".into()));
+    doc.push(list(conclusions(out)));
+    doc.push(p(
+        "A violation is a run in which two clients held the same lock at once, or the store \
+         applied a write after a later acquisition of its lock had succeeded (a stale write; \
+         writes of two acquisitions interleaved are counted too). Rates are the share of runs with at least \
+         one violation; intervals are 95% Wilson score intervals. \"0 violations in N runs\" \
+         bounds the rate, it does not prove it zero."
+            .into(),
+    ));
+
+    doc.push(Block::H(2, "Summary".into()));
+    let mut head: Vec<String> = out.keys.to_vec();
+    head.extend(
+        [
+            "runs",
+            "violating runs",
+            "violation rate",
+            "95% interval",
+            "acquire rate",
+            "acquire p50",
+            "acquire p99",
+        ]
+        .map(String::from),
+    );
+    let rows: Vec<Row> = out
+        .rows
+        .iter()
+        .take(MAX_TABLE_ROWS)
+        .map(|r| {
+            let mut cells: Vec<String> = (0..out.keys.len())
+                .map(|j| value_at(r, j).to_string())
+                .collect();
+            cells.extend([
+                r.runs.to_string(),
+                r.violating_runs.to_string(),
+                pct(r.violation_rate),
+                interval(r.ci_low, r.ci_high),
+                pct(r.acquire_rate),
+                latency(r.acquire_p50_ms),
+                latency(r.acquire_p99_ms),
+            ]);
+            Row {
+                cells,
+                strong: r.violating_runs > 0,
+            }
+        })
+        .collect();
+    doc.push(Block::Table(head, rows));
+    if out.rows.len() > MAX_TABLE_ROWS {
+        doc.push(p(format!(
+            "… and {} more combinations in summary.csv.",
+            out.rows.len() - MAX_TABLE_ROWS
+        )));
+    }
+    doc.push(p(
+        "Acquire rate: acquisitions per lock call over all runs of the combination. \
+         Acquire p50: the median over runs of each run's median acquisition latency; \
+         acquire p99: the 99th percentile over runs of each run's p99 latency. \
+         Combinations with violations are in bold."
+            .into(),
+    ));
+
+    if out.rows.len() > 1 {
+        doc.push(Block::H(2, "Ranking".into()));
+        doc.push(p(
+            "Combinations from the most to the least often violated (ties: the higher upper \
+             bound first)."
+                .into(),
+        ));
+        let mut ranked: Vec<&SummaryRow> = out.rows.iter().collect();
+        ranked.sort_by(|a, b| {
+            b.violation_rate
+                .total_cmp(&a.violation_rate)
+                .then(b.ci_high.total_cmp(&a.ci_high))
+        });
+        let mut head = vec!["rank".to_string()];
+        head.extend(out.keys.iter().cloned());
+        head.extend(["violation rate", "95% interval", "violating runs"].map(String::from));
+        let rows = ranked
+            .iter()
+            .take(MAX_TABLE_ROWS)
+            .enumerate()
+            .map(|(i, r)| {
+                let mut cells = vec![(i + 1).to_string()];
+                cells.extend((0..out.keys.len()).map(|j| value_at(r, j).to_string()));
+                cells.extend([
+                    pct(r.violation_rate),
+                    interval(r.ci_low, r.ci_high),
+                    format!("{} of {}", r.violating_runs, r.runs),
+                ]);
+                Row {
+                    cells,
+                    strong: r.violating_runs > 0,
+                }
+            })
+            .collect();
+        doc.push(Block::Table(head, rows));
+    }
+    if !out.caught.is_empty() {
+        against_spec::section(out, &mut doc);
+    }
+    if !out.replay.is_empty() {
+        doc.push(Block::H(2, "Runs to replay".into()));
+        doc.push(p(
+            "Each command reruns one violating run exactly (same trace) and writes its report, \
+             history and timeline."
+                .into(),
+        ));
+        let mut items = Vec::new();
+        for (values, seeds) in out.replay.iter().take(MAX_TABLE_ROWS) {
+            for &seed in seeds {
+                items.push(run_command(out, values, seed));
+            }
+        }
+        doc.push(list(items));
+    }
+
+    doc.push(Block::H(2, "Charts".into()));
+    doc.push(p(if out.keys.is_empty() {
+        "The violation rate with its 95% interval, the acquisition rate, and the acquisition \
+         latency over all runs."
+            .to_string()
+    } else {
+        "For each varied key: the violation rate with its 95% interval (error bars), the \
+         acquisition rate, and the acquisition latency (p50 and p99, side by side) against the \
+         key's values, one line per combination of the other keys."
+            .to_string()
+    }));
+    let mut current: Option<&str> = None;
+    for (k, c) in charts.iter().enumerate() {
+        if !out.keys.is_empty() && current != Some(c.key.as_str()) {
+            current = Some(c.key.as_str());
+            doc.push(Block::H(3, c.key.clone()));
+        }
+        doc.push(Block::Chart(k));
+    }
+    let mut files = vec![
+        "runs.csv (one row per run)".to_string(),
+        "summary.csv (one row per combination)".to_string(),
+    ];
+    files.extend(charts.iter().map(|c| c.file.clone()));
+    doc.push(p(format!("Files: {}.", files.join(", "))));
+    doc
+}
+
+/// The command that replays the run of the combination `values` at `seed`.
+pub(crate) fn run_command(out: &SweepOutput, values: &[String], seed: u64) -> String {
+    let sets: String = out
+        .keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| format!(" --set {k}={}", shell_word(v)))
+        .collect();
+    format!(
+        "redlock-sim run {} --seed {seed}{sets}",
+        shell_word(out.file)
+    )
+}
+
+/// A word for a shell command line: quoted when it holds anything special.
+fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/+:".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
