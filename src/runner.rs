@@ -136,6 +136,7 @@ impl Run {
             check: &self.check,
             trace: self.trace.clone(),
             wall_ms: self.wall_ms,
+            sets: &[],
         }
     }
 }
@@ -244,11 +245,72 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Where `run` writes by default: `reports/<name>/seed-<N>/`.
-pub fn default_out(scenario: &Scenario, seed: u64) -> PathBuf {
+/// Where `run` writes by default: `reports/<name>/<dir_name("seed-", N, sets)>/`
+/// (`reports/<name>/seed-<N>/` without `--set`).
+pub fn default_out(scenario: &Scenario, seed: u64, sets: &[(String, toml::Value)]) -> PathBuf {
     Path::new("reports")
         .join(&scenario.name)
-        .join(format!("seed-{seed}"))
+        .join(dir_name("seed-", seed, sets))
+}
+
+/// Longest directory name [`dir_name`] returns, in bytes.
+pub const MAX_DIR_NAME: usize = 150;
+
+/// The name of a run's directory: `<prefix><seed>` without overrides
+/// (`seed-1`), else `<prefix><seed>--<key>=<value>--...` for the overrides
+/// deduplicated by key (the last value of a key wins, at the key's first
+/// place), each value as a sweep writes it ([`scenario::render_vary_value`]):
+/// `seed-1--cluster.restart=1.2ttl`. Characters outside `[A-Za-z0-9._=-]`
+/// in the `key=value` parts become `_`; when any did, or when the name
+/// would pass [`MAX_DIR_NAME`] bytes (the readable part is then cut), the
+/// name ends in `--` and the first 8 hex digits of the 64-bit FNV-1a hash
+/// of the exact `key=value` strings joined by `\n`, so that distinct
+/// overrides keep distinct names.
+pub fn dir_name(prefix: &str, seed: u64, sets: &[(String, toml::Value)]) -> String {
+    let mut deduped: Vec<(&str, String)> = Vec::new();
+    for (key, value) in sets {
+        let value = scenario::render_vary_value(value);
+        match deduped.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value,
+            None => deduped.push((key, value)),
+        }
+    }
+    let mut name = format!("{prefix}{seed}");
+    let mut replaced = false;
+    let mut exact = Vec::with_capacity(deduped.len());
+    for (key, value) in &deduped {
+        let pair = format!("{key}={value}");
+        name.push_str("--");
+        for c in pair.chars() {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '=' | '-') {
+                name.push(c);
+            } else {
+                name.push('_');
+                replaced = true;
+            }
+        }
+        exact.push(pair);
+    }
+    if !replaced && name.len() <= MAX_DIR_NAME {
+        return name;
+    }
+    let hash = fnv1a64(exact.join("\n").as_bytes());
+    let mut cut = MAX_DIR_NAME - 10;
+    while cut < name.len() && !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    name.truncate(cut);
+    format!("{name}--{:08x}", hash >> 32)
+}
+
+/// The 64-bit FNV-1a hash of `bytes` (stable on every platform).
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
 }
 
 /// `redlock-sim run FILE [--seed N] [--out DIR]`: validates first (nothing is
@@ -261,7 +323,7 @@ pub fn run_file(
     overrides: &[(String, toml::Value)],
 ) -> Result<(Run, PathBuf), Failure> {
     let scenario = load_file(file, overrides)?;
-    run_scenario(scenario, seed, out, &LockCode::BuiltIn)
+    run_scenario_with(scenario, seed, out, &LockCode::BuiltIn, overrides)
 }
 
 /// Reads and validates a scenario file as `run` does, with `--set`
@@ -284,10 +346,27 @@ pub fn run_scenario(
     out: Option<PathBuf>,
     code: &LockCode,
 ) -> Result<(Run, PathBuf), Failure> {
+    run_scenario_with(scenario, seed, out, code, &[])
+}
+
+/// [`run_scenario`] for a scenario loaded with the `--set` overrides
+/// `sets`: they name the default directory ([`dir_name`]) and the report
+/// says it ran with them.
+fn run_scenario_with(
+    scenario: Scenario,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    code: &LockCode,
+    sets: &[(String, toml::Value)],
+) -> Result<(Run, PathBuf), Failure> {
     let seed = seed.unwrap_or(scenario.seed);
-    let dir = out.unwrap_or_else(|| default_out(&scenario, seed));
+    let dir = out.unwrap_or_else(|| default_out(&scenario, seed, sets));
     let run = simulate_code(scenario, seed, true, code)?;
-    report::write_run(&dir, &run.output()).map_err(|e| {
+    let output = RunOutput {
+        sets,
+        ..run.output()
+    };
+    report::write_run(&dir, &output).map_err(|e| {
         Failure::Failed(format!(
             "cannot write the outputs to {}: {e}",
             dir.display()
@@ -346,4 +425,94 @@ pub fn parse_set(text: &str) -> Result<(String, toml::Value), String> {
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(value.to_string()));
     Ok((key.to_string(), parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sets(pairs: &[&str]) -> Vec<(String, toml::Value)> {
+        pairs.iter().map(|p| parse_set(p).unwrap()).collect()
+    }
+
+    #[test]
+    fn without_sets_the_name_is_prefix_and_seed() {
+        assert_eq!(dir_name("seed-", 1, &[]), "seed-1");
+        assert_eq!(dir_name("shrink-seed-", 3, &[]), "shrink-seed-3");
+    }
+
+    #[test]
+    fn sets_are_appended_as_key_value() {
+        assert_eq!(
+            dir_name("seed-", 1, &sets(&["cluster.restart=1.2ttl"])),
+            "seed-1--cluster.restart=1.2ttl"
+        );
+        assert_eq!(
+            dir_name(
+                "seed-",
+                1,
+                &sets(&["cluster.restart=immediate", "clients.variant=spec"])
+            ),
+            "seed-1--cluster.restart=immediate--clients.variant=spec"
+        );
+        assert_eq!(
+            dir_name("shrink-seed-", 7, &sets(&["clients.count=3"])),
+            "shrink-seed-7--clients.count=3"
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_place_and_its_last_value() {
+        let s = sets(&["a.x=1", "b.y=2", "a.x=3"]);
+        assert_eq!(dir_name("seed-", 2, &s), "seed-2--a.x=3--b.y=2");
+        assert_eq!(
+            dir_name("seed-", 2, &s),
+            dir_name("seed-", 2, &sets(&["a.x=3", "b.y=2"]))
+        );
+    }
+
+    #[test]
+    fn unsafe_characters_become_underscores_and_add_a_hash() {
+        let name = dir_name("seed-", 1, &sets(&[r#"k="a b/c'd""#]));
+        let (readable, hash) = name.rsplit_once("--").unwrap();
+        assert_eq!(readable, "seed-1--k=a_b_c_d");
+        assert_eq!(hash.len(), 8);
+        assert!(hash.chars().all(|c| c.is_ascii_hexdigit()));
+        // The hash is of the exact text, so the two differ only there.
+        let other = dir_name("seed-", 1, &sets(&[r#"k="a b/c'e""#]));
+        assert_ne!(name, other);
+        let slash = dir_name("seed-", 1, &sets(&[r#"k="a/b""#]));
+        let space = dir_name("seed-", 1, &sets(&[r#"k="a b""#]));
+        assert!(slash.starts_with("seed-1--k=a_b--"));
+        assert!(space.starts_with("seed-1--k=a_b--"));
+        assert_ne!(slash, space);
+        // Stable across platforms and releases: FNV-1a of "k=a/b".
+        assert_eq!(
+            slash,
+            format!("seed-1--k=a_b--{:08x}", fnv1a64(b"k=a/b") >> 32)
+        );
+    }
+
+    #[test]
+    fn fnv1a_matches_its_reference_values() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn long_names_are_cut_and_keep_distinct_hashes() {
+        let long = "x".repeat(300);
+        let a = dir_name("seed-", 1, &sets(&[&format!("k={long}a")]));
+        let b = dir_name("seed-", 1, &sets(&[&format!("k={long}b")]));
+        assert!(a.len() <= MAX_DIR_NAME, "{} bytes", a.len());
+        assert!(a.starts_with("seed-1--k=xxx"));
+        assert_ne!(a, b);
+        let many: Vec<String> = (0..40).map(|i| format!("key{i}=value{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let name = dir_name("seed-", u64::MAX, &sets(&many));
+        assert!(name.len() <= MAX_DIR_NAME);
+        let short = dir_name("seed-", 1, &sets(&["k=v"]));
+        assert_eq!(short, "seed-1--k=v");
+    }
 }

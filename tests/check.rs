@@ -488,6 +488,7 @@ fn run_report_with_one_overlap() {
         check: &result,
         trace: hist.trace(),
         wall_ms: 1.5,
+        sets: &[],
     };
     let dir = out_dir("overlap");
     write_run(&dir, &out).unwrap();
@@ -576,6 +577,7 @@ fn run_report_on_empty_history_and_no_clients() {
             check: &result,
             trace: hist.trace(),
             wall_ms: 0.0,
+            sets: &[],
         };
         let dir = out_dir(name);
         write_run(&dir, &out).unwrap();

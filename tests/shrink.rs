@@ -129,7 +129,8 @@ fn a_nemesis_run_shrinks_to_a_few_faults_that_still_violate() {
     assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
     assert_eq!(line(&stdout, "verdict"), "violation");
 
-    // Again, on one thread and into the default directory: the same bytes.
+    // Again, on one thread and into the default directory, named with the
+    // --set value: the same bytes.
     let again = args("", "1");
     let again: Vec<&str> = again[..again.len() - 2]
         .iter()
@@ -137,12 +138,12 @@ fn a_nemesis_run_shrinks_to_a_few_faults_that_still_violate() {
         .collect();
     let o = run(&again, &dir);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let default = dir.join("reports/delayed-restart-guidance/shrink-seed-1/minimal.toml");
-    assert_eq!(
-        line(&text(&o.stdout), "minimal"),
-        "reports/delayed-restart-guidance/shrink-seed-1/minimal.toml"
-    );
-    assert_eq!(std::fs::read_to_string(default).unwrap(), written);
+    let default = "reports/delayed-restart-guidance/shrink-seed-1--duration=10s/minimal.toml";
+    assert_eq!(line(&text(&o.stdout), "minimal"), default);
+    assert_eq!(std::fs::read_to_string(dir.join(default)).unwrap(), written);
+    assert!(!dir
+        .join("reports/delayed-restart-guidance/shrink-seed-1")
+        .exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -46,15 +46,17 @@ pub struct Shrunk {
     pub replays: usize,
 }
 
-/// Where `shrink` writes by default: `reports/<name>/shrink-seed-<N>/`.
-pub fn default_out(scenario: &Scenario, seed: u64) -> PathBuf {
+/// Where `shrink` writes by default:
+/// `reports/<name>/<runner::dir_name("shrink-seed-", N, sets)>/`
+/// (`reports/<name>/shrink-seed-<N>/` without `--set`).
+pub fn default_out(scenario: &Scenario, seed: u64, sets: &[(String, toml::Value)]) -> PathBuf {
     Path::new("reports")
         .join(&scenario.name)
-        .join(format!("shrink-seed-{seed}"))
+        .join(runner::dir_name("shrink-seed-", seed, sets))
 }
 
 /// Shrinks the run of `file` (with `sets` applied) at `seed` (default: the
-/// scenario's) into `out` (default: `reports/<name>/shrink-seed-<N>/`):
+/// scenario's) into `out` (default: [`default_out`]):
 /// `Ok(None)` when that run does not violate (nothing written).
 pub fn shrink_file(
     file: &Path,
@@ -107,7 +109,7 @@ pub fn shrink_file(
     };
     let text = toml_out::minimal(&source, sets, &header, &faults)
         .map_err(|e| Failure::Failed(format!("internal error: writing minimal.toml: {e}")))?;
-    let dir = out.unwrap_or_else(|| default_out(&base, seed));
+    let dir = out.unwrap_or_else(|| default_out(&base, seed, sets));
     let path = dir.join("minimal.toml");
     let minimal = written_as_meant(&text, &path, &base, &header, &faults)?;
     let last = runner::simulate_keeping(minimal, seed)?;

@@ -71,11 +71,33 @@ fn title(out: &RunOutput) -> String {
     format!("{}, seed {}", out.scenario.name, out.seed)
 }
 
+/// The `--set K=V --set K=V` flags the run had (as given, in order), for
+/// the line "Run with `--set ...` (seed N)." at the top; `None` without
+/// overrides (the report then says nothing of them).
+fn sets_flags(out: &RunOutput) -> Option<String> {
+    if out.sets.is_empty() {
+        return None;
+    }
+    let sets: Vec<String> = out
+        .sets
+        .iter()
+        .map(|(k, v)| format!("--set {k}={}", crate::scenario::render_vary_value(v)))
+        .collect();
+    Some(sets.join(" "))
+}
+
 fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     let c = out.check;
     let s = out.scenario;
     let l = &c.liveness;
     let mut doc = vec![Block::H(1, format!("redlock-sim run: {}", title(out)))];
+    if let Some(sets) = sets_flags(out) {
+        doc.push(Block::P(vec![
+            t("Run with "),
+            code(sets),
+            t(format!(" (seed {}).", out.seed)),
+        ]));
+    }
     if !s.description.trim().is_empty() {
         doc.push(Block::P(vec![t(s.description.trim())]));
     }

@@ -42,6 +42,9 @@ pub struct RunOutput<'a> {
     pub trace: String,
     /// Wall-clock time the run took, in ms (not deterministic).
     pub wall_ms: f64,
+    /// The `--set KEY=VALUE` overrides it ran with, as given (empty: none;
+    /// the report then says nothing of them).
+    pub sets: &'a [(String, toml::Value)],
 }
 
 impl RunOutput<'_> {
