@@ -126,6 +126,9 @@ enum Command {
         dirs: Vec<PathBuf>,
         #[arg(long, required = true)]
         out: PathBuf,
+        /// Threads writing the run reports under DIR/runs/ (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check {
@@ -320,7 +323,11 @@ fn command(cli: Cli) -> ExitCode {
             let result = search::frontier::frontier_file(&req, out, &mut progress);
             ExitCode::from(search::frontier::finish(result))
         }
-        Command::Merge { dirs, out } => match sweep::merge(&dirs, &out) {
+        Command::Merge { dirs, out, jobs } => match sweep::merge(
+            &dirs,
+            &out,
+            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        ) {
             Ok(done) => finished_sweep(&done, &out, None),
             Err(sweep::MergeError::BadInput(e)) => {
                 eprintln!("redlock-sim merge: {e}");

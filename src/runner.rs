@@ -352,7 +352,7 @@ pub fn run_scenario(
 /// [`run_scenario`] for a scenario loaded with the `--set` overrides
 /// `sets`: they name the default directory ([`dir_name`]) and the report
 /// says it ran with them.
-fn run_scenario_with(
+pub fn run_scenario_with(
     scenario: Scenario,
     seed: Option<u64>,
     out: Option<PathBuf>,

@@ -257,7 +257,129 @@ fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_rep
         wanted.join("\n"),
         "the committed report no longer matches what the code computes"
     );
+    // Every violating run the report lists links to its own report, which
+    // exists, and every file the pages refer to exists.
+    let links = assert_every_link_exists(&out);
+    let violating: Vec<(String, String)> = std::fs::read_to_string(out.join("runs.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[3] == "violation")
+        .map(|f| (f[1].to_string(), f[2].to_string()))
+        .collect();
+    let mut per_value: std::collections::BTreeMap<String, usize> = Default::default();
+    for (seed, value) in &violating {
+        let n = per_value.entry(value.clone()).or_default();
+        *n += 1;
+        let link = format!("runs/seed-{seed}--cluster.restart={value}/index.html");
+        assert_eq!(
+            links.contains(&link),
+            *n <= 3,
+            "{link}: the first three violating seeds of a value are linked, no other"
+        );
+    }
+    assert!(links.iter().filter(|l| l.starts_with("runs/")).count() >= 6);
+    // The waiting columns: the mean and interval of runs.csv's unavailable_ms.
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.lines().next().unwrap().ends_with(
+        "acquire_p99_ms,unavailable_mean_ms,unavailable_ci_low_ms,unavailable_ci_high_ms"
+    ));
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    for line in summary.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let waited: Vec<f64> = runs
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|r| r[2] == f[0])
+            .map(|r| r[12].parse().unwrap())
+            .collect();
+        let mean = waited.iter().sum::<f64>() / waited.len() as f64;
+        let (m, lo, hi): (f64, f64, f64) = (
+            f[9].parse().unwrap(),
+            f[10].parse().unwrap(),
+            f[11].parse().unwrap(),
+        );
+        assert!((m - mean).abs() < 0.001, "{line}: mean {mean}");
+        assert!(lo <= m && m <= hi && lo >= 0.0, "{line}");
+    }
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Every relative file `index.html` and `report.md` of `dir` refer to (links,
+/// images) exists; the same for the run reports they link to. Returns the
+/// links of `dir/index.html`.
+fn assert_every_link_exists(dir: &Path) -> Vec<String> {
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let mut refs = Vec::new();
+    for (text, open, close) in [
+        (&html, "href=\"", '"'),
+        (&html, "src=\"", '"'),
+        (&md, "](<", '>'),
+    ] {
+        for part in text.split(open).skip(1) {
+            let r = part.split(close).next().unwrap();
+            if !(r.starts_with("http") || r.starts_with('#') || r.starts_with("data:")) {
+                refs.push(percent_decode(r));
+            }
+        }
+    }
+    assert!(!refs.is_empty(), "no links in {}", dir.display());
+    for r in &refs {
+        assert!(
+            dir.join(r).is_file(),
+            "{}: {r} does not exist",
+            dir.display()
+        );
+    }
+    let html_links: Vec<String> = html
+        .split("href=\"")
+        .skip(1)
+        .map(|p| percent_decode(p.split('"').next().unwrap()))
+        .collect();
+    for l in &html_links {
+        // A run report: its own files, and its trace is the one in runs.csv.
+        if l.starts_with("runs/") {
+            let run = dir.join(l).parent().unwrap().to_path_buf();
+            for f in ["history.csv", "summary.json", "report.md", "timeline.svg"] {
+                assert!(run.join(f).is_file(), "{}: {f} missing", run.display());
+            }
+            let json = std::fs::read_to_string(run.join("summary.json")).unwrap();
+            let trace = json
+                .split("\"trace\": \"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+            let row = runs.lines().find(|r| r.contains(&format!(",{trace},")));
+            assert!(
+                row.is_some_and(|r| r.contains(",violation,")),
+                "{l}: trace {trace} is not a violating run of runs.csv"
+            );
+        }
+    }
+    html_links
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap();
+            out.push(u8::from_str_radix(hex, 16).unwrap());
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
 }
 
 #[test]

@@ -13,6 +13,8 @@ pub(crate) enum In {
     B(String),
     /// Code (tokens, keys).
     C(String),
+    /// A link: the text and a relative path (percent-encoded when written).
+    L(String, String),
 }
 
 pub(crate) fn t(s: impl Into<String>) -> In {
@@ -23,6 +25,23 @@ pub(crate) fn b(s: impl Into<String>) -> In {
 }
 pub(crate) fn code(s: impl Into<String>) -> In {
     In::C(s.into())
+}
+pub(crate) fn link(text: impl Into<String>, href: impl Into<String>) -> In {
+    In::L(text.into(), href.into())
+}
+
+/// A relative path as a URL: every byte but unreserved characters, `/` and `=`
+/// percent-encoded.
+pub(crate) fn url_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/=".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
 }
 
 /// A table row; strong rows are in bold.
@@ -135,6 +154,7 @@ fn md_inline(spans: &[In], hash: bool) -> String {
                 format!("{lead}**{}**{trail}", md_escape(inner, hash))
             }
             In::C(x) => md_code(x),
+            In::L(x, href) => format!("[{}](<{}>)", md_escape(x, hash), url_path(href)),
         })
         .collect()
 }
@@ -224,6 +244,11 @@ fn html_inline(spans: &[In]) -> String {
             In::T(x) => html_escape(x),
             In::B(x) => format!("<strong>{}</strong>", html_escape(x)),
             In::C(x) => format!("<code>{}</code>", html_escape(x)),
+            In::L(x, href) => format!(
+                "<a href=\"{}\">{}</a>",
+                html_escape(&url_path(href)),
+                html_escape(x)
+            ),
         })
         .collect()
 }

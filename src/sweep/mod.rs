@@ -12,6 +12,7 @@
 
 pub mod baseline;
 pub mod rows;
+pub mod run_reports;
 pub mod stats;
 
 use crate::report::sweep::{write_sweep, SweepOutput};
@@ -33,8 +34,9 @@ pub const DEFAULT_SEEDS: RangeInclusive<u64> = 1..=100;
 pub const MAX_JOBS: usize = 256;
 /// Runs in one sweep at most.
 pub const MAX_RUNS: u64 = 100_000_000;
-/// Violating seeds listed per combination in the report, to replay.
-pub const REPLAY_SEEDS: usize = 5;
+/// Violating seeds listed per combination in the report, each with its run
+/// report under `DIR/runs/`.
+pub const REPLAY_SEEDS: usize = 3;
 /// The copy of the scenario a sweep leaves in its directory, for `merge`.
 pub const SCENARIO_COPY: &str = "scenario.toml";
 
@@ -260,7 +262,7 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     let ran = todo.len();
     execute(plan, todo, opts, &path)?;
     let rows = rows::read(&path, &plan.keys)?;
-    finish(plan, rows, &opts.out, ran)
+    finish(plan, rows, &opts.out, ran, opts.jobs)
 }
 
 fn truncate_partial_line(path: &Path) -> io::Result<()> {
@@ -333,7 +335,13 @@ fn execute(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) -> i
 
 /// Sorts the rows into run order, writes `runs.csv`, `summary.csv` and the
 /// report into `out`.
-pub fn finish(plan: &Plan, rows: Vec<RunRow>, out: &Path, ran: usize) -> io::Result<Finished> {
+pub fn finish(
+    plan: &Plan,
+    rows: Vec<RunRow>,
+    out: &Path,
+    ran: usize,
+    jobs: usize,
+) -> io::Result<Finished> {
     let by_values = plan.cell_index();
     let mut indexed: BTreeMap<usize, RunRow> = BTreeMap::new();
     for row in rows {
@@ -353,19 +361,28 @@ pub fn finish(plan: &Plan, rows: Vec<RunRow>, out: &Path, ran: usize) -> io::Res
         .filter(|s| s.runs > 0)
         .collect();
     write_summary(&out.join("summary.csv"), &plan.keys, &summary)?;
-    let replay: Vec<(Vec<String>, Vec<u64>)> = summary
-        .iter()
-        .filter(|s| s.violating_runs > 0)
-        .map(|s| {
-            let seeds = rows
-                .iter()
-                .filter(|r| r.values == s.values && r.verdict == "violation")
-                .map(|r| r.seed)
-                .take(REPLAY_SEEDS)
-                .collect();
-            (s.values.clone(), seeds)
-        })
-        .collect();
+    // The first violating seeds of each combination, with their reports.
+    let mut wanted = Vec::new();
+    let mut replay: Vec<crate::report::sweep::Replay> = Vec::new();
+    for (cell, (_, shown)) in plan.cells.iter().enumerate() {
+        let seeds: Vec<(u64, String)> = rows
+            .iter()
+            .filter(|r| &r.values == shown && r.verdict == "violation")
+            .take(REPLAY_SEEDS)
+            .map(|r| {
+                wanted.push(run_reports::Wanted {
+                    cell,
+                    seed: r.seed,
+                    trace: r.trace.clone(),
+                });
+                (r.seed, run_reports::link(plan, cell, r.seed))
+            })
+            .collect();
+        if !seeds.is_empty() {
+            replay.push((shown.clone(), seeds));
+        }
+    }
+    run_reports::write(plan, &wanted, out, jobs)?;
     let caught = baseline::against_spec(&plan.keys, &rows);
     let output = SweepOutput {
         scenario: &plan.base,
@@ -400,6 +417,9 @@ fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -> io::Resul
             "acquire_rate",
             "acquire_p50_ms",
             "acquire_p99_ms",
+            "unavailable_mean_ms",
+            "unavailable_ci_low_ms",
+            "unavailable_ci_high_ms",
         ]
         .map(String::from),
     );
@@ -415,7 +435,13 @@ fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -> io::Resul
             format!("{:.6}", r.acquire_rate),
             format!("{:.3}", r.acquire_p50_ms),
             format!("{:.3}", r.acquire_p99_ms),
+            format!("{:.3}", r.unavailable_mean_ms),
         ]);
+        // No interval from a single run: the two fields are left empty.
+        match r.unavailable_ci_ms {
+            Some((lo, hi)) => f.extend([format!("{lo:.3}"), format!("{hi:.3}")]),
+            None => f.extend([String::new(), String::new()]),
+        }
         w.write_record(&f)?;
     }
     w.flush()
@@ -441,7 +467,7 @@ impl std::fmt::Display for MergeError {
 
 /// `merge DIR... --out DIR`: joins the shards' `runs.csv` (the scenario is
 /// read from the first directory's copy) and writes every output.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Finished, MergeError> {
+pub fn merge(dirs: &[PathBuf], out: &Path, jobs: usize) -> Result<Finished, MergeError> {
     let (plan, rows) = merge_read(dirs).map_err(MergeError::BadInput)?;
     let failed = |e: io::Error| {
         MergeError::Failed(format!(
@@ -451,7 +477,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Finished, MergeError> {
     };
     std::fs::create_dir_all(out).map_err(failed)?;
     std::fs::write(out.join(SCENARIO_COPY), &plan.text).map_err(failed)?;
-    finish(&plan, rows, out, 0).map_err(failed)
+    finish(&plan, rows, out, 0, jobs).map_err(failed)
 }
 
 /// Reads the shards of a merge: the plan and every row.

@@ -22,28 +22,28 @@ use crate::sweep::stats::SummaryRow;
 use crate::report::fonts::{ensure_font, FAMILY, PALETTE};
 
 /// The single series of a sweep without other keys.
-const SOLE: RGBColor = RGBColor(0xd6, 0x27, 0x28);
-const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
-const LIGHT_GRID: RGBColor = RGBColor(0xf4, 0xf4, 0xf4);
-const GREY_TEXT: RGBColor = RGBColor(0x66, 0x66, 0x66);
+pub(super) const SOLE: RGBColor = RGBColor(0xd6, 0x27, 0x28);
+pub(super) const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
+pub(super) const LIGHT_GRID: RGBColor = RGBColor(0xf4, 0xf4, 0xf4);
+pub(super) const GREY_TEXT: RGBColor = RGBColor(0x66, 0x66, 0x66);
 
 /// Lines drawn per chart; the others are left out (and the legend says so).
 const MAX_SERIES: usize = 60;
 /// Legend entries; the others are summed up.
-const MAX_LEGEND: usize = 24;
+pub(super) const MAX_LEGEND: usize = 24;
 /// Lines with error bars; with more, the bars would hide each other.
 const MAX_ERROR_BARS: usize = 12;
 /// Longest value label, in characters.
 const MAX_LABEL: usize = 24;
 
-const WIDTH: u32 = 1000;
-const HEADER_H: u32 = 62;
-const PLOT_H: u32 = 380;
-const Y_LABEL_W: u32 = 84;
-const MARGIN_L: u32 = 10;
-const MARGIN_R: u32 = 28;
+pub(super) const WIDTH: u32 = 1000;
+pub(super) const HEADER_H: u32 = 62;
+pub(super) const PLOT_H: u32 = 380;
+pub(super) const Y_LABEL_W: u32 = 84;
+pub(super) const MARGIN_L: u32 = 10;
+pub(super) const MARGIN_R: u32 = 28;
 /// Approximate width of a character of the 14-size labels, in px.
-const CHAR_W: f64 = 7.2;
+pub(super) const CHAR_W: f64 = 7.2;
 
 /// One chart of the report.
 pub struct Chart {
@@ -155,7 +155,7 @@ fn chart(out: &SweepOutput, view: &KeyView, kind: Kind, file: String) -> Chart {
 }
 
 /// A small SVG saying the chart could not be drawn.
-fn fallback(title: &str, message: &str) -> String {
+pub(super) fn fallback(title: &str, message: &str) -> String {
     let esc = |s: &str| {
         s.replace('&', "&amp;")
             .replace('<', "&lt;")
@@ -170,7 +170,7 @@ fn fallback(title: &str, message: &str) -> String {
 }
 
 /// A value label, shortened to [`MAX_LABEL`] characters.
-fn short(s: &str) -> String {
+pub(super) fn short(s: &str) -> String {
     if s.chars().count() > MAX_LABEL {
         let mut t: String = s.chars().take(MAX_LABEL - 1).collect();
         t.push('…');
@@ -184,13 +184,13 @@ fn short(s: &str) -> String {
 
 /// How a series' points are marked (after its color repeats).
 #[derive(Clone, Copy)]
-enum Mark {
+pub(super) enum Mark {
     Circle,
     Triangle,
     Square,
 }
 
-fn series_style(s: usize, sole: bool) -> (RGBColor, Mark) {
+pub(super) fn series_style(s: usize, sole: bool) -> (RGBColor, Mark) {
     if sole {
         return (SOLE, Mark::Circle);
     }
@@ -250,7 +250,7 @@ fn legend_layout(entries: &[Entry], x0: i32, width: i32) -> Vec<(i32, i32)> {
 }
 
 /// Nice y-axis top for data up to `max`.
-fn nice_top(max: f64) -> f64 {
+pub(super) fn nice_top(max: f64) -> f64 {
     if !(max.is_finite() && max > 0.0) {
         return 1.0;
     }
@@ -265,7 +265,7 @@ fn nice_top(max: f64) -> f64 {
 }
 
 /// A y label: percentages with the decimals the range needs, or ms.
-fn y_label(percent: bool, top: f64, y: f64) -> String {
+pub(super) fn y_label(percent: bool, top: f64, y: f64) -> String {
     let decimals = if top >= 20.0 {
         0
     } else if top >= 2.0 {
@@ -700,7 +700,7 @@ fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<St
 }
 
 /// A point's mark at pixel `at`.
-fn draw_mark<DB: DrawingBackend>(
+pub(super) fn draw_mark<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     mark: Mark,
     at: (i32, i32),

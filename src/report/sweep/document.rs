@@ -7,8 +7,8 @@ use super::charts::Chart;
 use super::conclusions::conclusions;
 use super::format::{interval, latency, pct};
 use super::view::{key_view, value_at};
-use super::{against_spec, SweepOutput, MAX_TABLE_ROWS};
-use crate::report::doc::{list, p, Block, Row};
+use super::{against_spec, costs, SweepOutput, MAX_TABLE_ROWS};
+use crate::report::doc::{code, link, list, p, t, Block, Row};
 use crate::scenario::Expect;
 use crate::sweep::stats::SummaryRow;
 
@@ -29,7 +29,9 @@ fn seeds_text(seeds: &RangeInclusive<u64>) -> String {
     )
 }
 
-pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
+/// The document; `tradeoff`: the index of the trade-off chart among the
+/// figures (after `charts`), when there is one.
+pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usize>) -> Vec<Block> {
     let s = out.scenario;
     let mut doc = vec![Block::H(1, format!("redlock-sim sweep: {}", s.name))];
     if !s.description.trim().is_empty() {
@@ -71,6 +73,15 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
          bounds the rate, it does not prove it zero."
             .into(),
     ));
+    // The chart that shows the answer: the violation rate along the first
+    // varied key (it is not repeated under Charts).
+    let headline = (!out.keys.is_empty() && !charts.is_empty()).then_some(0);
+    if let Some(k) = headline {
+        doc.push(Block::Chart(k));
+    }
+    if let Some(k) = tradeoff {
+        costs::section(out, k, &mut doc);
+    }
 
     doc.push(Block::H(2, "Summary".into()));
     let mut head: Vec<String> = out.keys.to_vec();
@@ -83,6 +94,8 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
             "acquire rate",
             "acquire p50",
             "acquire p99",
+            "waited per run",
+            "waited 95% interval",
         ]
         .map(String::from),
     );
@@ -102,6 +115,11 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
                 pct(r.acquire_rate),
                 latency(r.acquire_p50_ms),
                 latency(r.acquire_p99_ms),
+                latency(r.unavailable_mean_ms),
+                r.unavailable_ci_ms
+                    .map_or("n/a (1 run)".to_string(), |(lo, hi)| {
+                        format!("{}–{}", latency(lo), latency(hi))
+                    }),
             ]);
             Row {
                 cells,
@@ -120,6 +138,8 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         "Acquire rate: acquisitions per lock call over all runs of the combination. \
          Acquire p50: the median over runs of each run's median acquisition latency; \
          acquire p99: the 99th percentile over runs of each run's p99 latency. \
+         Waited per run: the mean over runs of the time clients waited for the lock while \
+         nobody held it, with its 95% Student-t interval. \
          Combinations with violations are in bold."
             .into(),
     ));
@@ -164,19 +184,36 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         against_spec::section(out, &mut doc);
     }
     if !out.replay.is_empty() {
-        doc.push(Block::H(2, "Runs to replay".into()));
+        doc.push(Block::H(2, "Violating runs".into()));
         doc.push(p(
-            "Each command reruns one violating run exactly (same trace) and writes its report, \
-             history and timeline."
+            "The first violating seeds of each combination. Each links to that run's own \
+             report (its timeline, the violation and the events that led to it), written by \
+             the sweep under runs/; the command beside it reruns the run exactly (same trace)."
                 .into(),
         ));
         let mut items = Vec::new();
         for (values, seeds) in out.replay.iter().take(MAX_TABLE_ROWS) {
-            for &seed in seeds {
-                items.push(run_command(out, values, seed));
+            let combination = out
+                .keys
+                .iter()
+                .zip(values)
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            for (seed, href) in seeds {
+                let text = if combination.is_empty() {
+                    format!("seed {seed}")
+                } else {
+                    format!("{combination}, seed {seed}")
+                };
+                items.push(vec![
+                    link(text, href.clone()),
+                    t(": "),
+                    code(run_command(out, values, *seed)),
+                ]);
             }
         }
-        doc.push(list(items));
+        doc.push(Block::List(items));
     }
 
     doc.push(Block::H(2, "Charts".into()));
@@ -192,6 +229,9 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
     }));
     let mut current: Option<&str> = None;
     for (k, c) in charts.iter().enumerate() {
+        if headline == Some(k) {
+            continue;
+        }
         if !out.keys.is_empty() && current != Some(c.key.as_str()) {
             current = Some(c.key.as_str());
             doc.push(Block::H(3, c.key.clone()));
@@ -203,6 +243,12 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         "summary.csv (one row per combination)".to_string(),
     ];
     files.extend(charts.iter().map(|c| c.file.clone()));
+    if tradeoff.is_some() {
+        files.push(super::tradeoff::FILE.to_string());
+    }
+    if !out.replay.is_empty() {
+        files.push("runs/ (the reports of the violating runs listed)".to_string());
+    }
     doc.push(p(format!("Files: {}.", files.join(", "))));
     doc
 }

@@ -17,10 +17,12 @@ use std::path::Path;
 mod against_spec;
 pub mod charts;
 mod conclusions;
+mod costs;
 mod document;
 mod format;
 #[cfg(test)]
 mod tests;
+pub mod tradeoff;
 mod view;
 
 pub use self::conclusions::conclusions;
@@ -32,6 +34,10 @@ use crate::scenario::Scenario;
 use crate::sweep::baseline::Caught;
 use crate::sweep::stats::SummaryRow;
 use document::{document, title};
+
+/// A combination's values and its first violating seeds, each with the
+/// path of its run report's `index.html` relative to the sweep's directory.
+pub type Replay = (Vec<String>, Vec<(u64, String)>);
 
 /// Everything the report of a sweep is made from.
 pub struct SweepOutput<'a> {
@@ -49,8 +55,10 @@ pub struct SweepOutput<'a> {
     /// The scenario file as the user named it, for replay commands.
     pub file: &'a str,
     /// Per combination with violations (values as in `rows`), the first
-    /// violating seeds, to replay with `redlock-sim run --seed --set`.
-    pub replay: &'a [(Vec<String>, Vec<u64>)],
+    /// violating seeds, to replay with `redlock-sim run --seed --set`, each
+    /// with its run report's `index.html`, relative to the sweep's directory
+    /// (`runs/seed-3--cluster.restart=0.95ttl/index.html`).
+    pub replay: &'a [Replay],
     /// When `clients.variant` is varied with `spec` among its values: each
     /// other variant against the spec client, seed by seed.
     pub caught: &'a [Caught],
@@ -59,16 +67,19 @@ pub struct SweepOutput<'a> {
 /// Creates `dir` (and its parents) and writes `report.md`, `index.html` and
 /// the charts: for each varied key `violation_rate-<key>.svg`,
 /// `acquire_rate-<key>.svg` and `acquire_latency-<key>.svg` (without varied
-/// keys: `violation_rate.svg`, `acquire_rate.svg`, `acquire_latency.svg`).
+/// keys: `violation_rate.svg`, `acquire_rate.svg`, `acquire_latency.svg`),
+/// and with more than one combination `tradeoff.svg`.
 pub fn write_sweep(dir: &Path, out: &SweepOutput) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let charts = charts::render_all(out);
-    for c in &charts {
+    let tradeoff = tradeoff::render(out);
+    for c in charts.iter().chain(&tradeoff) {
         std::fs::write(dir.join(&c.file), &c.svg)?;
     }
-    let doc = document(out, &charts);
+    let doc = document(out, &charts, tradeoff.as_ref().map(|_| charts.len()));
     let figures: Vec<Figure> = charts
         .iter()
+        .chain(&tradeoff)
         .map(|c| Figure {
             // The file name in angle brackets: dots and brackets are safe.
             md: format!("![{}](<{}>)", md_escape(&c.title, true), c.file),

@@ -56,6 +56,9 @@ fn row(values: &[&str], runs: u64, bad: u64, acquire: f64, p50: f64, p99: f64) -
         acquire_rate: acquire,
         acquire_p50_ms: p50,
         acquire_p99_ms: p99,
+        // Waiting grows with the share of failed calls, as with a real cost.
+        unavailable_mean_ms: 1000.0 * (1.0 - acquire),
+        unavailable_ci_ms: (runs > 1).then(|| (900.0 * (1.0 - acquire), 1100.0 * (1.0 - acquire))),
     }
 }
 
@@ -218,7 +221,23 @@ fn writes_the_report_and_the_charts() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("a node &lt;crashes&gt; &amp; restarts"));
     assert!(!html.contains("<crashes>"));
-    assert_eq!(html.matches("<svg").count(), 6);
+    // Three charts per key, and the trade-off chart.
+    assert_eq!(html.matches("<svg").count(), 7);
+    assert!(dir.join("tradeoff.svg").exists());
+    assert!(md.contains("## What safety costs"));
+    assert!(md.contains("![What safety costs: violation rate against waiting](<tradeoff.svg>)"));
+    // Waiting in the table, and the least and most waiting named.
+    assert!(
+        md.contains("| waited per run | waited 95% interval |"),
+        "{md}"
+    );
+    assert!(md.contains("- Least waiting: "), "{md}");
+    assert!(md.contains("- Most waiting: "), "{md}");
+    // The headline chart comes right after the conclusions.
+    let concl = md.find("## Conclusions").unwrap();
+    let first_chart = md.find("![").unwrap();
+    let summary = md.find("## Summary").unwrap();
+    assert!(concl < first_chart && first_chart < summary, "{md}");
     assert!(!html.contains("<?xml"));
     for c in conclusions(&out) {
         assert!(html.contains(&html_escape(&c)), "{c}");

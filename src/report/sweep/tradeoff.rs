@@ -1,0 +1,404 @@
+//! The trade-off chart of a sweep (`tradeoff.svg`): what safety costs in
+//! waiting. One point per combination: across, the mean time clients waited
+//! while nobody held the lock (`unavailable_mean_ms`, with its 95% t
+//! interval as a horizontal bar); up, the violation rate (with its 95%
+//! Wilson interval as a vertical bar). Each point is labelled with its
+//! combination's values; a label that finds no free place beside its point
+//! becomes a number, spelled out under the chart. With other keys varied,
+//! the points are coloured by the combination of the keys after the first.
+//!
+//! Drawn for every sweep with more than one combination; drawing never
+//! panics (a chart that cannot be drawn becomes a small SVG saying why).
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::charts::{
+    draw_mark, fallback, nice_top, series_style, short, y_label, Chart, CHAR_W, GREY_TEXT, GRID,
+    HEADER_H, LIGHT_GRID, MARGIN_L, MARGIN_R, MAX_LEGEND, PLOT_H, WIDTH, Y_LABEL_W,
+};
+use super::{key_view, SweepOutput};
+use crate::report::fonts::{ensure_font, FAMILY};
+
+/// The chart's file name.
+pub const FILE: &str = "tradeoff.svg";
+/// The chart's title (also the figure's caption in the report).
+pub const TITLE: &str = "What safety costs: violation rate against waiting";
+/// Points drawn at most (summary.csv has them all).
+const MAX_POINTS: usize = 200;
+/// Height of a label, in px.
+const LABEL_H: f64 = 16.0;
+
+/// One combination's point.
+struct Point {
+    label: String,
+    series: usize,
+    /// Waiting, in ms: the mean and its interval.
+    x: f64,
+    x_ci: Option<(f64, f64)>,
+    /// Violation rate, in %: the rate and its interval.
+    y: f64,
+    y_ci: (f64, f64),
+}
+
+/// The chart, when the sweep has more than one combination with runs.
+pub fn render(out: &SweepOutput) -> Option<Chart> {
+    if out.rows.iter().filter(|r| r.runs > 0).count() < 2 {
+        return None;
+    }
+    ensure_font();
+    // Drawn twice: the first time tells how many legend lines it takes.
+    let svg = draw(out, None)
+        .and_then(|(_, rows)| draw(out, Some(rows)))
+        .map(|(svg, _)| svg)
+        .unwrap_or_else(|e| fallback(TITLE, &e));
+    Some(Chart {
+        file: FILE.to_string(),
+        title: TITLE.to_string(),
+        key: String::new(),
+        svg,
+    })
+}
+
+/// The points, and the series' labels (empty with one series).
+fn points(out: &SweepOutput) -> (Vec<Point>, Vec<String>) {
+    // Series: the combinations of the keys after the first.
+    let view = key_view(out, 0);
+    let mut series_of: Vec<(&[String], usize)> = Vec::new();
+    for (g, group) in view.groups.iter().enumerate() {
+        for r in group.cells.iter().flatten() {
+            series_of.push((r.values.as_slice(), g));
+        }
+    }
+    let many = view.groups.len() > 1;
+    let labels = if many {
+        view.groups.iter().map(|g| g.label.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let points = out
+        .rows
+        .iter()
+        .filter(|r| r.runs > 0 && r.unavailable_mean_ms.is_finite())
+        .take(MAX_POINTS)
+        .map(|r| {
+            let series = series_of
+                .iter()
+                .find(|(v, _)| *v == r.values.as_slice())
+                .map_or(0, |(_, g)| *g);
+            // With series, the first key's value names the point; the
+            // colour gives the rest.
+            let label = if many {
+                r.values.first().cloned().unwrap_or_default()
+            } else {
+                r.values.join(", ")
+            };
+            Point {
+                label: short(&label),
+                series,
+                x: r.unavailable_mean_ms,
+                x_ci: r.unavailable_ci_ms,
+                y: r.violation_rate * 100.0,
+                y_ci: (r.ci_low * 100.0, r.ci_high * 100.0),
+            }
+        })
+        .collect();
+    (points, labels)
+}
+
+/// A label's box in pixels: (left, top, right, bottom).
+type Box4 = (f64, f64, f64, f64);
+
+fn overlaps(a: Box4, b: Box4) -> bool {
+    a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+}
+
+/// Where each label goes: the first free place around its point (right,
+/// left, above, below, then diagonals), or `None` (it becomes a number).
+fn place_labels(at: &[(f64, f64)], labels: &[String], area: Box4) -> Vec<Option<(f64, f64, HPos)>> {
+    let mut taken: Vec<Box4> = at
+        .iter()
+        .map(|&(x, y)| (x - 5.0, y - 5.0, x + 5.0, y + 5.0))
+        .collect();
+    let mut placed = Vec::with_capacity(at.len());
+    for (&(x, y), label) in at.iter().zip(labels) {
+        let w = label.chars().count() as f64 * CHAR_W;
+        let h = LABEL_H;
+        // (anchor x, anchor y, horizontal anchor) and the box it makes.
+        let tries = [
+            (x + 9.0, y, HPos::Left),
+            (x - 9.0, y, HPos::Right),
+            (x, y - 14.0, HPos::Center),
+            (x, y + 14.0, HPos::Center),
+            (x + 7.0, y - 14.0, HPos::Left),
+            (x + 7.0, y + 14.0, HPos::Left),
+            (x - 7.0, y - 14.0, HPos::Right),
+            (x - 7.0, y + 14.0, HPos::Right),
+        ];
+        let spot = tries.into_iter().find_map(|(ax, ay, h_pos)| {
+            let left = match h_pos {
+                HPos::Left => ax,
+                HPos::Right => ax - w,
+                HPos::Center => ax - w / 2.0,
+            };
+            let b = (left, ay - h / 2.0, left + w, ay + h / 2.0);
+            let inside = b.0 >= area.0 && b.2 <= area.2 && b.1 >= area.1 && b.3 <= area.3;
+            (inside && !taken.iter().any(|&t| overlaps(t, b))).then_some((ax, ay, h_pos, b))
+        });
+        match spot {
+            Some((ax, ay, h_pos, b)) => {
+                taken.push(b);
+                placed.push(Some((ax, ay, h_pos)));
+            }
+            None => placed.push(None),
+        }
+    }
+    placed
+}
+
+/// The SVG and the legend lines it used; `legend_rows`: the room to leave
+/// for the legend (`None`: as much as it could take).
+fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize), String> {
+    let err = |e: &dyn std::fmt::Debug| format!("{e:?}");
+    let (points, series) = points(out);
+    let sole = series.is_empty();
+    let x_hi = points
+        .iter()
+        .map(|p| p.x_ci.map_or(p.x, |c| c.1).max(p.x))
+        .fold(0.0, f64::max);
+    let y_hi = points.iter().map(|p| p.y_ci.1.max(p.y)).fold(0.0, f64::max);
+    let x1 = nice_top(x_hi);
+    let y1 = nice_top(y_hi).min(100.0);
+    let x_in_s = x1 >= 2_000.0;
+    let per = out
+        .seeds
+        .end()
+        .checked_sub(*out.seeds.start())
+        .map_or(0, |x| x.saturating_add(1));
+
+    // Legend lines: the series, then numbered labels (filled in below).
+    let legend_rows = legend_rows.unwrap_or(1 + series.len().min(MAX_LEGEND) + 1 + 3 + 1);
+    let height = HEADER_H + PLOT_H + 60 + legend_rows as u32 * 22 + 12;
+    let mut buf = String::new();
+    let used;
+    {
+        let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (header, rest) = root.split_vertically(HEADER_H);
+        let (plot_area, legend_area) = rest.split_vertically(PLOT_H + 60);
+        let d = |r: Result<(), _>| r.map_err(|e| err(&e));
+        d(header.draw(&Text::new(
+            format!("{TITLE} — {}", out.scenario.name),
+            (MARGIN_L as i32 + 12, 10),
+            TextStyle::from((FAMILY, 20).into_font()).color(&BLACK),
+        )))?;
+        d(header.draw(&Text::new(
+            format!(
+                "one point per combination, {per} seeds each; bars: 95% intervals (Wilson up, t across)"
+            ),
+            (MARGIN_L as i32 + 12, 38),
+            TextStyle::from((FAMILY, 15).into_font()).color(&GREY_TEXT),
+        )))?;
+        let mut chart = ChartBuilder::on(&plot_area)
+            .margin_left(MARGIN_L)
+            .margin_right(MARGIN_R)
+            .margin_top(10)
+            .x_label_area_size(60)
+            .y_label_area_size(Y_LABEL_W)
+            .build_cartesian_2d(0f64..x1, 0f64..y1)
+            .map_err(|e| err(&e))?;
+        let fmt_x = |x: &f64| {
+            if x_in_s {
+                let decimals = if x1 >= 20_000.0 { 0 } else { 1 };
+                format!("{:.decimals$} s", x / 1000.0)
+            } else {
+                format!("{x:.0} ms")
+            }
+        };
+        let fmt_y = |y: &f64| y_label(true, y1, *y);
+        chart
+            .configure_mesh()
+            .x_labels(10)
+            .y_labels(8)
+            .x_label_formatter(&fmt_x)
+            .y_label_formatter(&fmt_y)
+            .y_desc("runs with a violation")
+            .x_desc("time clients waited while nobody held the lock (mean per run)")
+            .label_style((FAMILY, 14))
+            .axis_desc_style((FAMILY, 15))
+            .light_line_style(LIGHT_GRID)
+            .bold_line_style(GRID)
+            .draw()
+            .map_err(|e| err(&e))?;
+
+        // --- the points and their bars ---
+        let px = |x: f64, y: f64| chart.backend_coord(&(x.clamp(0.0, x1), y.clamp(0.0, y1)));
+        for p in &points {
+            let (color, mark) = series_style(p.series, sole);
+            let (cx, cy) = px(p.x, p.y);
+            let bar = |a: (i32, i32), b: (i32, i32)| {
+                root.draw(&PathElement::new(vec![a, b], color.stroke_width(1)))
+            };
+            let (_, lo) = px(p.x, p.y_ci.0);
+            let (_, hi) = px(p.x, p.y_ci.1);
+            d(bar((cx, lo), (cx, hi)))?;
+            for y in [lo, hi] {
+                d(bar((cx - 4, y), (cx + 4, y)))?;
+            }
+            if let Some((a, b)) = p.x_ci {
+                let (l, _) = px(a, p.y);
+                let (r, _) = px(b, p.y);
+                d(bar((l, cy), (r, cy)))?;
+                for x in [l, r] {
+                    d(bar((x, cy - 4), (x, cy + 4)))?;
+                }
+            }
+            draw_mark(&root, mark, (cx, cy), color)?;
+        }
+
+        // --- the labels ---
+        let (xr, yr) = chart.plotting_area().get_pixel_range();
+        let area = (
+            xr.start as f64,
+            yr.start as f64,
+            xr.end as f64,
+            yr.end as f64,
+        );
+        let at: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| {
+                let (x, y) = px(p.x, p.y);
+                (x as f64, y as f64)
+            })
+            .collect();
+        let texts: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
+        let placed = place_labels(&at, &texts, area);
+        let mut numbered: Vec<String> = Vec::new();
+        let label_style = TextStyle::from((FAMILY, 14).into_font()).color(&BLACK);
+        for ((p, spot), &(x, y)) in points.iter().zip(&placed).zip(&at) {
+            match spot {
+                Some((ax, ay, h_pos)) => d(root.draw(&Text::new(
+                    p.label.clone(),
+                    (*ax as i32, *ay as i32),
+                    label_style.clone().pos(Pos::new(*h_pos, VPos::Center)),
+                )))?,
+                None => {
+                    numbered.push(p.label.clone());
+                    d(root.draw(&Text::new(
+                        numbered.len().to_string(),
+                        (x as i32 + 7, y as i32 - 7),
+                        label_style.clone().pos(Pos::new(HPos::Left, VPos::Bottom)),
+                    )))?;
+                }
+            }
+        }
+
+        // --- the legend: series, then numbered points ---
+        let item = TextStyle::from((FAMILY, 15).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let x0 = MARGIN_L as i32 + 12;
+        let mut row = 0;
+        let mut line = |text: String, swatch: Option<usize>| -> Result<(), String> {
+            let y = 14 + row * 22;
+            row += 1;
+            let mut x = x0;
+            if let Some(s) = swatch {
+                let (color, mark) = series_style(s, false);
+                d(legend_area.draw(&PathElement::new(
+                    vec![(x, y), (x + 26, y)],
+                    color.stroke_width(2),
+                )))?;
+                draw_mark(&legend_area, mark, (x + 13, y), color)?;
+                x += 34;
+            }
+            d(legend_area.draw(&Text::new(text, (x, y), item.clone())))
+        };
+        if let Some(first) = out.keys.first() {
+            line(
+                if sole {
+                    format!("points labelled by {}", out.keys.join(", "))
+                } else {
+                    format!("points labelled by {first}; colours:")
+                },
+                None,
+            )?;
+        }
+        for (s, label) in series.iter().enumerate().take(MAX_LEGEND) {
+            line(label.clone(), Some(s))?;
+        }
+        if series.len() > MAX_LEGEND {
+            line(
+                format!(
+                    "… {} more colours not in this legend",
+                    series.len() - MAX_LEGEND
+                ),
+                None,
+            )?;
+        }
+        if !numbered.is_empty() {
+            let shown: Vec<String> = numbered
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("{} = {l}", i + 1))
+                .collect();
+            // Wrapped at the chart's width, at most three lines.
+            let per_line = ((WIDTH as f64 - 40.0) / (CHAR_W * 1.1)) as usize;
+            let mut current = String::new();
+            let mut lines = Vec::new();
+            for s in shown {
+                if !current.is_empty() && current.chars().count() + s.chars().count() + 3 > per_line
+                {
+                    lines.push(std::mem::take(&mut current));
+                }
+                if !current.is_empty() {
+                    current.push_str(";  ");
+                }
+                current.push_str(&s);
+            }
+            lines.push(current);
+            let more = lines.len() > 3;
+            for l in lines.into_iter().take(3) {
+                line(l, None)?;
+            }
+            if more {
+                line("… the rest in summary.csv".to_string(), None)?;
+            }
+        }
+        if out.rows.len() > MAX_POINTS {
+            line(
+                format!("({MAX_POINTS} of {} combinations drawn)", out.rows.len()),
+                None,
+            )?;
+        }
+        used = row as usize;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok((buf, used))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_take_free_places_and_crowds_become_numbers() {
+        let area = (0.0, 0.0, 1000.0, 400.0);
+        let labels = vec!["a".to_string(), "b".to_string()];
+        // Far apart: both to the right of their points.
+        let p = place_labels(&[(100.0, 100.0), (500.0, 300.0)], &labels, area);
+        assert!(matches!(p[0], Some((x, _, HPos::Left)) if x > 100.0));
+        assert!(matches!(p[1], Some((x, _, HPos::Left)) if x > 500.0));
+        // The same point many times: the first labels find places, the
+        // rest become numbers (never drawn over each other).
+        let many: Vec<String> = (0..12).map(|i| format!("label-{i}")).collect();
+        let at = vec![(500.0, 200.0); 12];
+        let p = place_labels(&at, &many, area);
+        assert!(p[0].is_some());
+        assert!(p.iter().any(Option::is_none));
+        // At the right edge a long label goes to the left.
+        let long = vec!["a long label of many characters".to_string()];
+        let p = place_labels(&[(990.0, 200.0)], &long, area);
+        assert!(matches!(p[0], Some((_, _, HPos::Right))));
+    }
+}
