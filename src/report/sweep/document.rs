@@ -50,6 +50,9 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart]) -> Vec<Block> {
         setup.push_str(" No key is varied: every run has the same settings.");
     }
     doc.push(p(setup));
+    if let Some(c) = out.coverage {
+        doc.push(super::coverage::notice(c));
+    }
     if !out.keys.is_empty() {
         let items = (0..out.keys.len())
             .map(|i| {
