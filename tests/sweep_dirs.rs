@@ -274,5 +274,21 @@ fn a_merge_of_one_shard_of_two_says_how_many_runs_it_holds() {
         )),
         "{stdout}"
     );
+    // A sweep.json that is not one: bad input, exit 2, nothing written.
+    std::fs::write(
+        tmp.join("s1/sweep.json"),
+        r#"{"scenario":"tiny-sweep","seeds_first":9,"seeds_last":1,"combinations":2,"shard":null,"runs_total":4,"runs_shard":4}"#,
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .arg("merge")
+        .arg(tmp.join("s1"))
+        .arg("--out")
+        .arg(tmp.join("m4"))
+        .output()
+        .unwrap();
+    assert!(refused(&o).contains("sweep.json"));
+    assert!(!tmp.join("m4").exists());
+    assert!(refused(&sweep(&file, &tmp.join("s1"), &["--shard", "1/2"])).contains("sweep.json"));
     std::fs::remove_dir_all(&tmp).unwrap();
 }

@@ -4,7 +4,7 @@
 //! seeds or shard of the same scenario is refused unless `--fresh`), what
 //! `--fresh` deletes, and how `merge` tells which part of a sweep it holds.
 
-use super::{Plan, SCENARIO_COPY};
+use super::{Plan, MAX_RUNS, SCENARIO_COPY};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::ops::RangeInclusive;
@@ -96,9 +96,18 @@ pub fn read(dir: &Path) -> Result<Option<Meta>, String> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| format!("{}: not a sweep's {META_FILE}: {e}", path.display()))
+    let bad = |e: String| format!("{}: not a sweep's {META_FILE}: {e}", path.display());
+    let meta: Meta = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if meta.seeds_first > meta.seeds_last || meta.seeds_last - meta.seeds_first >= MAX_RUNS {
+        return Err(bad(format!(
+            "seeds {}..={} is not a sweep's seed range",
+            meta.seeds_first, meta.seeds_last
+        )));
+    }
+    if meta.shard.is_some_and(|s| s.k == 0 || s.k > s.n) {
+        return Err(bad("shard: K/N needs 1 <= K <= N".into()));
+    }
+    Ok(Some(meta))
 }
 
 pub fn write(dir: &Path, meta: &Meta) -> io::Result<()> {

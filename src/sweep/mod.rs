@@ -518,6 +518,23 @@ fn merge_read(dirs: &[PathBuf]) -> Result<(Plan, Vec<RunRow>, String), String> {
         parts.push((d.display().to_string(), meta, part.len()));
         rows.extend(part);
     }
+    if let Some(s) = &seeds {
+        let cells = Plan::from_text(text.clone(), String::new(), None)
+            .map_err(|e| e.to_string())?
+            .cells
+            .len() as u64;
+        if (s.end() - s.start())
+            .saturating_add(1)
+            .saturating_mul(cells)
+            > MAX_RUNS
+        {
+            return Err(format!(
+                "the shards' seeds {}..={} make more than {MAX_RUNS} runs",
+                s.start(),
+                s.end()
+            ));
+        }
+    }
     let plan =
         Plan::from_text(text, copy.display().to_string(), seeds).map_err(|e| e.to_string())?;
     Ok((plan, rows, meta::merge_parts(&parts)))
