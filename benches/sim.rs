@@ -70,6 +70,7 @@ fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
             shard: None,
             out: out.clone(),
             progress: false,
+            fresh: false,
         },
     )
     .unwrap();

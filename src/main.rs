@@ -67,6 +67,10 @@ enum Command {
         /// expects safe.
         #[arg(long)]
         strict: bool,
+        /// Discard what --out holds of this scenario's sweep and run every
+        /// run again (without it a sweep resumes).
+        #[arg(long)]
+        fresh: bool,
     },
     /// Shrink one violating run into a minimal scenario: its faults become
     /// explicit [[faults]], then are dropped, shortened and moved later while
@@ -220,6 +224,7 @@ fn command(cli: Cli) -> ExitCode {
             shard,
             out,
             strict,
+            fresh,
         } => {
             let plan = match sweep::Plan::load(&file, seeds) {
                 Ok(p) => std::sync::Arc::new(p),
@@ -236,6 +241,7 @@ fn command(cli: Cli) -> ExitCode {
                 shard,
                 out: out.clone(),
                 progress: true,
+                fresh,
             };
             match sweep::sweep(&plan, &opts) {
                 Ok(done) => finished_sweep(&done, &out, strict.then_some(&plan.base)),
@@ -416,6 +422,9 @@ fn finished_sweep(
 ) -> ExitCode {
     let violating: u64 = done.summary.iter().map(|r| r.violating_runs).sum();
     println!("runs: {} ({} run now)", done.rows.len(), done.ran);
+    if let Some(c) = &done.coverage {
+        println!("{}", redlock_sim::report::sweep::stdout_line(c));
+    }
     println!("violating_runs: {violating}");
     for c in &done.conclusions {
         println!("- {c}");

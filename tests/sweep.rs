@@ -89,6 +89,15 @@ fn shards_merge_into_the_unsharded_sweep() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every run is held: no partial line, no notice.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("runs:")).count(),
+        1,
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(out.join("merged/report.md")).unwrap();
+    assert!(!report.contains("Partial"), "{report}");
     assert_eq!(
         runs_without_wall(&out.join("all")),
         runs_without_wall(&out.join("merged"))
@@ -164,6 +173,8 @@ fn another_sweeps_rows_are_never_dropped() {
     let out = temp_dir("foreign");
     sweep(SMALL, &out, &["--jobs", "2", "--seeds", "1..=2"]);
     let before = std::fs::read(out.join("runs.csv")).unwrap();
+    // A directory of an older version, without sweep.json: its rows decide.
+    std::fs::remove_file(out.join("sweep.json")).unwrap();
     let o = Command::new(BIN)
         .args(["sweep", SMALL, "--seeds", "3..=4", "--out"])
         .arg(&out)

@@ -11,11 +11,12 @@
 //! `runs.csv` of shards and writes exactly what one sweep would have.
 
 pub mod baseline;
+pub mod meta;
 pub mod rows;
 pub mod run_reports;
 pub mod stats;
 
-use crate::report::sweep::{write_sweep, SweepOutput};
+use crate::report::sweep::{write_sweep, Coverage, SweepOutput};
 use crate::runner;
 use crate::scenario::{self, Expect, Scenario, ScenarioError};
 use rows::RunRow;
@@ -178,6 +179,8 @@ pub struct Options {
     pub out: PathBuf,
     /// Print progress (a bar on a terminal, plain lines otherwise).
     pub progress: bool,
+    /// Discard what `out` holds of this scenario's sweep and run every run.
+    pub fresh: bool,
 }
 
 /// What a finished sweep or merge produced.
@@ -187,6 +190,8 @@ pub struct Finished {
     pub conclusions: Vec<String>,
     /// Runs done now (not found already in `runs.csv`).
     pub ran: usize,
+    /// When only part of the sweep is held (a shard, a merge lacking runs).
+    pub coverage: Option<Coverage>,
 }
 
 impl Finished {
@@ -203,7 +208,8 @@ impl Finished {
     }
 }
 
-/// Runs the sweep, resuming from the rows already in `out/runs.csv`.
+/// Runs the sweep, resuming from the rows already in `out/runs.csv` (see
+/// [`meta::prepare`] for what is refused, and what `--fresh` deletes).
 pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     std::fs::create_dir_all(&opts.out).map_err(|e| {
         io::Error::new(
@@ -214,19 +220,11 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
             ),
         )
     })?;
+    let meta = meta::Meta::of(plan, opts.shard);
+    meta::prepare(&opts.out, plan, &meta, opts.fresh)?;
     let copy = opts.out.join(SCENARIO_COPY);
-    match std::fs::read_to_string(&copy) {
-        Ok(old) if old != plan.text => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{} holds a sweep of a different scenario text; choose another --out (or delete it)",
-                    opts.out.display()
-                ),
-            ))
-        }
-        Ok(_) => {}
-        Err(_) => std::fs::write(&copy, &plan.text)?,
+    if !copy.exists() {
+        std::fs::write(&copy, &plan.text)?;
     }
     let path = opts.out.join("runs.csv");
     let by_values = plan.cell_index();
@@ -255,6 +253,7 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
         w.write_record(rows::header(&plan.keys))?;
         w.flush()?;
     }
+    meta::write(&opts.out, &meta)?;
     let todo: Vec<usize> = (0..plan.total_runs())
         .filter(|i| opts.shard.is_none_or(|(k, n)| i % n == k - 1))
         .filter(|i| !done.contains(i))
@@ -262,7 +261,16 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     let ran = todo.len();
     execute(plan, todo, opts, &path)?;
     let rows = rows::read(&path, &plan.keys)?;
-    finish(plan, rows, &opts.out, ran, opts.jobs)
+    let shards = opts.shard.map(|(k, n)| format!("shard {k}/{n}"));
+    finish(
+        plan,
+        rows,
+        &opts.out,
+        ran,
+        false,
+        shards.unwrap_or_default(),
+        opts.jobs,
+    )
 }
 
 fn truncate_partial_line(path: &Path) -> io::Result<()> {
@@ -334,12 +342,15 @@ fn execute(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) -> i
 }
 
 /// Sorts the rows into run order, writes `runs.csv`, `summary.csv` and the
-/// report into `out`.
+/// report into `out`. `merged` and `shards` (which shards are held, in
+/// words) describe the rows when they are fewer than the plan's runs.
 pub fn finish(
     plan: &Plan,
     rows: Vec<RunRow>,
     out: &Path,
     ran: usize,
+    merged: bool,
+    shards: String,
     jobs: usize,
 ) -> io::Result<Finished> {
     let by_values = plan.cell_index();
@@ -384,6 +395,12 @@ pub fn finish(
     }
     run_reports::write(plan, &wanted, out, jobs)?;
     let caught = baseline::against_spec(&plan.keys, &rows);
+    let coverage = (rows.len() < plan.total_runs()).then(|| Coverage {
+        held: rows.len() as u64,
+        total: plan.total_runs() as u64,
+        shards,
+        merged,
+    });
     let output = SweepOutput {
         scenario: &plan.base,
         keys: &plan.keys,
@@ -393,6 +410,7 @@ pub fn finish(
         file: &plan.file,
         replay: &replay,
         caught: &caught,
+        coverage: coverage.as_ref(),
     };
     write_sweep(out, &output)?;
     let conclusions = crate::report::sweep::conclusions(&output);
@@ -401,6 +419,7 @@ pub fn finish(
         summary,
         conclusions,
         ran,
+        coverage,
     })
 }
 
@@ -466,9 +485,11 @@ impl std::fmt::Display for MergeError {
 }
 
 /// `merge DIR... --out DIR`: joins the shards' `runs.csv` (the scenario is
-/// read from the first directory's copy) and writes every output.
+/// read from the first directory's copy) and writes every output. The whole
+/// sweep's seeds are those of the shards' `sweep.json` (a directory without
+/// one: the copy's `[sweep] seeds`), widened to the seeds seen.
 pub fn merge(dirs: &[PathBuf], out: &Path, jobs: usize) -> Result<Finished, MergeError> {
-    let (plan, rows) = merge_read(dirs).map_err(MergeError::BadInput)?;
+    let (plan, rows, shards) = merge_read(dirs).map_err(MergeError::BadInput)?;
     let failed = |e: io::Error| {
         MergeError::Failed(format!(
             "cannot write the outputs to {}: {e}",
@@ -477,16 +498,24 @@ pub fn merge(dirs: &[PathBuf], out: &Path, jobs: usize) -> Result<Finished, Merg
     };
     std::fs::create_dir_all(out).map_err(failed)?;
     std::fs::write(out.join(SCENARIO_COPY), &plan.text).map_err(failed)?;
-    finish(&plan, rows, out, 0, jobs).map_err(failed)
+    finish(&plan, rows, out, 0, true, shards, jobs).map_err(failed)
 }
 
-/// Reads the shards of a merge: the plan and every row.
-fn merge_read(dirs: &[PathBuf]) -> Result<(Plan, Vec<RunRow>), String> {
+/// Reads the shards of a merge: the plan, every row, and which shards they
+/// are (in words, see [`meta::merge_parts`]).
+fn merge_read(dirs: &[PathBuf]) -> Result<(Plan, Vec<RunRow>, String), String> {
     let first = dirs.first().ok_or("merge needs at least one directory")?;
     let copy = first.join(SCENARIO_COPY);
     let text = std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
     let mut rows = Vec::new();
     let mut seeds: Option<RangeInclusive<u64>> = None;
+    let widen = |s: Option<RangeInclusive<u64>>, r: &RangeInclusive<u64>| {
+        Some(match s {
+            None => r.clone(),
+            Some(s) => (*s.start()).min(*r.start())..=(*s.end()).max(*r.end()),
+        })
+    };
+    let mut parts = Vec::new();
     for d in dirs {
         let other = std::fs::read_to_string(d.join(SCENARIO_COPY))
             .map_err(|e| format!("{}: {e}", d.display()))?;
@@ -500,17 +529,37 @@ fn merge_read(dirs: &[PathBuf]) -> Result<(Plan, Vec<RunRow>), String> {
         let plan = Plan::from_text(text.clone(), copy.display().to_string(), None)
             .map_err(|e| e.to_string())?;
         let part = rows::read(&d.join("runs.csv"), &plan.keys).map_err(|e| e.to_string())?;
+        let meta = meta::read(d)?;
+        seeds = widen(
+            seeds,
+            &meta.as_ref().map_or(plan.seeds.clone(), |m| m.seeds()),
+        );
         for r in &part {
-            seeds = Some(match seeds {
-                None => r.seed..=r.seed,
-                Some(s) => (*s.start()).min(r.seed)..=(*s.end()).max(r.seed),
-            });
+            seeds = widen(seeds, &(r.seed..=r.seed));
         }
+        parts.push((d.display().to_string(), meta, part.len()));
         rows.extend(part);
+    }
+    if let Some(s) = &seeds {
+        let cells = Plan::from_text(text.clone(), String::new(), None)
+            .map_err(|e| e.to_string())?
+            .cells
+            .len() as u64;
+        if (s.end() - s.start())
+            .saturating_add(1)
+            .saturating_mul(cells)
+            > MAX_RUNS
+        {
+            return Err(format!(
+                "the shards' seeds {}..={} make more than {MAX_RUNS} runs",
+                s.start(),
+                s.end()
+            ));
+        }
     }
     let plan =
         Plan::from_text(text, copy.display().to_string(), seeds).map_err(|e| e.to_string())?;
-    Ok((plan, rows))
+    Ok((plan, rows, meta::merge_parts(&parts)))
 }
 
 /// Progress: a bar on a terminal, plain lines every 10% otherwise.

@@ -52,6 +52,9 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
         setup.push_str(" No key is varied: every run has the same settings.");
     }
     doc.push(p(setup));
+    if let Some(c) = out.coverage {
+        doc.push(super::coverage::notice(c));
+    }
     if !out.keys.is_empty() {
         let items = (0..out.keys.len())
             .map(|i| {

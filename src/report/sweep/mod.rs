@@ -18,6 +18,7 @@ mod against_spec;
 pub mod charts;
 mod conclusions;
 mod costs;
+mod coverage;
 mod document;
 mod format;
 #[cfg(test)]
@@ -26,6 +27,7 @@ pub mod tradeoff;
 mod view;
 
 pub use self::conclusions::conclusions;
+pub use self::coverage::{stdout_line, Coverage};
 pub(crate) use self::document::run_command;
 pub(crate) use self::format::{interval, latency, pct};
 pub(crate) use self::view::{key_view, value_at, Group, KeyView};
@@ -62,6 +64,9 @@ pub struct SweepOutput<'a> {
     /// When `clients.variant` is varied with `spec` among its values: each
     /// other variant against the spec client, seed by seed.
     pub caught: &'a [Caught],
+    /// When the report holds only part of the sweep (a shard, or a merge
+    /// lacking runs): how much; `None` when it holds every run.
+    pub coverage: Option<&'a Coverage>,
 }
 
 /// Creates `dir` (and its parents) and writes `report.md`, `index.html` and

@@ -99,6 +99,7 @@ fn output<'a>(s: &'a Scenario, keys: &'a [String], rows: &'a [SummaryRow]) -> Sw
         file: "scenarios/x.toml",
         replay: &[],
         caught: &[],
+        coverage: None,
     }
 }
 
