@@ -133,7 +133,10 @@ fn fresh_reruns_every_run_and_deletes_only_the_sweeps_files() {
     for keep in ["frontier-x/report.md", "seed-3/index.html", "notes.txt"] {
         assert_eq!(std::fs::read_to_string(out.join(keep)).unwrap(), "keep");
     }
-    assert!(!out.join("runs").exists() && !out.join("tradeoff.svg").exists());
+    // The old files went; the fresh sweep wrote its own.
+    assert!(!out.join("runs/old.html").exists());
+    let tradeoff = std::fs::read_to_string(out.join("tradeoff.svg")).unwrap();
+    assert!(tradeoff.starts_with("<svg"), "{tradeoff}");
     let copy = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
     assert!(copy.contains("second"), "{copy}");
     assert!(std::fs::read_to_string(out.join("report.md"))
