@@ -393,8 +393,30 @@ pub fn finish(
             replay.push((shown.clone(), seeds));
         }
     }
-    run_reports::write(plan, &wanted, out, jobs)?;
     let caught = baseline::against_spec(&plan.keys, &rows);
+    // A variant's first catch against the spec client gets its report too.
+    for c in &caught {
+        let Some(&seed) = c.seeds.first() else {
+            continue;
+        };
+        let Some(cell) = plan.cells.iter().position(|(_, v)| *v == c.values) else {
+            continue;
+        };
+        let Some(row) = rows.iter().find(|r| r.values == c.values && r.seed == seed) else {
+            continue;
+        };
+        let listed = replay.iter_mut().find(|(v, _)| *v == c.values);
+        let Some((_, seeds)) = listed else { continue };
+        if !seeds.iter().any(|(s, _)| *s == seed) {
+            seeds.push((seed, run_reports::link(plan, cell, seed)));
+            wanted.push(run_reports::Wanted {
+                cell,
+                seed,
+                trace: row.trace.clone(),
+            });
+        }
+    }
+    run_reports::write(plan, &wanted, out, jobs)?;
     let coverage = (rows.len() < plan.total_runs()).then(|| Coverage {
         held: rows.len() as u64,
         total: plan.total_runs() as u64,

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::{run_command, SweepOutput, MAX_TABLE_ROWS};
-use crate::report::doc::{list, p, Block, Row};
+use crate::report::doc::{link, p, t, Block, In, Row};
 use crate::sweep::baseline::{twin, Caught, BASELINE};
 
 /// The section "Against the spec client" (see [`crate::sweep::baseline`]).
@@ -66,19 +66,32 @@ pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
             out.caught.len() - MAX_TABLE_ROWS
         )));
     }
-    let items: Vec<String> = out
+    let items: Vec<Vec<In>> = out
         .caught
         .iter()
         .take(MAX_TABLE_ROWS)
         .filter_map(|c| {
             let seed = *c.seeds.first()?;
             let twin = twin(out.keys, &c.values)?;
-            Some(format!(
+            let text = format!(
                 "{}: {} (and the {BASELINE} client, safe: {})",
                 c.values.join(", "),
                 run_command(out, &c.values, seed),
                 run_command(out, &twin, seed) + " --set expect=safe"
-            ))
+            );
+            // The run's own report, when the sweep wrote it (runs/).
+            let report = out
+                .replay
+                .iter()
+                .filter(|(v, _)| *v == c.values)
+                .flat_map(|(_, seeds)| seeds)
+                .find(|(s, _)| *s == seed);
+            Some(match report {
+                Some((_, href)) => {
+                    vec![link(format!("seed {seed}"), href.clone()), t(": "), t(text)]
+                }
+                None => vec![t(text)],
+            })
         })
         .collect();
     if !items.is_empty() {
@@ -86,7 +99,7 @@ pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
             "The first catch of each variant, and its {BASELINE}-client twin (with \
              --set expect=safe, the twin's command exits 0 when its run is safe):"
         )));
-        doc.push(list(items));
+        doc.push(Block::List(items));
     }
 }
 
