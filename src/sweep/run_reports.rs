@@ -7,9 +7,9 @@
 //!
 //! Each run is replayed from the scenario text with its combination's
 //! overrides and must give the trace `runs.csv` recorded; a different trace
-//! is a determinism bug and fails the sweep. A directory whose
-//! `summary.json` already holds that trace is left as it is (a resumed
-//! sweep does not replay it again).
+//! is a determinism bug and fails the sweep. They are written again each
+//! time the sweep's report is (a resumed sweep too), so that they always
+//! show the scenario text the report does.
 
 use std::io;
 use std::path::Path;
@@ -77,11 +77,6 @@ fn write_one(plan: &Plan, w: &Wanted, out: &Path) -> Result<(), String> {
     let dir = out
         .join(RUNS_DIR)
         .join(runner::dir_name("seed-", w.seed, sets));
-    let done = std::fs::read_to_string(dir.join("summary.json"))
-        .is_ok_and(|j| j.contains(&format!("\"trace\": \"{}\"", w.trace)));
-    if done && dir.join("index.html").exists() {
-        return Ok(());
-    }
     let s =
         scenario::parse_with_overrides(&plan.text, &plan.file, sets).map_err(|e| e.to_string())?;
     let (run, _) =
