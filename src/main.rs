@@ -205,8 +205,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// Commands that only print and write files die quietly, as `cat` does,
+/// when the reader of their output goes away (`redlock-sim run ... | head
+/// -1`), instead of panicking on the broken pipe. Rust ignores SIGPIPE; this
+/// restores the default for them. `node` and `lock` keep it ignored: they
+/// talk to sockets whose peers may close.
+fn quiet_on_broken_pipe(command: &Command) {
+    if !matches!(command, Command::Node { .. } | Command::Lock { .. }) {
+        // SAFETY: setting a signal's disposition to its default, before any
+        // thread of ours is started.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+}
+
 /// Runs one command and maps its outcome to an exit code.
 fn command(cli: Cli) -> ExitCode {
+    quiet_on_broken_pipe(&cli.command);
     match cli.command {
         Command::Run {
             file,
