@@ -261,8 +261,15 @@ fn command(cli: Cli) -> ExitCode {
             };
             match sweep::sweep(&plan, &opts) {
                 Ok(done) => finished_sweep(&done, &out, strict.then_some(&plan.base)),
-                // --out holds another sweep's files: bad input, nothing touched.
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                // --out holds another sweep's files (nothing touched), or
+                // rows of runs.csv that do not replay to their trace (made
+                // by another version of the program, or edited): bad input.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
+                    ) =>
+                {
                     eprintln!("redlock-sim sweep: {e}");
                     ExitCode::from(2)
                 }

@@ -261,7 +261,8 @@ pub const MAX_DIR_NAME: usize = 150;
 /// deduplicated by key (the last value of a key wins, at the key's first
 /// place), each value as a sweep writes it ([`scenario::render_vary_value`]):
 /// `seed-1--cluster.restart=1.2ttl`. Characters outside `[A-Za-z0-9._=-]`
-/// in the `key=value` parts become `_`; when any did, or when the name
+/// in the `key=value` parts become `_`; when any did, or a part holds `--`
+/// (the separator), or when the name
 /// would pass [`MAX_DIR_NAME`] bytes (the readable part is then cut), the
 /// name ends in `--` and the first 8 hex digits of the 64-bit FNV-1a hash
 /// of the exact `key=value` strings joined by `\n`, so that distinct
@@ -280,6 +281,9 @@ pub fn dir_name(prefix: &str, seed: u64, sets: &[(String, toml::Value)]) -> Stri
     let mut exact = Vec::with_capacity(deduped.len());
     for (key, value) in &deduped {
         let pair = format!("{key}={value}");
+        // `--` separates the pairs: one inside a value would make two sets
+        // and one read alike, so such a name gets the hash too.
+        replaced |= pair.contains("--");
         name.push_str("--");
         for c in pair.chars() {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '=' | '-') {
@@ -491,6 +495,15 @@ mod tests {
             slash,
             format!("seed-1--k=a_b--{:08x}", fnv1a64(b"k=a/b") >> 32)
         );
+    }
+
+    #[test]
+    fn a_separator_inside_a_value_never_reads_as_two_sets() {
+        let one = dir_name("seed-", 1, &sets(&["description=a--clients.count=3"]));
+        let two = dir_name("seed-", 1, &sets(&["description=a", "clients.count=3"]));
+        assert_eq!(two, "seed-1--description=a--clients.count=3");
+        assert_ne!(one, two);
+        assert!(one.starts_with("seed-1--description=a--clients.count=3--"));
     }
 
     #[test]

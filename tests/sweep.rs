@@ -365,12 +365,22 @@ fn assert_every_link_exists(dir: &Path) -> Vec<String> {
                 .split('"')
                 .next()
                 .unwrap();
+            // The row of this seed and value (`runs/seed-S--key=V/`).
+            let name = run.file_name().unwrap().to_string_lossy().into_owned();
+            let (seed, value) = name
+                .strip_prefix("seed-")
+                .and_then(|n| n.split_once("--"))
+                .and_then(|(seed, set)| Some((seed, set.split_once('=')?.1)))
+                .unwrap_or_else(|| panic!("{name}: not seed-S--key=V"));
             let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
-            let row = runs.lines().find(|r| r.contains(&format!(",{trace},")));
-            assert!(
-                row.is_some_and(|r| r.contains(",violation,")),
-                "{l}: trace {trace} is not a violating run of runs.csv"
-            );
+            let row: Vec<&str> = runs
+                .lines()
+                .map(|r| r.split(',').collect::<Vec<_>>())
+                .find(|r| r[1] == seed && r[2] == value)
+                .unwrap_or_else(|| panic!("{l}: no row of seed {seed} at {value}"))
+                .to_vec();
+            assert_eq!(row[3], "violation", "{l}");
+            assert_eq!(row[13], trace, "{l}: the report's trace is not its row's");
         }
     }
     html_links

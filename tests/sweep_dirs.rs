@@ -266,6 +266,53 @@ fn a_merge_of_one_shard_of_two_says_how_many_runs_it_holds() {
         std::fs::read(all.join("summary.csv")).unwrap(),
         std::fs::read(tmp.join("m2/summary.csv")).unwrap()
     );
+    // A merge of merges: the merge left a sweep.json of the whole sweep,
+    // so the merge of the complete merge is complete and of its seeds.
+    let meta = std::fs::read_to_string(tmp.join("m2/sweep.json")).unwrap();
+    assert!(
+        meta.contains("\"runs_total\": 4") && meta.contains("\"shard\": null"),
+        "{meta}"
+    );
+    let stdout = merge(&["m2"], "m22");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("runs:")).count(),
+        1,
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(tmp.join("m22/report.md")).unwrap();
+    assert!(
+        !report.contains("Partial") && report.contains("seeds 1..=2"),
+        "{report}"
+    );
+    // And of the partial merge: partial still, of the whole sweep's 4.
+    let stdout = merge(&["m1"], "m11");
+    assert!(stdout.contains("runs: 2 of 4"), "{stdout}");
+    // A violating row that does not replay to its trace (shards of another
+    // version, or edited): bad input, exit 2, nothing written.
+    // (Seed 6 violates at an immediate restart.)
+    let edited = tmp.join("edited");
+    ok(&sweep(&file, &edited, &["--seeds", "6..=6"]));
+    let runs = std::fs::read_to_string(edited.join("runs.csv")).unwrap();
+    let line = runs
+        .lines()
+        .find(|l| l.contains(",violation,"))
+        .expect("a violating run in the tiny sweep");
+    let trace = line.split(',').nth(13).unwrap();
+    let changed = runs.replace(line, &line.replace(trace, "0123456789abcdef"));
+    std::fs::write(edited.join("runs.csv"), changed).unwrap();
+    let o = Command::new(BIN)
+        .arg("merge")
+        .arg(&edited)
+        .arg("--out")
+        .arg(tmp.join("m5"))
+        .output()
+        .unwrap();
+    let e = refused(&o);
+    assert!(
+        e.contains("0123456789abcdef") && e.contains("another version"),
+        "{e}"
+    );
+    assert!(!tmp.join("m5").exists());
     // A shard of an older version, without sweep.json: the whole sweep's
     // seeds are the scenario copy's.
     std::fs::remove_file(tmp.join("s1/sweep.json")).unwrap();
@@ -293,5 +340,42 @@ fn a_merge_of_one_shard_of_two_says_how_many_runs_it_holds() {
     assert!(refused(&o).contains("sweep.json"));
     assert!(!tmp.join("m4").exists());
     assert!(refused(&sweep(&file, &tmp.join("s1"), &["--shard", "1/2"])).contains("sweep.json"));
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn fresh_without_an_earlier_sweep_deletes_nothing_and_an_unnamed_scenario_is_itself() {
+    let tmp = temp_dir("nosweep");
+    let file = scenario(&tmp, "tiny.toml", TINY);
+    let out = tmp.join("out");
+    std::fs::create_dir_all(out.join("runs")).unwrap();
+    std::fs::write(out.join("runs/notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("violation_rate_notes.svg"), "mine").unwrap();
+    ok(&sweep(&file, &out, &["--fresh"]));
+    assert_eq!(
+        std::fs::read_to_string(out.join("runs/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("violation_rate_notes.svg")).unwrap(),
+        "mine"
+    );
+    // A scenario without `name` (named by its file's stem): --fresh knows
+    // its own earlier sweep.
+    let unnamed = scenario(
+        &tmp,
+        "noname.toml",
+        &TINY.replace("name = \"tiny-sweep\"\n", ""),
+    );
+    let out2 = tmp.join("out2");
+    ok(&sweep(&unnamed, &out2, &[]));
+    let edited = scenario(
+        &tmp,
+        "noname.toml",
+        &TINY
+            .replace("name = \"tiny-sweep\"\n", "")
+            .replace("first text", "second"),
+    );
+    assert!(ok(&sweep(&edited, &out2, &["--fresh"])).contains("runs: 4 (4 run now)"));
     std::fs::remove_dir_all(&tmp).unwrap();
 }

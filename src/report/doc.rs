@@ -30,6 +30,18 @@ pub(crate) fn link(text: impl Into<String>, href: impl Into<String>) -> In {
     In::L(text.into(), href.into())
 }
 
+/// A word for a shell command line: quoted when it holds anything special.
+pub(crate) fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/+:".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 /// A relative path as a URL: every byte but unreserved characters, `/` and `=`
 /// percent-encoded.
 pub(crate) fn url_path(path: &str) -> String {

@@ -136,27 +136,37 @@ pub fn prepare(dir: &Path, plan: &Plan, new: &Meta, fresh: bool) -> io::Result<(
     let name = &plan.base.name;
     let again = "add --fresh to discard it and run every run again, or choose another --out";
     match std::fs::read_to_string(dir.join(SCENARIO_COPY)) {
-        Ok(old) if old != plan.text || fresh => match copy_name(&old) {
-            Some(n) if &n == name => {
-                if !fresh {
-                    return Err(refuse(format!(
-                        "{shown} holds a sweep of a different scenario text (of the same name \"{name}\"); {again}"
-                    )));
-                }
-            }
-            other => {
-                let old_name = other.map_or("(unnamed)".to_string(), |n| format!("\"{n}\""));
+        Ok(old) if old != plan.text || fresh => {
+            // The copy's name; a copy without one (the name was the file's
+            // stem) is named by its sweep.json when there is one.
+            let old_name =
+                copy_name(&old).or_else(|| read(dir).ok().flatten().map(|m| m.scenario.clone()));
+            let same = match &old_name {
+                Some(n) => n == name,
+                None => copy_name(&plan.text).is_none(),
+            };
+            if !same {
+                let old_name = old_name.map_or("(unnamed)".to_string(), |n| format!("\"{n}\""));
                 return Err(refuse(format!(
                     "{shown} holds a sweep of another scenario, {old_name}, not \"{name}\"; choose another --out (or delete it)"
                 )));
             }
-        },
+            if !fresh {
+                return Err(refuse(format!(
+                    "{shown} holds a sweep of a different scenario text (of the same name \"{name}\"); {again}"
+                )));
+            }
+        }
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if fresh && dir.join("runs.csv").exists() {
                 return Err(refuse(format!(
                     "{shown} holds a runs.csv but no {SCENARIO_COPY}: it is not known to be a sweep of \"{name}\", so --fresh deletes nothing there; choose another --out (or delete it)"
                 )));
+            }
+            // No earlier sweep here: --fresh has nothing to discard.
+            if fresh {
+                return Ok(());
             }
         }
         Err(e) => return Err(e),
@@ -219,6 +229,9 @@ pub fn merge_parts(dirs: &[(String, Option<Meta>, usize)]) -> String {
             .filter_map(|(_, m, rows)| m.as_ref().filter(|m| *rows < m.runs_shard))
             .filter_map(|m| m.shard.map(|s| s.k))
             .collect();
+        let mut unfinished = unfinished;
+        unfinished.sort();
+        unfinished.dedup();
         let mut text = format!("shards {} of {n} present", ranges(&present));
         if !unfinished.is_empty() {
             text += &format!(", {} unfinished", ranges(&unfinished));

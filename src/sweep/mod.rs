@@ -361,7 +361,6 @@ pub fn finish(
         }
     }
     let rows: Vec<RunRow> = indexed.into_values().collect();
-    rows::write(&out.join("runs.csv"), &plan.keys, &rows)?;
     let summary: Vec<SummaryRow> = plan
         .cells
         .iter()
@@ -371,7 +370,6 @@ pub fn finish(
         })
         .filter(|s| s.runs > 0)
         .collect();
-    write_summary(&out.join("summary.csv"), &plan.keys, &summary)?;
     // The first violating seeds of each combination, with their reports.
     let mut wanted = Vec::new();
     let mut replay: Vec<crate::report::sweep::Replay> = Vec::new();
@@ -416,7 +414,15 @@ pub fn finish(
             });
         }
     }
-    run_reports::write(plan, &wanted, out, jobs)?;
+    // Every run report is replayed and checked before anything is written.
+    let replayed = run_reports::replay(plan, &wanted, jobs).map_err(|e| match e {
+        run_reports::ReplayError::Mismatch(m) => io::Error::new(io::ErrorKind::InvalidData, m),
+        run_reports::ReplayError::Failed(m) => io::Error::other(m),
+    })?;
+    std::fs::create_dir_all(out)?;
+    rows::write(&out.join("runs.csv"), &plan.keys, &rows)?;
+    write_summary(&out.join("summary.csv"), &plan.keys, &summary)?;
+    run_reports::write(plan, &replayed, out)?;
     let coverage = (rows.len() < plan.total_runs()).then(|| Coverage {
         held: rows.len() as u64,
         total: plan.total_runs() as u64,
@@ -518,9 +524,28 @@ pub fn merge(dirs: &[PathBuf], out: &Path, jobs: usize) -> Result<Finished, Merg
             out.display()
         ))
     };
-    std::fs::create_dir_all(out).map_err(failed)?;
+    // A run report that does not replay to its row's trace: the shards were
+    // made by another version, or edited (bad input; nothing is written).
+    let done = finish(&plan, rows, out, 0, true, shards, jobs).map_err(|e| {
+        if e.kind() == io::ErrorKind::InvalidData {
+            MergeError::BadInput(format!("{}: {e}", dirs_shown(dirs)))
+        } else {
+            failed(e)
+        }
+    })?;
+    // What a sweep leaves for a later merge: the scenario and the whole
+    // sweep's seeds (so a merge of this merge knows the whole).
     std::fs::write(out.join(SCENARIO_COPY), &plan.text).map_err(failed)?;
-    finish(&plan, rows, out, 0, true, shards, jobs).map_err(failed)
+    meta::write(out, &meta::Meta::of(&plan, None)).map_err(failed)?;
+    Ok(done)
+}
+
+/// The merged directories, for messages.
+fn dirs_shown(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Reads the shards of a merge: the plan, every row, and which shards they

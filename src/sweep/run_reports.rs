@@ -6,18 +6,21 @@
 //! links each violating run it lists to its timeline.
 //!
 //! Each run is replayed from the scenario text with its combination's
-//! overrides and must give the trace `runs.csv` recorded; a different trace
-//! is a determinism bug and fails the sweep. They are written again each
+//! overrides and must give the trace `runs.csv` recorded, all of them
+//! before anything of the sweep's outputs is written: a different trace
+//! means rows of another version (bad input for `merge`) or a determinism
+//! bug. They are written again each
 //! time the sweep's report is (a resumed sweep too), so that they always
 //! show the scenario text the report does.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::Plan;
-use crate::runner;
+use super::{Plan, MAX_JOBS};
+use crate::report::{self, RunOutput};
+use crate::runner::{self, Run};
 use crate::scenario;
 use crate::sim::workload::LockCode;
 
@@ -40,53 +43,104 @@ pub fn link(plan: &Plan, cell: usize, seed: u64) -> String {
     )
 }
 
-/// Writes the reports of `wanted` into `out/runs/`, on `jobs` threads.
-pub fn write(plan: &Plan, wanted: &[Wanted], out: &Path, jobs: usize) -> io::Result<()> {
-    if wanted.is_empty() {
-        return Ok(());
-    }
+/// Why the run reports could not be made.
+pub enum ReplayError {
+    /// A run replayed to another trace than `runs.csv` holds: the rows were
+    /// made by another version of the program, or edited, or the simulation
+    /// is not deterministic (a bug).
+    Mismatch(String),
+    /// A run failed, or an output could not be written.
+    Failed(String),
+}
+
+/// A replayed run, checked, not yet written.
+pub struct Replayed {
+    dir: PathBuf,
+    cell: usize,
+    run: Run,
+}
+
+/// Replays `wanted` on `jobs` threads and checks each trace against the one
+/// `runs.csv` holds; nothing is written. The result is in `wanted`'s order
+/// whatever the threads did.
+pub fn replay(plan: &Plan, wanted: &[Wanted], jobs: usize) -> Result<Vec<Replayed>, ReplayError> {
     let next = AtomicUsize::new(0);
-    let failure: Mutex<Option<String>> = Mutex::new(None);
+    let results: Mutex<Vec<Option<Result<Replayed, ReplayError>>>> =
+        Mutex::new((0..wanted.len()).map(|_| None).collect());
     std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, wanted.len()) {
-            let builder = std::thread::Builder::new().stack_size(16 << 20);
-            let spawned = builder.spawn_scoped(s, || loop {
+        for _ in 0..jobs.clamp(1, wanted.len().clamp(1, MAX_JOBS)) {
+            let work = || loop {
                 let k = next.fetch_add(1, Ordering::SeqCst);
                 let Some(w) = wanted.get(k) else { return };
-                if let Err(e) = write_one(plan, w, out) {
-                    let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
-                    f.get_or_insert(e);
+                let r = replay_one(plan, w);
+                let stop = r.is_err();
+                results.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r);
+                if stop {
                     next.store(usize::MAX / 2, Ordering::SeqCst);
                     return;
                 }
-            });
-            if let Err(e) = spawned {
-                let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
-                f.get_or_insert(format!("cannot start a thread: {e}"));
+            };
+            let spawned = std::thread::Builder::new()
+                .stack_size(16 << 20)
+                .spawn_scoped(s, work);
+            if spawned.is_err() {
+                // The calling thread does the work of a thread that could
+                // not start.
+                work();
             }
         }
     });
-    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(io::Error::other(e)),
-        None => Ok(()),
+    let results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut done = Vec::with_capacity(wanted.len());
+    // The first failure in `wanted`'s order, so the message is the same
+    // whatever the threads did.
+    for r in results {
+        match r {
+            Some(Ok(x)) => done.push(x),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
     }
+    Ok(done)
 }
 
-fn write_one(plan: &Plan, w: &Wanted, out: &Path) -> Result<(), String> {
+fn replay_one(plan: &Plan, w: &Wanted) -> Result<Replayed, ReplayError> {
     let sets = &plan.cells[w.cell].0;
-    let dir = out
-        .join(RUNS_DIR)
-        .join(runner::dir_name("seed-", w.seed, sets));
-    let s =
-        scenario::parse_with_overrides(&plan.text, &plan.file, sets).map_err(|e| e.to_string())?;
-    let (run, _) =
-        runner::run_scenario_with(s, Some(w.seed), Some(dir.clone()), &LockCode::BuiltIn, sets)
-            .map_err(|e| format!("the run report of seed {} ({}): {e}", w.seed, dir.display()))?;
+    let dir = PathBuf::from(RUNS_DIR).join(runner::dir_name("seed-", w.seed, sets));
+    let s = scenario::parse_with_overrides(&plan.text, &plan.file, sets)
+        .map_err(|e| ReplayError::Failed(e.to_string()))?;
+    let run = runner::simulate_code(s, w.seed, true, &LockCode::BuiltIn).map_err(|e| {
+        ReplayError::Failed(format!(
+            "the run report of seed {} ({}): {e}",
+            w.seed,
+            dir.display()
+        ))
+    })?;
     if run.trace != w.trace {
-        return Err(format!(
-            "seed {} replayed to trace {} where runs.csv has {}: the simulation is not deterministic (a bug; please report it)",
-            w.seed, run.trace, w.trace
-        ));
+        return Err(ReplayError::Mismatch(format!(
+            "seed {} with {} replays to trace {} where runs.csv has {}: runs.csv was made by \
+             another version of redlock-sim or edited (or the simulation is not deterministic, a bug)",
+            w.seed,
+            plan.cells[w.cell].1.join(", "),
+            run.trace,
+            w.trace
+        )));
+    }
+    Ok(Replayed {
+        dir,
+        cell: w.cell,
+        run,
+    })
+}
+
+/// Writes the replayed runs' reports under `out`.
+pub fn write(plan: &Plan, replayed: &[Replayed], out: &Path) -> io::Result<()> {
+    for r in replayed {
+        let output = RunOutput {
+            sets: &plan.cells[r.cell].0,
+            ..r.run.output()
+        };
+        report::write_run(&out.join(&r.dir), &output)?;
     }
     Ok(())
 }

@@ -81,7 +81,10 @@ fn sets_flags(out: &RunOutput) -> Option<String> {
     let sets: Vec<String> = out
         .sets
         .iter()
-        .map(|(k, v)| format!("--set {k}={}", crate::scenario::render_vary_value(v)))
+        .map(|(k, v)| {
+            let v = crate::scenario::render_vary_value(v);
+            format!("--set {k}={}", crate::report::doc::shell_word(&v))
+        })
         .collect();
     Some(sets.join(" "))
 }

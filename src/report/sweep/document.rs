@@ -8,7 +8,7 @@ use super::conclusions::conclusions;
 use super::format::{interval, latency, pct};
 use super::view::{key_view, value_at};
 use super::{against_spec, costs, SweepOutput, MAX_TABLE_ROWS};
-use crate::report::doc::{code, link, list, p, t, Block, Row};
+use crate::report::doc::{code, link, list, p, shell_word, t, Block, Row};
 use crate::scenario::Expect;
 use crate::sweep::stats::SummaryRow;
 
@@ -268,16 +268,4 @@ pub(crate) fn run_command(out: &SweepOutput, values: &[String], seed: u64) -> St
         "redlock-sim run {} --seed {seed}{sets}",
         shell_word(out.file)
     )
-}
-
-/// A word for a shell command line: quoted when it holds anything special.
-fn shell_word(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/+:".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
-    }
 }

@@ -113,29 +113,45 @@ fn overlaps(a: Box4, b: Box4) -> bool {
     a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
 }
 
-/// Where each label goes: the first free place around its point (right,
-/// left, above, below, then diagonals), or `None` (it becomes a number).
-fn place_labels(at: &[(f64, f64)], labels: &[String], area: Box4) -> Vec<Option<(f64, f64, HPos)>> {
-    let mut taken: Vec<Box4> = at
-        .iter()
-        .map(|&(x, y)| (x - 5.0, y - 5.0, x + 5.0, y + 5.0))
-        .collect();
-    let mut placed = Vec::with_capacity(at.len());
-    for (&(x, y), label) in at.iter().zip(labels) {
-        let w = label.chars().count() as f64 * CHAR_W;
+/// Places labels beside points without overlap: every point's mark and
+/// every label placed so far take their room.
+struct Placer {
+    area: Box4,
+    taken: Vec<Box4>,
+}
+
+impl Placer {
+    fn new(points: &[(f64, f64)], area: Box4) -> Placer {
+        let taken = points
+            .iter()
+            .map(|&(x, y)| (x - 5.0, y - 5.0, x + 5.0, y + 5.0))
+            .collect();
+        Placer { area, taken }
+    }
+
+    /// The first free place for `text` around `(x, y)` (right, left, above,
+    /// below, then diagonals; then, up to `reach` times as far, the same),
+    /// now taken; `None` when there is none.
+    fn place(&mut self, (x, y): (f64, f64), text: &str, reach: usize) -> Option<(f64, f64, HPos)> {
+        // A little wider than the estimate of the glyphs, and a margin.
+        let w = text.chars().count() as f64 * CHAR_W * 1.1 + 6.0;
         let h = LABEL_H;
-        // (anchor x, anchor y, horizontal anchor) and the box it makes.
-        let tries = [
-            (x + 9.0, y, HPos::Left),
-            (x - 9.0, y, HPos::Right),
-            (x, y - 14.0, HPos::Center),
-            (x, y + 14.0, HPos::Center),
-            (x + 7.0, y - 14.0, HPos::Left),
-            (x + 7.0, y + 14.0, HPos::Left),
-            (x - 7.0, y - 14.0, HPos::Right),
-            (x - 7.0, y + 14.0, HPos::Right),
-        ];
-        let spot = tries.into_iter().find_map(|(ax, ay, h_pos)| {
+        // Beside the point, then twice and three times as far.
+        let tries = (1..=reach.max(1)).map(|k| k as f64).flat_map(|k: f64| {
+            [
+                (x + 9.0 * k, y, HPos::Left),
+                (x - 9.0 * k, y, HPos::Right),
+                (x, y - 14.0 * k, HPos::Center),
+                (x, y + 14.0 * k, HPos::Center),
+                (x + 7.0 * k, y - 14.0 * k, HPos::Left),
+                (x + 7.0 * k, y + 14.0 * k, HPos::Left),
+                (x - 7.0 * k, y - 14.0 * k, HPos::Right),
+                (x - 7.0 * k, y + 14.0 * k, HPos::Right),
+            ]
+        });
+        let area = self.area;
+        let taken = &self.taken;
+        let (ax, ay, h_pos, b) = tries.into_iter().find_map(|(ax, ay, h_pos)| {
             let left = match h_pos {
                 HPos::Left => ax,
                 HPos::Right => ax - w,
@@ -144,16 +160,58 @@ fn place_labels(at: &[(f64, f64)], labels: &[String], area: Box4) -> Vec<Option<
             let b = (left, ay - h / 2.0, left + w, ay + h / 2.0);
             let inside = b.0 >= area.0 && b.2 <= area.2 && b.1 >= area.1 && b.3 <= area.3;
             (inside && !taken.iter().any(|&t| overlaps(t, b))).then_some((ax, ay, h_pos, b))
-        });
-        match spot {
-            Some((ax, ay, h_pos, b)) => {
-                taken.push(b);
-                placed.push(Some((ax, ay, h_pos)));
-            }
-            None => placed.push(None),
-        }
+        })?;
+        self.taken.push(b);
+        Some((ax, ay, h_pos))
     }
-    placed
+}
+
+/// Where each label goes: its text beside its point, or else its number
+/// (the count of labels that did not fit so far), or, when even that finds
+/// no free place, the number just above and right of the point.
+fn place_labels(at: &[(f64, f64)], labels: &[String], area: Box4) -> Vec<Label> {
+    let mut placer = Placer::new(at, area);
+    let mut numbers = 0;
+    let mut out = Vec::with_capacity(at.len());
+    for (&p, label) in at.iter().zip(labels) {
+        // A label only right beside its point: farther, it could be read as
+        // another point's.
+        if let Some(spot) = placer.place(p, label, 1) {
+            out.push(Label::Text(spot));
+            continue;
+        }
+        numbers += 1;
+        let n = numbers.to_string();
+        // A number may go farther; failing that, above the point, as high
+        // as it takes to find room.
+        let spot = placer.place(p, &n, 3).unwrap_or_else(|| {
+            let w = n.len() as f64 * CHAR_W * 1.1 + 6.0;
+            let mut y = p.1 - 14.0;
+            loop {
+                let b = (
+                    p.0 - w / 2.0,
+                    y - LABEL_H / 2.0,
+                    p.0 + w / 2.0,
+                    y + LABEL_H / 2.0,
+                );
+                if y < placer.area.1 || !placer.taken.iter().any(|&t| overlaps(t, b)) {
+                    placer.taken.push(b);
+                    break (p.0, y, HPos::Center);
+                }
+                y -= LABEL_H;
+            }
+        });
+        out.push(Label::Number(numbers, spot));
+    }
+    out
+}
+
+/// A point's label as drawn.
+enum Label {
+    /// The label's text at (x, y), anchored so.
+    Text((f64, f64, HPos)),
+    /// The point's number instead, spelled out under the chart.
+    Number(usize, (f64, f64, HPos)),
 }
 
 /// The SVG and the legend lines it used; `legend_rows`: the room to leave
@@ -170,12 +228,23 @@ fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize)
     let x1 = nice_top(x_hi);
     let y1 = nice_top(y_hi).min(100.0);
     let x_in_s = x1 >= 2_000.0;
-    let per = out
-        .seeds
-        .end()
-        .checked_sub(*out.seeds.start())
-        .map_or(0, |x| x.saturating_add(1));
-
+    // Runs per point: the seeds of the sweep, fewer in a shard or a
+    // partial merge.
+    let runs: Vec<u64> = out
+        .rows
+        .iter()
+        .filter(|r| r.runs > 0)
+        .map(|r| r.runs)
+        .collect();
+    let (fewest, most) = (
+        runs.iter().copied().min().unwrap_or(0),
+        runs.iter().copied().max().unwrap_or(0),
+    );
+    let per = if fewest == most {
+        format!("{most} runs each")
+    } else {
+        format!("{fewest} to {most} runs each")
+    };
     // Legend lines: the series, then numbered labels (filled in below).
     let legend_rows = legend_rows.unwrap_or(1 + series.len().min(MAX_LEGEND) + 1 + 3 + 1);
     let height = HEADER_H + PLOT_H + 60 + legend_rows as u32 * 22 + 12;
@@ -193,9 +262,7 @@ fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize)
             TextStyle::from((FAMILY, 20).into_font()).color(&BLACK),
         )))?;
         d(header.draw(&Text::new(
-            format!(
-                "one point per combination, {per} seeds each; bars: 95% intervals (Wilson up, t across)"
-            ),
+            format!("one point per combination, {per}; bars: 95% intervals (Wilson up, t across)"),
             (MARGIN_L as i32 + 12, 38),
             TextStyle::from((FAMILY, 15).into_font()).color(&GREY_TEXT),
         )))?;
@@ -275,22 +342,19 @@ fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize)
         let placed = place_labels(&at, &texts, area);
         let mut numbered: Vec<String> = Vec::new();
         let label_style = TextStyle::from((FAMILY, 14).into_font()).color(&BLACK);
-        for ((p, spot), &(x, y)) in points.iter().zip(&placed).zip(&at) {
-            match spot {
-                Some((ax, ay, h_pos)) => d(root.draw(&Text::new(
-                    p.label.clone(),
-                    (*ax as i32, *ay as i32),
-                    label_style.clone().pos(Pos::new(*h_pos, VPos::Center)),
-                )))?,
-                None => {
+        for (p, label) in points.iter().zip(&placed) {
+            let (text, (ax, ay, h_pos)) = match label {
+                Label::Text(spot) => (p.label.clone(), *spot),
+                Label::Number(n, spot) => {
                     numbered.push(p.label.clone());
-                    d(root.draw(&Text::new(
-                        numbered.len().to_string(),
-                        (x as i32 + 7, y as i32 - 7),
-                        label_style.clone().pos(Pos::new(HPos::Left, VPos::Bottom)),
-                    )))?;
+                    (n.to_string(), *spot)
                 }
-            }
+            };
+            d(root.draw(&Text::new(
+                text,
+                (ax as i32, ay as i32),
+                label_style.clone().pos(Pos::new(h_pos, VPos::Center)),
+            )))?;
         }
 
         // --- the legend: series, then numbered points ---
@@ -387,18 +451,29 @@ mod tests {
         let labels = vec!["a".to_string(), "b".to_string()];
         // Far apart: both to the right of their points.
         let p = place_labels(&[(100.0, 100.0), (500.0, 300.0)], &labels, area);
-        assert!(matches!(p[0], Some((x, _, HPos::Left)) if x > 100.0));
-        assert!(matches!(p[1], Some((x, _, HPos::Left)) if x > 500.0));
+        assert!(matches!(p[0], Label::Text((x, _, HPos::Left)) if x > 100.0));
+        assert!(matches!(p[1], Label::Text((x, _, HPos::Left)) if x > 500.0));
         // The same point many times: the first labels find places, the
-        // rest become numbers (never drawn over each other).
+        // rest become numbers 1, 2, ... that do not sit on each other while
+        // there is room.
         let many: Vec<String> = (0..12).map(|i| format!("label-{i}")).collect();
         let at = vec![(500.0, 200.0); 12];
         let p = place_labels(&at, &many, area);
-        assert!(p[0].is_some());
-        assert!(p.iter().any(Option::is_none));
+        assert!(matches!(p[0], Label::Text(_)));
+        let numbers: Vec<(usize, (f64, f64))> = p
+            .iter()
+            .filter_map(|l| match l {
+                Label::Number(n, (x, y, _)) => Some((*n, (*x, *y))),
+                Label::Text(_) => None,
+            })
+            .collect();
+        assert!(!numbers.is_empty());
+        assert_eq!(numbers[0].0, 1);
+        assert!(numbers.windows(2).all(|w| w[1].0 == w[0].0 + 1));
+        assert_ne!(numbers[0].1, numbers.get(1).map_or((0.0, 0.0), |n| n.1));
         // At the right edge a long label goes to the left.
         let long = vec!["a long label of many characters".to_string()];
         let p = place_labels(&[(990.0, 200.0)], &long, area);
-        assert!(matches!(p[0], Some((_, _, HPos::Right))));
+        assert!(matches!(p[0], Label::Text((_, _, HPos::Right))));
     }
 }
