@@ -220,6 +220,11 @@ fn quiet_on_broken_pipe(command: &Command) {
     }
 }
 
+/// `--jobs`, or all cores.
+fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Runs one command and maps its outcome to an exit code.
 fn command(cli: Cli) -> ExitCode {
     quiet_on_broken_pipe(&cli.command);
@@ -249,8 +254,7 @@ fn command(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let jobs = jobs_or_cores(jobs);
             let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&plan.base.name));
             let opts = sweep::Options {
                 jobs,
@@ -286,8 +290,7 @@ fn command(cli: Cli) -> ExitCode {
             out,
             jobs,
         } => {
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let jobs = jobs_or_cores(jobs);
             match search::shrink::shrink_file(&file, seed, &set, out, jobs) {
                 Ok(Some(done)) => {
                     println!("faults: {} -> {}", done.before, done.after);
@@ -328,9 +331,7 @@ fn command(cli: Cli) -> ExitCode {
             out,
             resolution,
         } => {
-            let jobs = jobs
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-                .clamp(1, sweep::MAX_JOBS);
+            let jobs = jobs_or_cores(jobs).clamp(1, sweep::MAX_JOBS);
             let req = search::frontier::Request {
                 file,
                 key,
@@ -352,21 +353,19 @@ fn command(cli: Cli) -> ExitCode {
             let result = search::frontier::frontier_file(&req, out, &mut progress);
             ExitCode::from(search::frontier::finish(result))
         }
-        Command::Merge { dirs, out, jobs } => match sweep::merge(
-            &dirs,
-            &out,
-            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        ) {
-            Ok(done) => finished_sweep(&done, &out, None),
-            Err(sweep::MergeError::BadInput(e)) => {
-                eprintln!("redlock-sim merge: {e}");
-                ExitCode::from(2)
+        Command::Merge { dirs, out, jobs } => {
+            match sweep::merge(&dirs, &out, jobs_or_cores(jobs)) {
+                Ok(done) => finished_sweep(&done, &out, None),
+                Err(sweep::MergeError::BadInput(e)) => {
+                    eprintln!("redlock-sim merge: {e}");
+                    ExitCode::from(2)
+                }
+                Err(sweep::MergeError::Failed(e)) => {
+                    eprintln!("redlock-sim merge: {e}");
+                    ExitCode::from(EXIT_SOFTWARE)
+                }
             }
-            Err(sweep::MergeError::Failed(e)) => {
-                eprintln!("redlock-sim merge: {e}");
-                ExitCode::from(EXIT_SOFTWARE)
-            }
-        },
+        }
         Command::Check { files } => {
             let mut all_ok = true;
             for f in &files {

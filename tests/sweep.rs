@@ -2,6 +2,9 @@
 //! sweep, a killed sweep resumes to the same files, and the delayed-restart
 //! guidance holds in a small sweep and matches the committed report.
 
+mod common;
+
+use common::runs_without_wall;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,15 +30,6 @@ fn sweep(file: &str, out: &Path, extra: &[&str]) {
         "sweep {extra:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-/// `runs.csv` without its last column (`wall_ms`).
-fn runs_without_wall(dir: &Path) -> String {
-    let text = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
-    text.lines()
-        .map(|l| l.rsplit_once(',').unwrap().0)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]

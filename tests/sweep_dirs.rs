@@ -3,6 +3,9 @@
 //! other seeds or shard is refused, and a shard or a partial merge says how
 //! many runs of how many it holds (a complete merge does not).
 
+mod common;
+
+use common::runs_without_wall;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -92,15 +95,6 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
     all.sort();
     all
-}
-
-/// `runs.csv` without its last column (`wall_ms`).
-fn runs_without_wall(dir: &Path) -> String {
-    let text = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
-    text.lines()
-        .map(|l| l.rsplit_once(',').unwrap().0)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]

@@ -17,7 +17,6 @@ use crate::report::frontier::{write_frontier, FrontierOutput, Minimal};
 use crate::runner::{self, Failure};
 use crate::scenario::{self, Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Seeds run together; a violating value stops after the batch with its first
@@ -394,35 +393,15 @@ pub fn try_value(
 /// result is in seed order whatever the scheduling.
 fn run_batch(s: &Scenario, start: u64, end: u64, jobs: usize) -> Result<Vec<bool>, Failure> {
     let count = (end - start + 1) as usize;
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<bool, Failure>>> = (0..count).map(|_| None).collect();
-    let workers = jobs.clamp(1, count);
-    let done: Vec<Vec<(usize, Result<bool, Failure>)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        if i >= count {
-                            break;
-                        }
-                        let r = runner::simulate(s.clone(), start + i as u64)
-                            .map(|run| run.check.verdict == crate::check::Verdict::Violation);
-                        mine.push((i, r));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    for (i, r) in done.into_iter().flatten() {
-        results[i] = Some(r);
-    }
+    let results = crate::sweep::pool::map_in_order(
+        count,
+        jobs,
+        |i| {
+            runner::simulate(s.clone(), start + i as u64)
+                .map(|run| run.check.verdict == crate::check::Verdict::Violation)
+        },
+        |_| false,
+    );
     results
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(Failure::Failed("a worker thread died".into()))))

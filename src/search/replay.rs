@@ -10,11 +10,7 @@
 use crate::check::Verdict;
 use crate::runner::{self, Failure};
 use crate::scenario::{Fault, Scenario};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
-/// Stack of a replaying thread (as a sweep's).
-const STACK: usize = 16 << 20;
+use crate::sweep::pool;
 
 /// The scenario of one candidate: `base` with exactly `faults`, no nemesis.
 pub fn scenario_with(base: &Scenario, faults: &[Fault]) -> Scenario {
@@ -70,40 +66,14 @@ impl Replayer<'_> {
         if count == 0 {
             return Ok(None);
         }
-        let next = AtomicUsize::new(0);
-        // The first index found to violate (or fail), and every outcome.
-        let stop = AtomicUsize::new(usize::MAX);
-        let outcomes: Mutex<Vec<Option<Result<bool, Failure>>>> =
-            Mutex::new((0..count).map(|_| None).collect());
-        let threads = self.jobs.clamp(1, count.min(crate::sweep::MAX_JOBS));
         let (base, seed) = (self.base, self.seed);
-        let work = || loop {
-            let i = next.fetch_add(1, Ordering::SeqCst);
-            if i >= count || i > stop.load(Ordering::SeqCst) {
-                return;
-            }
-            let outcome = violates(base, &make(i), seed);
-            if !matches!(outcome, Ok(false)) {
-                stop.fetch_min(i, Ordering::SeqCst);
-            }
-            outcomes.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(outcome);
-        };
-        // Threads with the sweep's stack size (a run is deep); if none can
-        // be started, this thread does the work.
-        std::thread::scope(|s| {
-            let started = (0..threads)
-                .filter(|_| {
-                    std::thread::Builder::new()
-                        .stack_size(STACK)
-                        .spawn_scoped(s, work)
-                        .is_ok()
-                })
-                .count();
-            if started == 0 {
-                work();
-            }
-        });
-        let outcomes = outcomes.into_inner().unwrap_or_else(|p| p.into_inner());
+        // Past the first candidate that violates (or fails) no other starts.
+        let outcomes = pool::map_in_order(
+            count,
+            self.jobs,
+            |i| violates(base, &make(i), seed),
+            |outcome| !matches!(outcome, Ok(false)),
+        );
         for (i, outcome) in outcomes.into_iter().enumerate() {
             match outcome {
                 Some(Ok(false)) => {}

@@ -12,6 +12,7 @@
 
 pub mod baseline;
 pub mod meta;
+pub mod pool;
 pub mod rows;
 pub mod run_reports;
 pub mod stats;
@@ -299,7 +300,7 @@ fn execute(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) -> i
         .map(|_| {
             let (plan, todo, next, tx) = (plan.clone(), todo.clone(), next.clone(), tx.clone());
             std::thread::Builder::new()
-                .stack_size(16 << 20)
+                .stack_size(pool::STACK)
                 .spawn(move || loop {
                     let k = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&i) = todo.get(k) else { return };

@@ -13,16 +13,13 @@
 //! time the sweep's report is (a resumed sweep too), so that they always
 //! show the scenario text the report does.
 
-use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
-use super::{Plan, MAX_JOBS};
+use super::{pool, Plan};
 use crate::report::{self, RunOutput};
 use crate::runner::{self, Run};
 use crate::scenario;
 use crate::sim::workload::LockCode;
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// The subdirectory of the sweep's directory that holds the run reports.
 pub const RUNS_DIR: &str = "runs";
@@ -64,44 +61,16 @@ pub struct Replayed {
 /// `runs.csv` holds; nothing is written. The result is in `wanted`'s order
 /// whatever the threads did.
 pub fn replay(plan: &Plan, wanted: &[Wanted], jobs: usize) -> Result<Vec<Replayed>, ReplayError> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Replayed, ReplayError>>>> =
-        Mutex::new((0..wanted.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, wanted.len().clamp(1, MAX_JOBS)) {
-            let work = || loop {
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                let Some(w) = wanted.get(k) else { return };
-                let r = replay_one(plan, w);
-                let stop = r.is_err();
-                results.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r);
-                if stop {
-                    next.store(usize::MAX / 2, Ordering::SeqCst);
-                    return;
-                }
-            };
-            let spawned = std::thread::Builder::new()
-                .stack_size(16 << 20)
-                .spawn_scoped(s, work);
-            if spawned.is_err() {
-                // The calling thread does the work of a thread that could
-                // not start.
-                work();
-            }
-        }
-    });
-    let results = results.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut done = Vec::with_capacity(wanted.len());
+    // Past the first failure no other replay starts.
+    let results = pool::map_in_order(
+        wanted.len(),
+        jobs,
+        |k| replay_one(plan, &wanted[k]),
+        Result::is_err,
+    );
     // The first failure in `wanted`'s order, so the message is the same
-    // whatever the threads did.
-    for r in results {
-        match r {
-            Some(Ok(x)) => done.push(x),
-            Some(Err(e)) => return Err(e),
-            None => {}
-        }
-    }
-    Ok(done)
+    // whatever the threads did (slots past it were never started).
+    results.into_iter().flatten().collect()
 }
 
 fn replay_one(plan: &Plan, w: &Wanted) -> Result<Replayed, ReplayError> {

@@ -267,3 +267,13 @@ pub fn mutate(text: &str, rng: &mut rand_chacha::ChaCha8Rng) -> String {
     }
     lines.join("\n")
 }
+
+/// A sweep's `runs.csv` in `dir` without its last column (`wall_ms`, the
+/// one column that differs between two sweeps of the same runs).
+pub fn runs_without_wall(dir: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    text.lines()
+        .map(|l| l.rsplit_once(',').unwrap().0)
+        .collect::<Vec<_>>()
+        .join("\n")
+}

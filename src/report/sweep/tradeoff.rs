@@ -129,14 +129,31 @@ impl Placer {
         Placer { area, taken }
     }
 
+    /// The box `text` takes when anchored at `(ax, ay)` so: a little wider
+    /// than the estimate of its glyphs, and a margin.
+    fn text_box(ax: f64, ay: f64, h_pos: HPos, text: &str) -> Box4 {
+        let w = text.chars().count() as f64 * CHAR_W * 1.1 + 6.0;
+        let left = match h_pos {
+            HPos::Left => ax,
+            HPos::Right => ax - w,
+            HPos::Center => ax - w / 2.0,
+        };
+        (left, ay - LABEL_H / 2.0, left + w, ay + LABEL_H / 2.0)
+    }
+
+    fn is_free(&self, b: Box4) -> bool {
+        !self.taken.iter().any(|&t| overlaps(t, b))
+    }
+
+    fn is_inside(&self, b: Box4) -> bool {
+        let a = self.area;
+        b.0 >= a.0 && b.2 <= a.2 && b.1 >= a.1 && b.3 <= a.3
+    }
+
     /// The first free place for `text` around `(x, y)` (right, left, above,
     /// below, then diagonals; then, up to `reach` times as far, the same),
     /// now taken; `None` when there is none.
     fn place(&mut self, (x, y): (f64, f64), text: &str, reach: usize) -> Option<(f64, f64, HPos)> {
-        // A little wider than the estimate of the glyphs, and a margin.
-        let w = text.chars().count() as f64 * CHAR_W * 1.1 + 6.0;
-        let h = LABEL_H;
-        // Beside the point, then twice and three times as far.
         let tries = (1..=reach.max(1)).map(|k| k as f64).flat_map(|k: f64| {
             [
                 (x + 9.0 * k, y, HPos::Left),
@@ -149,20 +166,25 @@ impl Placer {
                 (x - 7.0 * k, y + 14.0 * k, HPos::Right),
             ]
         });
-        let area = self.area;
-        let taken = &self.taken;
-        let (ax, ay, h_pos, b) = tries.into_iter().find_map(|(ax, ay, h_pos)| {
-            let left = match h_pos {
-                HPos::Left => ax,
-                HPos::Right => ax - w,
-                HPos::Center => ax - w / 2.0,
-            };
-            let b = (left, ay - h / 2.0, left + w, ay + h / 2.0);
-            let inside = b.0 >= area.0 && b.2 <= area.2 && b.1 >= area.1 && b.3 <= area.3;
-            (inside && !taken.iter().any(|&t| overlaps(t, b))).then_some((ax, ay, h_pos, b))
-        })?;
+        let (spot, b) = tries
+            .map(|(ax, ay, h_pos)| ((ax, ay, h_pos), Self::text_box(ax, ay, h_pos, text)))
+            .find(|&(_, b)| self.is_inside(b) && self.is_free(b))?;
         self.taken.push(b);
-        Some((ax, ay, h_pos))
+        Some(spot)
+    }
+
+    /// Above `(x, y)`, as high as it takes to find room (at the top of the
+    /// area, there anyway); now taken.
+    fn stack_above(&mut self, (x, y): (f64, f64), text: &str) -> (f64, f64, HPos) {
+        let mut ay = y - 14.0;
+        loop {
+            let b = Self::text_box(x, ay, HPos::Center, text);
+            if ay < self.area.1 || self.is_free(b) {
+                self.taken.push(b);
+                return (x, ay, HPos::Center);
+            }
+            ay -= LABEL_H;
+        }
     }
 }
 
@@ -184,23 +206,9 @@ fn place_labels(at: &[(f64, f64)], labels: &[String], area: Box4) -> Vec<Label> 
         let n = numbers.to_string();
         // A number may go farther; failing that, above the point, as high
         // as it takes to find room.
-        let spot = placer.place(p, &n, 3).unwrap_or_else(|| {
-            let w = n.len() as f64 * CHAR_W * 1.1 + 6.0;
-            let mut y = p.1 - 14.0;
-            loop {
-                let b = (
-                    p.0 - w / 2.0,
-                    y - LABEL_H / 2.0,
-                    p.0 + w / 2.0,
-                    y + LABEL_H / 2.0,
-                );
-                if y < placer.area.1 || !placer.taken.iter().any(|&t| overlaps(t, b)) {
-                    placer.taken.push(b);
-                    break (p.0, y, HPos::Center);
-                }
-                y -= LABEL_H;
-            }
-        });
+        let spot = placer
+            .place(p, &n, 3)
+            .unwrap_or_else(|| placer.stack_above(p, &n));
         out.push(Label::Number(numbers, spot));
     }
     out
