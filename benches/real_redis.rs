@@ -6,7 +6,7 @@ use redlock_sim::client::{Config, Redlock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/support/mod.rs"]
 mod common;
 
 async fn loop_for(client: Arc<Redlock>, resource: String, d: Duration) -> u64 {
@@ -24,10 +24,7 @@ async fn loop_for(client: Arc<Redlock>, resource: String, d: Duration) -> u64 {
 }
 
 fn main() {
-    assert!(
-        common::redis_available("real_redis bench"),
-        "redis-server must be installed for this benchmark"
-    );
+    common::require_redis("real_redis bench");
     let servers = common::start_redis(5);
     let addrs: Vec<String> = servers.iter().map(|s| s.addr()).collect();
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -354,7 +354,7 @@ mod tests {
     #[test]
     fn rand48_is_redis_rand48() {
         // The first lrand48() of an unseeded generator (glibc's too);
-        // tests/differential_scripts.rs compares math.random with Redis.
+        // tests/redis/differential_scripts.rs compares math.random with Redis.
         let s = AtomicU64::new(RAND48_INIT);
         let first = lrand48(&s);
         assert_eq!(first, 851401618);

@@ -4,7 +4,7 @@
 //
 // The first three addresses are servers that answer; nothing listens on the
 // last two (masters that are down). Prints a deterministic transcript; see
-// tests/lock_libraries.rs.
+// tests/redis/lock_libraries.rs.
 "use strict";
 const { default: Redlock, ExecutionError, Lock } = require("redlock");
 const { step, note, sleep, live, dead, describe, usage, version } = require("./transcript");

@@ -5,7 +5,7 @@
 //
 // The first three addresses are servers that answer; nothing listens on the
 // last two (masters that are down). Prints a deterministic transcript; see
-// tests/lock_libraries.rs.
+// tests/redis/lock_libraries.rs.
 "use strict";
 const { Mutex, RedlockMutex } = require("redis-semaphore");
 const { step, note, sleep, live, dead, describe, usage, version } = require("./transcript");

@@ -5,7 +5,7 @@ its users use it.
 
 The first three servers answer; the last two addresses have nothing listening
 (a master that is down). Prints a deterministic transcript; see
-tests/lock_libraries.rs.
+tests/redis/lock_libraries.rs.
 """
 import logging
 import sys

@@ -4,7 +4,7 @@
 
 PROTOCOL is 2 or 3 (3 makes redis-py open each connection with HELLO 3, its
 default since redis-py 8). Prints a deterministic transcript; see
-tests/lock_libraries.rs.
+tests/redis/lock_libraries.rs.
 """
 import sys
 import threading

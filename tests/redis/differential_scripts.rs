@@ -32,9 +32,9 @@
 //! instruction limit, Redis answers BUSY to others: see tests at the end,
 //! which run against the node alone).
 
-mod common;
+use crate::common;
 
-use common::{redis_available, start_redis, start_sim_node, Client};
+use common::{start_redis, start_sim_node, Client};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redlock_sim::resp::Frame;
@@ -285,9 +285,7 @@ const RESP3_SCRIPTS: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resp3_conversions_match_redis() {
-    if !redis_available("resp3_conversions_match_redis") {
-        return;
-    }
+    common::require_redis("resp3_conversions_match_redis");
     let mut p = Pair::new().await;
     for protocol in [&b"2"[..], b"3"] {
         // (HELLO's reply holds the client id, which differs by design)
@@ -305,9 +303,7 @@ async fn resp3_conversions_match_redis() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixed_scripts_match_redis() {
-    if !redis_available("fixed_scripts_match_redis") {
-        return;
-    }
+    common::require_redis("fixed_scripts_match_redis");
     let mut p = Pair::new().await;
     for (script, keys, argv) in FIXED {
         p.eval(script, keys, argv).await;
@@ -566,9 +562,7 @@ async fn run_random(seed: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_scripts_match_redis() {
-    if !redis_available("random_scripts_match_redis") {
-        return;
-    }
+    common::require_redis("random_scripts_match_redis");
     let seeds: Vec<u64> = std::env::var("DIFFERENTIAL_SCRIPT_SEEDS")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())

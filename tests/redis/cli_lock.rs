@@ -1,8 +1,8 @@
 //! `redlock-sim lock` and `redlock-sim node`, run as a user runs them.
 
-mod common;
+use crate::common;
 
-use common::{free_port, redis_available, start_redis, wait_ready, RedisServer};
+use common::{free_port, start_redis, wait_ready, RedisServer};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,9 +26,7 @@ fn lock_cmd(nodes: &str, extra: &[&str], shell: &str) -> Command {
 
 #[test]
 fn runs_the_command_and_passes_its_exit_code() {
-    if !redis_available("runs_the_command_and_passes_its_exit_code") {
-        return;
-    }
+    common::require_redis("runs_the_command_and_passes_its_exit_code");
     let servers = start_redis(3);
     let out = lock_cmd(&nodes(&servers), &[], "echo inside; exit 7")
         .output()
@@ -39,9 +37,7 @@ fn runs_the_command_and_passes_its_exit_code() {
 
 #[test]
 fn a_second_lock_waits_for_the_first() {
-    if !redis_available("a_second_lock_waits_for_the_first") {
-        return;
-    }
+    common::require_redis("a_second_lock_waits_for_the_first");
     let servers = start_redis(3);
     let dir = std::env::temp_dir().join(format!("redlock-sim-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -81,9 +77,7 @@ fn a_second_lock_waits_for_the_first() {
 
 #[test]
 fn gives_up_with_75_when_the_lock_stays_taken() {
-    if !redis_available("gives_up_with_75_when_the_lock_stays_taken") {
-        return;
-    }
+    common::require_redis("gives_up_with_75_when_the_lock_stays_taken");
     let servers = start_redis(3);
     let n = nodes(&servers);
     let mut holder = lock_cmd(&n, &[], "sleep 2").spawn().unwrap();
@@ -99,9 +93,7 @@ fn gives_up_with_75_when_the_lock_stays_taken() {
 
 #[test]
 fn a_lost_lock_terminates_the_command() {
-    if !redis_available("a_lost_lock_terminates_the_command") {
-        return;
-    }
+    common::require_redis("a_lost_lock_terminates_the_command");
     let servers = start_redis(3);
     let holder = lock_cmd(&nodes(&servers), &["--ttl", "600ms"], "sleep 10")
         .stderr(Stdio::piped())

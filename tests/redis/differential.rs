@@ -46,13 +46,13 @@
 //! - commands the node does not implement at all (`APPEND`, ...):
 //!   the unknown command names used here are unknown to Redis too.
 //!
-//! `DIFFERENTIAL_SEEDS=10,11 cargo test --release --test differential` runs
-//! more seeds; `DIFFERENTIAL_TALLY=1` (with `--nocapture`) prints how often
+//! `DIFFERENTIAL_SEEDS=10,11 cargo test --release --test redis
+//! differential_env_seeds -- --ignored` runs more seeds; `DIFFERENTIAL_TALLY=1` (with `--nocapture`) prints how often
 //! each command got each kind of reply.
 
-mod common;
+use crate::common;
 
-use common::{redis_available, start_redis, start_sim_node, Client};
+use common::{start_redis, start_sim_node, Client};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redlock_sim::client::scripts::{sha1_hex, EXTEND, RELEASE};
@@ -1094,38 +1094,30 @@ fn generation_is_deterministic() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn differential_seed_1() {
-    if !redis_available("differential_seed_1") {
-        return;
-    }
+    common::require_redis("differential_seed_1");
     run_seed(0x5eed_0001, COMMANDS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn differential_seed_2() {
-    if !redis_available("differential_seed_2") {
-        return;
-    }
+    common::require_redis("differential_seed_2");
     run_seed(0x5eed_0002, COMMANDS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn differential_seed_3() {
-    if !redis_available("differential_seed_3") {
-        return;
-    }
+    common::require_redis("differential_seed_3");
     run_seed(0x5eed_0003, COMMANDS).await;
 }
 
-/// Extra seeds from the environment, for exploring:
-/// `DIFFERENTIAL_SEEDS=10,11,12 cargo test --release --test differential`.
+/// Extra seeds from the environment, for exploring (ignored otherwise, so it
+/// is never counted as a pass without running):
+/// `DIFFERENTIAL_SEEDS=10,11,12 cargo test --release --test redis differential_env_seeds -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "exploring: set DIFFERENTIAL_SEEDS=10,11,12 and run with --ignored"]
 async fn differential_env_seeds() {
-    let Ok(list) = std::env::var("DIFFERENTIAL_SEEDS") else {
-        return;
-    };
-    if !redis_available("differential_env_seeds") {
-        return;
-    }
+    let list = std::env::var("DIFFERENTIAL_SEEDS").expect("DIFFERENTIAL_SEEDS=10,11,12");
+    common::require_redis("differential_env_seeds");
     for s in list.split(',').filter(|s| !s.trim().is_empty()) {
         let seed: u64 = s
             .trim()
@@ -1151,9 +1143,7 @@ async fn both(redis: &mut Client, node: &mut Client, args: &[&[u8]]) -> Frame {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lock_scripts_after_script_flush() {
-    if !redis_available("lock_scripts_after_script_flush") {
-        return;
-    }
+    common::require_redis("lock_scripts_after_script_flush");
     let servers = start_redis(1);
     let node_addr = start_sim_node().await;
     let mut r = Client::connect(&servers[0].addr()).await;

@@ -2,9 +2,8 @@
 //! the project's own node served in-process, and a mutator of scenario text
 //! for the fuzz passes.
 //!
-//! When `redis-server` is missing, tests that need it fail under CI (the
-//! `CI` environment variable is set) with a message saying so, and otherwise
-//! print why they skip and return.
+//! When `redis-server` is missing, the tests that need it fail, naming the
+//! README's test command, which installs it (`require_redis`).
 #![allow(dead_code)]
 
 use rand::Rng;
@@ -39,23 +38,24 @@ impl Drop for RedisServer {
     }
 }
 
-/// Is `redis-server` on the PATH? If not: panic under CI, else print why the
-/// calling test skips and return false.
-pub fn redis_available(test: &str) -> bool {
+/// The README's test command: it installs what the tests need, then runs them.
+pub const INSTALL: &str = "bash scripts/test.sh";
+
+/// Fails the calling test unless `redis-server` is on the PATH, naming the
+/// command that installs it: a test that needs the server never passes
+/// without it.
+pub fn require_redis(test: &str) {
     let found = Command::new("redis-server")
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if found {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{test}: redis-server is not installed, and CI must run this test (.ci/run installs it)");
-    }
-    eprintln!("SKIPPED {test}: redis-server is not installed (apt-get install redis-server)");
-    false
+    assert!(
+        found,
+        "{test}: redis-server is not installed; `{INSTALL}` (the README's test \
+         command) installs it and runs the suite (or: apt-get install redis-server)"
+    );
 }
 
 pub fn free_port() -> u16 {

@@ -12,12 +12,12 @@
 //! except a `PTTL` and the take script's refusal (the holder's pttl), which may
 //! differ by [`PTTL_TOLERANCE_MS`] since the servers run a moment apart.
 //!
-//! `REENTRANT_SEEDS=10,11 cargo test --release --test differential_reentrant`
+//! `REENTRANT_SEEDS=10,11 cargo test --release --test redis differential_reentrant`
 //! runs more seeds.
 
-mod common;
+use crate::common;
 
-use common::{redis_available, start_redis, start_sim_node, Client};
+use common::{start_redis, start_sim_node, Client};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redlock_sim::client::scripts::{sha1_hex, REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
@@ -137,9 +137,7 @@ fn agree(pttl: bool, r: &Frame, n: &Frame) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redissons_scripts_answer_as_redis_does() {
-    if !redis_available("redissons_scripts_answer_as_redis_does") {
-        return;
-    }
+    common::require_redis("redissons_scripts_answer_as_redis_does");
     let servers = start_redis(1);
     let node_addr = start_sim_node().await;
     let mut r = Client::connect(&servers[0].addr()).await;
@@ -199,9 +197,7 @@ async fn redissons_scripts_answer_as_redis_does() {
 /// The lock's life cycle, step by step, on both servers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reentrant_lock_cycle() {
-    if !redis_available("a_reentrant_lock_cycle") {
-        return;
-    }
+    common::require_redis("a_reentrant_lock_cycle");
     let servers = start_redis(1);
     let node_addr = start_sim_node().await;
     let mut r = Client::connect(&servers[0].addr()).await;

@@ -24,12 +24,12 @@
 //! - timing commands (`PTTL`, `TTL`) are not generated: only long expiries
 //!   are set, and `PEXPIRE`'s 0/1 is compared.
 //!
-//! `RESP3_SEEDS=5,6 cargo test --release --test differential_resp3` runs
-//! more seeds.
+//! `RESP3_SEEDS=5,6 cargo test --release --test redis random_sequence_env_seeds
+//! -- --ignored` runs more seeds.
 
-mod common;
+use crate::common;
 
-use common::{redis_available, start_redis, start_sim_node};
+use common::{start_redis, start_sim_node};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redlock_sim::resp::{parse, Frame};
@@ -291,17 +291,13 @@ async fn fixed_cases(proto: u8) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixed_cases_resp2() {
-    if !redis_available("fixed_cases_resp2") {
-        return;
-    }
+    common::require_redis("fixed_cases_resp2");
     fixed_cases(2).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixed_cases_resp3() {
-    if !redis_available("fixed_cases_resp3") {
-        return;
-    }
+    common::require_redis("fixed_cases_resp3");
     fixed_cases(3).await;
 }
 
@@ -548,29 +544,23 @@ fn generation_is_deterministic() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_sequence_seed_1() {
-    if !redis_available("random_sequence_seed_1") {
-        return;
-    }
+    common::require_redis("random_sequence_seed_1");
     run_seed(0x3e5b_0001, 3000).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_sequence_seed_2() {
-    if !redis_available("random_sequence_seed_2") {
-        return;
-    }
+    common::require_redis("random_sequence_seed_2");
     run_seed(0x3e5b_0002, 3000).await;
 }
 
-/// `RESP3_SEEDS=5,6 cargo test --release --test differential_resp3`.
+/// Extra seeds from the environment, for exploring (ignored otherwise):
+/// `RESP3_SEEDS=5,6 cargo test --release --test redis random_sequence_env_seeds -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "exploring: set RESP3_SEEDS=5,6 and run with --ignored"]
 async fn random_sequence_env_seeds() {
-    let Ok(list) = std::env::var("RESP3_SEEDS") else {
-        return;
-    };
-    if !redis_available("random_sequence_env_seeds") {
-        return;
-    }
+    let list = std::env::var("RESP3_SEEDS").expect("RESP3_SEEDS=5,6");
+    common::require_redis("random_sequence_env_seeds");
     for s in list.split(',').filter(|s| !s.trim().is_empty()) {
         run_seed(
             s.trim().parse().expect("RESP3_SEEDS: comma-separated u64s"),

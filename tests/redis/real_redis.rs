@@ -2,9 +2,9 @@
 //! exclusion under contention, fault tolerance (2 of 5 killed still lock, 3
 //! killed do not), safe release, extension, and the watchdog.
 
-mod common;
+use crate::common;
 
-use common::{redis_available, start_redis, Client, RedisServer};
+use common::{start_redis, Client, RedisServer};
 use redlock_sim::client::{Config, LockError, NodeOutcome, Redlock};
 use redlock_sim::resp::Frame;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,9 +30,7 @@ async fn get_all(servers: &[RedisServer], key: &str) -> Vec<Frame> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn contention_never_gives_two_holders() {
-    if !redis_available("contention_never_gives_two_holders") {
-        return;
-    }
+    common::require_redis("contention_never_gives_two_holders");
     let servers = start_redis(5);
     let config = Config {
         retry_count: 1,
@@ -79,9 +77,7 @@ async fn contention_never_gives_two_holders() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_of_five_down_still_locks_three_down_does_not() {
-    if !redis_available("two_of_five_down_still_locks_three_down_does_not") {
-        return;
-    }
+    common::require_redis("two_of_five_down_still_locks_three_down_does_not");
     let mut servers = start_redis(5);
     let config = Config {
         retry_count: 1,
@@ -140,9 +136,7 @@ async fn two_of_five_down_still_locks_three_down_does_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_down_is_an_io_error() {
-    if !redis_available("all_down_is_an_io_error") {
-        return;
-    }
+    common::require_redis("all_down_is_an_io_error");
     let mut servers = start_redis(3);
     for s in &mut servers {
         s.kill();
@@ -163,9 +157,7 @@ async fn all_down_is_an_io_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn release_never_deletes_another_holders_key() {
-    if !redis_available("release_never_deletes_another_holders_key") {
-        return;
-    }
+    common::require_redis("release_never_deletes_another_holders_key");
     let servers = start_redis(5);
     let a = client(&servers, Config::default());
     let b = client(&servers, Config::default());
@@ -200,9 +192,7 @@ async fn release_never_deletes_another_holders_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extension_keeps_the_lock_past_its_first_ttl() {
-    if !redis_available("extension_keeps_the_lock_past_its_first_ttl") {
-        return;
-    }
+    common::require_redis("extension_keeps_the_lock_past_its_first_ttl");
     let servers = start_redis(5);
     let a = client(&servers, Config::default());
     let other = client(
@@ -236,9 +226,7 @@ async fn extension_keeps_the_lock_past_its_first_ttl() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_lock_cannot_be_extended_or_resurrected() {
-    if !redis_available("an_expired_lock_cannot_be_extended_or_resurrected") {
-        return;
-    }
+    common::require_redis("an_expired_lock_cannot_be_extended_or_resurrected");
     let servers = start_redis(5);
     let a = client(&servers, Config::default());
     let lock = a.lock("gone", 100 * MS).await.unwrap();
@@ -267,9 +255,7 @@ async fn an_expired_lock_cannot_be_extended_or_resurrected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchdog_extends_and_reports_loss() {
-    if !redis_available("watchdog_extends_and_reports_loss") {
-        return;
-    }
+    common::require_redis("watchdog_extends_and_reports_loss");
     let servers = start_redis(3);
     let a = client(&servers, Config::default());
     let lock = a.lock("wd", 300 * MS).await.unwrap();
@@ -301,9 +287,7 @@ async fn watchdog_extends_and_reports_loss() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn single_instance_lock_is_the_same_client_with_one_node() {
-    if !redis_available("single_instance_lock_is_the_same_client_with_one_node") {
-        return;
-    }
+    common::require_redis("single_instance_lock_is_the_same_client_with_one_node");
     let servers = start_redis(1);
     let a = client(&servers, Config::default());
     let b = client(

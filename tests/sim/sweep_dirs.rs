@@ -3,7 +3,7 @@
 //! other seeds or shard is refused, and a shard or a partial merge says how
 //! many runs of how many it holds (a complete merge does not).
 
-mod common;
+use crate::common;
 
 use common::runs_without_wall;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 use common::mutate;
 use rand::SeedableRng;

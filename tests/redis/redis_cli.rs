@@ -4,9 +4,9 @@
 //! RESP3 handshake, each against `redis-server` and against `redlock-sim
 //! node` (the binary, on a real port). The two must print the same.
 
-mod common;
+use crate::common;
 
-use common::{redis_available, start_redis, start_sim_node_process};
+use common::{start_redis, start_sim_node_process};
 use std::process::Command;
 
 /// Runs `redis-cli -p PORT [extra] ARGS...` and returns what it printed.
@@ -16,7 +16,12 @@ fn cli(port: u16, extra: &[&str], args: &[&str]) -> String {
         .args(extra)
         .args(args)
         .output()
-        .expect("run redis-cli (it comes with redis-server: apt-get install redis-server)");
+        .unwrap_or_else(|e| {
+            panic!(
+                "run redis-cli: {e}; it comes with redis-server, which `{}` installs",
+                common::INSTALL
+            )
+        });
     assert!(out.status.success(), "redis-cli {args:?} failed: {out:?}");
     let mut s = String::from_utf8_lossy(&out.stdout).into_owned();
     s.push_str(&String::from_utf8_lossy(&out.stderr));
@@ -143,9 +148,7 @@ fn session() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
 
 #[test]
 fn redis_cli_sessions_print_the_same_from_both_servers() {
-    if !redis_available("redis_cli_sessions_print_the_same_from_both_servers") {
-        return;
-    }
+    common::require_redis("redis_cli_sessions_print_the_same_from_both_servers");
     let redis = start_redis(1);
     let node = start_sim_node_process();
     let mut differences = Vec::new();

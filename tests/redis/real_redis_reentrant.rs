@@ -4,9 +4,9 @@
 //! pttl, the watchdog's renewal, a majority of three, and the scripts' own
 //! replies.
 
-mod common;
+use crate::common;
 
-use common::{redis_available, start_redis, Client, RedisServer};
+use common::{start_redis, Client, RedisServer};
 use redlock_sim::client::scripts::{REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
 use redlock_sim::client::{Config, LockError, LockKind, Redlock};
 use redlock_sim::resp::Frame;
@@ -57,9 +57,7 @@ fn owner(token: &str, count: u32) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn take_reenter_release_in_reverse_order() {
-    if !redis_available("take_reenter_release_in_reverse_order") {
-        return;
-    }
+    common::require_redis("take_reenter_release_in_reverse_order");
     let servers = start_redis(1);
     let s = &servers[0];
     let a = client(&servers, reentrant());
@@ -121,9 +119,7 @@ async fn take_reenter_release_in_reverse_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_set_nx_client_cannot_reenter_and_an_expired_lock_is_lost() {
-    if !redis_available("the_set_nx_client_cannot_reenter_and_an_expired_lock_is_lost") {
-        return;
-    }
+    common::require_redis("the_set_nx_client_cannot_reenter_and_an_expired_lock_is_lost");
     let servers = start_redis(1);
     let plain = client(&servers, Config::default());
     let l = plain.lock("p", Duration::from_secs(5)).await.unwrap();
@@ -148,9 +144,7 @@ async fn the_set_nx_client_cannot_reenter_and_an_expired_lock_is_lost() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchdog_renews_with_the_renew_script() {
-    if !redis_available("watchdog_renews_with_the_renew_script") {
-        return;
-    }
+    common::require_redis("watchdog_renews_with_the_renew_script");
     let servers = start_redis(3);
     let a = client(&servers, reentrant());
     let lock = a.lock("wd", 300 * MS).await.unwrap();
@@ -194,9 +188,7 @@ async fn watchdog_renews_with_the_renew_script() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_majority_of_three() {
-    if !redis_available("a_majority_of_three") {
-        return;
-    }
+    common::require_redis("a_majority_of_three");
     let mut servers = start_redis(3);
     let a = client(&servers, reentrant());
     let b = client(&servers, reentrant());
@@ -254,9 +246,7 @@ async fn a_majority_of_three() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_of_three_up_still_lock_and_release() {
-    if !redis_available("two_of_three_up_still_lock_and_release") {
-        return;
-    }
+    common::require_redis("two_of_three_up_still_lock_and_release");
     let mut servers = start_redis(3);
     servers[1].kill();
     let a = client(&servers, reentrant());
@@ -285,9 +275,7 @@ async fn two_of_three_up_still_lock_and_release() {
 /// answer too (tests/differential.rs checks it does).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scripts_replies() {
-    if !redis_available("the_scripts_replies") {
-        return;
-    }
+    common::require_redis("the_scripts_replies");
     let servers = start_redis(1);
     let s = &servers[0];
     let mut c = Client::connect(&s.addr()).await;
@@ -320,9 +308,7 @@ async fn the_scripts_replies() {
 /// as "acquired". BLPOP with a timeout makes the server answer late.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_request_never_answers_the_next() {
-    if !redis_available("a_cancelled_request_never_answers_the_next") {
-        return;
-    }
+    common::require_redis("a_cancelled_request_never_answers_the_next");
     use redlock_sim::client::connection::{NodeConn, TcpConnector};
     use redlock_sim::clock::SystemClock;
     let servers = start_redis(1);

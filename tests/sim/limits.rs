@@ -4,7 +4,7 @@
 //! files that are accepted run without a panic; and a failure of the program
 //! itself exits 70.
 
-mod common;
+use crate::common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

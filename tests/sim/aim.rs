@@ -515,8 +515,8 @@ fn hold_validity_with_renew_lasts_until_an_extension_fails_or_the_run_ends() {
         .history
         .events
         .iter()
-        .filter(|e| e.host == "c1" && matches!(e.kind, EventKind::Extended { .. }))
-        .last()
+        .rev()
+        .find(|e| e.host == "c1" && matches!(e.kind, EventKind::Extended { .. }))
         .map(|e| e.time)
         .unwrap();
     assert!(

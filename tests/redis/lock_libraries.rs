@@ -10,7 +10,7 @@
 //! tests/libs/expected/ (so the driver really exercised the library), and the
 //! transcript from `redlock-sim node` must equal the one from `redis-server`.
 //!
-//! The libraries come from `.ci/run`: Python's into tests/libs/python/.venv,
+//! The libraries come from `bash scripts/test.sh`: Python's into tests/libs/python/.venv,
 //! Node's into tests/libs/node/node_modules. When they, `node` or
 //! `redis-server` are missing the test fails and names the install command:
 //! a missing library is never a pass.
@@ -18,7 +18,7 @@
 //! On a difference both transcripts are written to
 //! target/lock-libraries/NAME.{redis,node}.txt.
 
-mod common;
+use crate::common;
 
 use common::{start_redis, start_sim_node_process, RedisServer, SimNodeProcess};
 use std::io::Read;
@@ -132,7 +132,8 @@ fn check_installed() {
     }
     assert!(
         missing.is_empty(),
-        "lock_libraries cannot run; missing (bash .ci/run installs them all):\n  {}",
+        "lock_libraries cannot run; missing (`{}` installs them all and runs the suite):\n  {}",
+        common::INSTALL,
         missing.join("\n  ")
     );
 }

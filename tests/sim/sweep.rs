@@ -2,7 +2,7 @@
 //! sweep, a killed sweep resumes to the same files, and the delayed-restart
 //! guidance holds in a small sweep and matches the committed report.
 
-mod common;
+use crate::common;
 
 use common::runs_without_wall;
 use std::path::{Path, PathBuf};
