@@ -378,10 +378,12 @@ mod tests {
 
     #[test]
     fn replicas_hide_expired_keys_but_keep_them() {
-        let mut ks = Keyspace::default();
-        ks.role = Role::Replica {
-            master: "n1".into(),
-            link_up: true,
+        let mut ks = Keyspace {
+            role: Role::Replica {
+                master: "n1".into(),
+                link_up: true,
+            },
+            ..Default::default()
         };
         ks.set(b("k"), b("v"), Some(10), false);
         assert!(!ks.exists(b"k", 11));

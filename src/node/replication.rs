@@ -172,7 +172,7 @@ pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
         }
     } else if is(name, "flushall") && cmd.len() == 1 {
         ks.flush();
-    } else if is(name, "hset") && cmd.len() >= 4 && cmd.len() % 2 == 0 {
+    } else if is(name, "hset") && cmd.len() >= 4 && cmd.len().is_multiple_of(2) {
         let pairs: Vec<(Bytes, Bytes)> = cmd[2..]
             .chunks(2)
             .map(|p| (p[0].clone(), p[1].clone()))

@@ -30,7 +30,7 @@ pub fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure
             let (a, b) = (bounds[k], bounds[k + 1]);
             cur[..a].iter().chain(&cur[b..]).cloned().collect()
         };
-        match r.first_violating_by(n_eff, &without)? {
+        match r.first_violating_by(n_eff, without)? {
             Some(i) => {
                 let fewer = without(i);
                 cur = fewer;

@@ -266,6 +266,7 @@ impl Aimer {
 
     /// The time and host of armed fault `a`, aimed at `holder`'s `hold` from
     /// the event at `now`.
+    #[allow(clippy::too_many_arguments)] // each is one fact of the moment; a struct would only rename them
     fn place(
         &self,
         now: Duration,
@@ -388,7 +389,7 @@ impl Aimer {
         pick: u64,
     ) -> Vec<Vec<String>> {
         let mut mine: Vec<String> = vec![holder.to_string()];
-        if pick % 2 == 0 {
+        if pick.is_multiple_of(2) {
             if self.single {
                 mine.push(master.to_string());
             } else {

@@ -41,7 +41,8 @@ fn key_events(
     let name = s(0).to_ascii_uppercase();
     match name.as_str() {
         "SET" | "HSET" if ours(&s(1)) => {
-            if owners.insert(s(1), s(2)).as_ref() == Some(&s(2)) && name == "HSET" {
+            let before = owners.insert(s(1), s(2));
+            if before.as_ref() == Some(&s(2)) && name == "HSET" {
                 return vec![];
             }
         }

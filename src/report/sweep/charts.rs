@@ -287,6 +287,9 @@ pub(super) fn y_label(percent: bool, top: f64, y: f64) -> String {
 }
 
 /// One panel of a chart: a y axis and its lines.
+/// A drawn point: the value, and its interval if any.
+type Point = (f64, Option<(f64, f64)>);
+
 struct Panel {
     /// Caption above the panel (latency: `p50`, `p99`), or empty.
     caption: String,
@@ -296,7 +299,7 @@ struct Panel {
     y0: f64,
     y1: f64,
     /// Per drawn series: the point at each value, and the interval.
-    lines: Vec<Vec<Option<(f64, Option<(f64, f64)>)>>>,
+    lines: Vec<Vec<Option<Point>>>,
 }
 
 impl Panel {
@@ -354,7 +357,7 @@ fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<St
     let point = |r: &SummaryRow, p99: bool| -> Option<(f64, Option<(f64, f64)>)> {
         let y = y_of(kind, r, p99)?;
         let ci = (bars && r.ci_low.is_finite() && r.ci_high.is_finite())
-            .then(|| (r.ci_low * 100.0, r.ci_high * 100.0));
+            .then_some((r.ci_low * 100.0, r.ci_high * 100.0));
         Some((y, ci))
     };
     let specs: Vec<(Panel, bool)> = match kind {
