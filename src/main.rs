@@ -47,9 +47,13 @@ enum Command {
     },
     /// Run every seed for every combination of the scenario's [sweep] on all
     /// cores; write runs.csv, summary.csv, report.md, index.html and charts.
-    /// A killed sweep keeps its finished runs; rerunning skips them.
+    /// A killed sweep keeps its finished runs; rerunning skips them. With
+    /// several files (--out required), each is swept into DIR/<name>/ and
+    /// DIR gets a summary.csv and report of them all.
     Sweep {
-        file: PathBuf,
+        /// The scenario file(s) (TOML).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
         /// Seeds to run, A..=B (or N for 1..=N); default: [sweep] seeds.
         #[arg(long, value_parser = sweep::parse_seeds)]
         seeds: Option<RangeInclusive<u64>>,
@@ -71,6 +75,10 @@ enum Command {
         /// run again (without it a sweep resumes).
         #[arg(long)]
         fresh: bool,
+        /// Sweep only the files whose `expect` is this (safe, violation or
+        /// degraded); the others are named and left out.
+        #[arg(long, value_parser = ["safe", "violation", "degraded"])]
+        expect: Option<String>,
     },
     /// Shrink one violating run into a minimal scenario: its faults become
     /// explicit [[faults]], then are dropped, shortened and moved later while
@@ -239,48 +247,26 @@ fn command(cli: Cli) -> ExitCode {
             "redlock-sim run",
         )),
         Command::Sweep {
-            file,
+            files,
             seeds,
             jobs,
             shard,
             out,
             strict,
             fresh,
+            expect,
         } => {
-            let plan = match sweep::Plan::load(&file, seeds) {
-                Ok(p) => std::sync::Arc::new(p),
-                Err(e) => {
-                    eprintln!("{e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let jobs = jobs_or_cores(jobs);
-            let out = out.unwrap_or_else(|| PathBuf::from("reports").join(&plan.base.name));
             let opts = sweep::Options {
-                jobs,
+                jobs: jobs_or_cores(jobs),
                 shard,
-                out: out.clone(),
+                out: out.clone().unwrap_or_default(),
                 progress: true,
                 fresh,
             };
-            match sweep::sweep(&plan, &opts) {
-                Ok(done) => finished_sweep(&done, &out, strict.then_some(&plan.base)),
-                // --out holds another sweep's files (nothing touched), or
-                // rows of runs.csv that do not replay to their trace (made
-                // by another version of the program, or edited): bad input.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
-                    ) =>
-                {
-                    eprintln!("redlock-sim sweep: {e}");
-                    ExitCode::from(2)
-                }
-                Err(e) => {
-                    eprintln!("redlock-sim sweep: {e}");
-                    ExitCode::from(EXIT_SOFTWARE)
-                }
+            if files.len() == 1 && expect.is_none() {
+                sweep_one(&files[0], seeds, out, opts, strict)
+            } else {
+                sweep_set(&files, seeds, out, opts, strict, expect.as_deref())
             }
         }
         Command::Shrink {
@@ -433,6 +419,216 @@ fn command(cli: Cli) -> ExitCode {
             }
         }
     }
+}
+
+/// `sweep FILE`: one scenario's sweep into `out` (default
+/// `reports/<name>/`).
+fn sweep_one(
+    file: &std::path::Path,
+    seeds: Option<RangeInclusive<u64>>,
+    out: Option<PathBuf>,
+    mut opts: sweep::Options,
+    strict: bool,
+) -> ExitCode {
+    let plan = match sweep::Plan::load(file, seeds) {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    opts.out = out.unwrap_or_else(|| PathBuf::from("reports").join(&plan.base.name));
+    match run_sweep(&plan, &opts) {
+        Ok(done) => finished_sweep(&done, &opts.out, strict.then_some(&plan.base)),
+        Err(code) => code,
+    }
+}
+
+/// Runs one plan's sweep; an error is printed and mapped to its exit code.
+fn run_sweep(plan: &Arc<sweep::Plan>, opts: &sweep::Options) -> Result<sweep::Finished, ExitCode> {
+    sweep::sweep(plan, opts).map_err(|e| {
+        eprintln!("redlock-sim sweep: {e}");
+        // --out holds another sweep's files (nothing touched), or rows of
+        // runs.csv that do not replay to their trace (made by another
+        // version of the program, or edited): bad input.
+        match e.kind() {
+            std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => ExitCode::from(2),
+            _ => ExitCode::from(EXIT_SOFTWARE),
+        }
+    })
+}
+
+/// `sweep FILE... --out DIR` (or one file with `--expect`): every file
+/// (whose `expect` is `expect`, when given) is validated first, then swept
+/// into `DIR/<name>/` as `sweep FILE --out DIR/<name>` would; `DIR` gets the
+/// summary and report of them all. `--strict`: exit 1 when a scenario
+/// expected safe had a violation.
+fn sweep_set(
+    files: &[PathBuf],
+    seeds: Option<RangeInclusive<u64>>,
+    out: Option<PathBuf>,
+    mut opts: sweep::Options,
+    strict: bool,
+    expect: Option<&str>,
+) -> ExitCode {
+    let Some(dir) = out else {
+        eprintln!("redlock-sim sweep: a sweep of several files needs --out DIR (each file is swept into DIR/<name>/)");
+        return ExitCode::from(2);
+    };
+    if opts.shard.is_some() {
+        eprintln!("redlock-sim sweep: --shard sweeps one file; give the files one at a time");
+        return ExitCode::from(2);
+    }
+    if dir.join("runs.csv").exists() {
+        eprintln!(
+            "redlock-sim sweep: {} holds the sweep of one scenario; choose another --out for several files",
+            dir.display()
+        );
+        return ExitCode::from(2);
+    }
+    let (plans, skipped) = match set_plans(files, seeds, expect) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut done = Vec::new();
+    for plan in &plans {
+        println!("== {} ({})", plan.base.name, plan.file);
+        opts.out = dir.join(&plan.base.name);
+        match run_sweep(plan, &opts) {
+            Ok(d) => {
+                let violating: u64 = d.summary.iter().map(|r| r.violating_runs).sum();
+                println!("runs: {} ({} run now)", d.rows.len(), d.ran);
+                println!("violating_runs: {violating}");
+                println!("report: {}", opts.out.join("index.html").display());
+                done.push(d)
+            }
+            Err(code) => return code,
+        }
+    }
+    let command = set_command(files, expect, &dir, seeds_flag(&plans), strict);
+    finished_set(&plans, &done, &skipped, &dir, command, strict)
+}
+
+/// The plans of a set, every file validated before anything runs; files
+/// whose `expect` is not `expect` are left out (and returned).
+#[allow(clippy::type_complexity)]
+fn set_plans(
+    files: &[PathBuf],
+    seeds: Option<RangeInclusive<u64>>,
+    expect: Option<&str>,
+) -> Result<
+    (
+        Vec<Arc<sweep::Plan>>,
+        Vec<(String, redlock_sim::scenario::Expect)>,
+    ),
+    ExitCode,
+> {
+    let mut plans: Vec<Arc<sweep::Plan>> = Vec::new();
+    let mut skipped = Vec::new();
+    for f in files {
+        let plan = sweep::Plan::load(f, seeds.clone()).map_err(|e| {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        })?;
+        if expect.is_some_and(|e| e != plan.base.expect.as_str()) {
+            skipped.push((plan.file.clone(), plan.base.expect));
+            continue;
+        }
+        if let Some(other) = plans.iter().find(|p| p.base.name == plan.base.name) {
+            eprintln!(
+                "redlock-sim sweep: {} and {} are both named {:?}; each file is swept into DIR/<name>/",
+                other.file, plan.file, plan.base.name
+            );
+            return Err(ExitCode::from(2));
+        }
+        plans.push(Arc::new(plan));
+    }
+    if plans.is_empty() {
+        eprintln!("redlock-sim sweep: no file left to sweep (--expect left out every one)");
+        return Err(ExitCode::from(2));
+    }
+    Ok((plans, skipped))
+}
+
+/// `--seeds A..=B` when every plan has the same seeds (for the report's
+/// regenerate command).
+fn seeds_flag(plans: &[Arc<sweep::Plan>]) -> Option<RangeInclusive<u64>> {
+    let first = plans.first()?.seeds.clone();
+    plans.iter().all(|p| p.seeds == first).then_some(first)
+}
+
+/// Writes the set's summary and report, prints its answer and a line per
+/// scenario; exit 1 under `strict` when a scenario expected safe violated.
+fn finished_set(
+    plans: &[Arc<sweep::Plan>],
+    done: &[sweep::Finished],
+    skipped: &[(String, redlock_sim::scenario::Expect)],
+    dir: &std::path::Path,
+    command: String,
+    strict: bool,
+) -> ExitCode {
+    use redlock_sim::report::set::{answer, write_set, SetEntry, SetOutput};
+    let entries: Vec<SetEntry> = plans
+        .iter()
+        .zip(done)
+        .map(|(p, d)| SetEntry {
+            scenario: &p.base,
+            file: &p.file,
+            dir: &p.base.name,
+            keys: &p.keys,
+            rows: &d.summary,
+            seeds: p.seeds.clone(),
+        })
+        .collect();
+    let output = SetOutput {
+        entries: &entries,
+        skipped,
+        command,
+    };
+    if let Err(e) = write_set(dir, &output) {
+        eprintln!(
+            "redlock-sim sweep: cannot write the report in {}: {e}",
+            dir.display()
+        );
+        return ExitCode::from(EXIT_SOFTWARE);
+    }
+    println!("== all");
+    println!("{}", answer(&output));
+    println!("report: {}", dir.join("index.html").display());
+    let unexpected = plans
+        .iter()
+        .zip(done)
+        .any(|(p, d)| !d.unexpected_violations(&p.base).is_empty());
+    if strict && unexpected {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The command line that regenerates a set: the flags, then the files as
+/// given (those `--expect` left out too), each quoted for a shell.
+fn set_command(
+    files: &[PathBuf],
+    expect: Option<&str>,
+    dir: &std::path::Path,
+    seeds: Option<RangeInclusive<u64>>,
+    strict: bool,
+) -> String {
+    use redlock_sim::report::shell_word;
+    let mut words = vec!["redlock-sim sweep".to_string()];
+    if strict {
+        words.push("--strict".into());
+    }
+    if let Some(e) = expect {
+        words.push(format!("--expect {e}"));
+    }
+    if let Some(s) = seeds {
+        words.push(format!("--seeds {}..={}", s.start(), s.end()));
+    }
+    words.push(format!("--out {}", shell_word(&dir.display().to_string())));
+    words.extend(files.iter().map(|f| shell_word(&f.display().to_string())));
+    words.join(" ")
 }
 
 /// Prints what a sweep or merge produced; with `strict`, exit 1 when a

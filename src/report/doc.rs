@@ -31,7 +31,7 @@ pub(crate) fn link(text: impl Into<String>, href: impl Into<String>) -> In {
 }
 
 /// A word for a shell command line: quoted when it holds anything special.
-pub(crate) fn shell_word(w: &str) -> String {
+pub fn shell_word(w: &str) -> String {
     if !w.is_empty()
         && w.chars()
             .all(|c| c.is_ascii_alphanumeric() || "._-/+:".contains(c))

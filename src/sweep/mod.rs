@@ -42,6 +42,9 @@ pub const REPLAY_SEEDS: usize = 3;
 /// The copy of the scenario a sweep leaves in its directory, for `merge`.
 pub const SCENARIO_COPY: &str = "scenario.toml";
 
+/// A combination: its overrides, and its values as written.
+pub type Cell = (Vec<(String, toml::Value)>, Vec<String>);
+
 /// What to sweep: the scenario, its combinations and seeds.
 pub struct Plan {
     /// The scenario file's text and the name it is known by in messages.
@@ -51,7 +54,7 @@ pub struct Plan {
     /// Varied keys, in `[sweep.vary]` order.
     pub keys: Vec<String>,
     /// Each combination: the overrides, and the values as written.
-    pub cells: Vec<(Vec<(String, toml::Value)>, Vec<String>)>,
+    pub cells: Vec<Cell>,
     pub seeds: RangeInclusive<u64>,
 }
 
@@ -455,41 +458,11 @@ pub fn finish(
 fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -> io::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
     let mut header: Vec<String> = keys.to_vec();
-    header.extend(
-        [
-            "runs",
-            "violating_runs",
-            "violation_rate",
-            "ci_low",
-            "ci_high",
-            "acquire_rate",
-            "acquire_p50_ms",
-            "acquire_p99_ms",
-            "unavailable_mean_ms",
-            "unavailable_ci_low_ms",
-            "unavailable_ci_high_ms",
-        ]
-        .map(String::from),
-    );
+    header.extend(stats::SUMMARY_COLUMNS.map(String::from));
     w.write_record(&header)?;
     for r in rows {
         let mut f = r.values.clone();
-        f.extend([
-            r.runs.to_string(),
-            r.violating_runs.to_string(),
-            format!("{:.6}", r.violation_rate),
-            format!("{:.6}", r.ci_low),
-            format!("{:.6}", r.ci_high),
-            format!("{:.6}", r.acquire_rate),
-            format!("{:.3}", r.acquire_p50_ms),
-            format!("{:.3}", r.acquire_p99_ms),
-            format!("{:.3}", r.unavailable_mean_ms),
-        ]);
-        // No interval from a single run: the two fields are left empty.
-        match r.unavailable_ci_ms {
-            Some((lo, hi)) => f.extend([format!("{lo:.3}"), format!("{hi:.3}")]),
-            None => f.extend([String::new(), String::new()]),
-        }
+        f.extend(r.fields());
         w.write_record(&f)?;
     }
     w.flush()

@@ -46,6 +46,46 @@ pub struct SummaryRow {
     pub unavailable_ci_ms: Option<(f64, f64)>,
 }
 
+/// The columns of `summary.csv` after the varied keys, in order.
+pub const SUMMARY_COLUMNS: [&str; 11] = [
+    "runs",
+    "violating_runs",
+    "violation_rate",
+    "ci_low",
+    "ci_high",
+    "acquire_rate",
+    "acquire_p50_ms",
+    "acquire_p99_ms",
+    "unavailable_mean_ms",
+    "unavailable_ci_low_ms",
+    "unavailable_ci_high_ms",
+];
+
+impl SummaryRow {
+    /// The row's fields under [`SUMMARY_COLUMNS`], as `summary.csv` holds
+    /// them (rates with 6 decimals, times in ms with 3; no interval of the
+    /// waiting from a single run: both fields empty).
+    pub fn fields(&self) -> Vec<String> {
+        let mut f = vec![
+            self.runs.to_string(),
+            self.violating_runs.to_string(),
+            format!("{:.6}", self.violation_rate),
+            format!("{:.6}", self.ci_low),
+            format!("{:.6}", self.ci_high),
+            format!("{:.6}", self.acquire_rate),
+            format!("{:.3}", self.acquire_p50_ms),
+            format!("{:.3}", self.acquire_p99_ms),
+            format!("{:.3}", self.unavailable_mean_ms),
+        ];
+        match self.unavailable_ci_ms {
+            Some((lo, hi)) => f.extend([format!("{lo:.3}"), format!("{hi:.3}")]),
+            None => f.extend([String::new(), String::new()]),
+        }
+        debug_assert_eq!(f.len(), SUMMARY_COLUMNS.len());
+        f
+    }
+}
+
 /// The two-sided 95% quantile of Student's t with `df` degrees of freedom:
 /// exact to 6 digits up to 30, then the Cornish-Fisher expansion around the
 /// normal quantile (error below 1e-5 from 31 on).

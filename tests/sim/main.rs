@@ -24,4 +24,5 @@ mod shrink;
 mod single_topology;
 mod sweep;
 mod sweep_dirs;
+mod sweep_set;
 mod variants;
