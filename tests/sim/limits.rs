@@ -407,13 +407,13 @@ fn mutated_files_run_without_panic() {
     let dir = temp_dir("mutated");
     let mut rng = ChaCha8Rng::seed_from_u64(0x11_31_75);
     let mut cases: Vec<(String, u64)> = REGRESSIONS.iter().map(|t| (t.to_string(), 1)).collect();
-    // Most mutations are refused; keep 400 that the parser accepts (as
+    // Most mutations are refused; keep 150 that the parser accepts (as
     // `run --set duration=2s` will), and some refused ones.
     // `LIMITS_FUZZ_CASES=N` runs N accepted cases instead (a longer search).
     let accepted_target: usize = std::env::var("LIMITS_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+        .unwrap_or(150);
     const REFUSED: usize = 50;
     let short = [("duration".to_string(), toml::Value::String("2s".into()))];
     // The two bases above, and every shipped scenario.

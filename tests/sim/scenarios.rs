@@ -126,58 +126,19 @@ fn the_same_seed_gives_identical_files_in_two_processes() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-/// Runs seeds 1..=n of a scenario on two threads; returns the violating seeds.
-fn violating_seeds(file: &str, n: u64) -> Vec<u64> {
-    let s = scenario::load(Path::new(file)).unwrap();
-    let seeds: Vec<u64> = (1..=n).collect();
-    let halves: Vec<Vec<u64>> = seeds
-        .chunks(seeds.len().div_ceil(2))
-        .map(<[u64]>::to_vec)
-        .collect();
-    let handles: Vec<_> = halves
-        .into_iter()
-        .map(|chunk| {
-            let s = s.clone();
-            std::thread::spawn(move || {
-                chunk
-                    .into_iter()
-                    .filter(|&seed| !runner::simulate(s.clone(), seed).unwrap().as_expected())
-                    .collect::<Vec<u64>>()
-            })
-        })
-        .collect();
-    handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect()
-}
-
-#[test]
-fn partitions_alone_never_break_redlock_over_200_seeds() {
-    assert_eq!(
-        violating_seeds("scenarios/partitions_only.toml", 200),
-        Vec::<u64>::new()
-    );
-}
-
-#[test]
-fn delayed_restart_never_breaks_redlock_over_200_seeds() {
-    assert_eq!(
-        violating_seeds("scenarios/crash_restart_delayed.toml", 200),
-        Vec::<u64>::new()
-    );
-}
+// Partitions alone, a TTL-long restart delay and the reentrant lock with
+// delayed restarts never violating over many seeds: the committed
+// false-alarm sweep (reports/no-false-alarms/, 1,000 seeds of each, replayed
+// in part by tests/sim/no_false_alarm.rs) holds that evidence now.
 
 /// Seed 108 once showed a violation that was a client bug (a watchdog
-/// aborted mid-extension left its reply to answer the next lock call); a
-/// sweep of 300 seeds has none.
+/// aborted mid-extension left its reply to answer the next lock call).
 #[test]
-fn the_reentrant_lock_with_delayed_restarts_stays_safe() {
+fn the_reentrant_lock_with_delayed_restarts_stays_safe_at_seed_108() {
     let file = "scenarios/reentrant_redlock_delayed_restart.toml";
     let s = scenario::load(Path::new(file)).unwrap();
     let out = runner::simulate(s, 108).unwrap();
     assert!(out.as_expected(), "{file}: seed 108 violates");
-    assert_eq!(violating_seeds(file, 20), Vec::<u64>::new());
 }
 
 #[test]
@@ -409,7 +370,7 @@ host = "n3"
 fn checking_as_the_run_goes_equals_checking_the_whole_history() {
     for file in ["scenarios/single_vs_quorum.toml", "benches/standard.toml"] {
         let s = scenario::load(Path::new(file)).unwrap();
-        for seed in [1, 2, 3] {
+        for seed in [1, 2] {
             let streamed = runner::simulate(s.clone(), seed).unwrap();
             assert!(streamed.history.events.is_empty(), "sweeps keep no history");
             let whole = redlock_sim::sim::run(&s, seed).unwrap();
