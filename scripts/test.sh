@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The README's test command. On a fresh machine it installs what the tests
+# need, then checks formatting and lints and runs the whole suite:
+#   - redis-server and redis-cli (Debian's redis-server package): the judge
+#     of the node's answers, and the real servers of tests/redis/;
+#   - python3 with a venv of the Python lock libraries (PyPI, pinned in
+#     tests/libs/python/requirements.txt) and Node's (npm, pinned by
+#     tests/libs/node/package-lock.json), run by tests/redis/lock_libraries.rs;
+#   - then `cargo fmt --check`, `cargo clippy --all-targets -- -D warnings`
+#     and `cargo test --release`.
+# Without these installs the tests that need them fail, naming this script;
+# none is skipped. `cargo test --release --test sim` needs none of them.
+# .ci/run calls exactly this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian's packages, for what the machine lacks.
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    if [ -z "${APT_UPDATED:-}" ]; then
+        $sudo apt-get update -qq
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing redis-server from Debian's packages"
+    apt_install redis-server
+fi
+redis-server --version
+
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing python3 from Debian's packages"
+    apt_install python3 python3-venv
+fi
+VENV=tests/libs/python/.venv
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    rm -rf "$VENV"
+    if ! python3 -m venv "$VENV" 2>/dev/null; then
+        echo "scripts/test.sh: installing python3-venv from Debian's packages"
+        rm -rf "$VENV"
+        apt_install python3-venv
+        python3 -m venv "$VENV"
+    fi
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r tests/libs/python/requirements.txt
+if ! command -v npm >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing nodejs and npm from Debian's packages"
+    apt_install nodejs npm
+fi
+npm ci --prefix tests/libs/node --no-audit --no-fund --loglevel=error
+python3 --version
+node --version
+
+# The toolchain's own checkers (rustup's components where rustup is used).
+for tool in rustfmt clippy; do
+    if ! cargo "${tool/rustfmt/fmt}" --version >/dev/null 2>&1; then
+        echo "scripts/test.sh: adding the $tool component"
+        rustup component add "$tool"
+    fi
+done
+
+echo "scripts/test.sh: cargo fmt --check"
+cargo fmt --check
+echo "scripts/test.sh: cargo clippy --release --all-targets -- -D warnings"
+cargo clippy --release --all-targets -- -D warnings
+echo "scripts/test.sh: cargo test --release"
+cargo test --release
