@@ -246,7 +246,8 @@ pub enum Variant {
     NoReleaseOnFailure,
     /// Contacts nodes one after another instead of at once.
     Sequential,
-    /// Uses SETNX + EXPIRE instead of SET NX PX.
+    /// The SETNX + GETSET timestamp lock of the `SETNX` page, timed by the
+    /// client's wall clock, instead of SET NX PX.
     LegacySetnx,
     /// Counts a majority of the nodes that answered, not of all nodes.
     MajorityOfResponders,

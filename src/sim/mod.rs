@@ -2,11 +2,14 @@
 //!
 //! - [`context`]: what hosts share with the driver (history, clocks, pauses);
 //!   [`pause`]: a paused host's sockets wait out its pauses;
+//!   [`sockets`]: keepalive, and connects across a cut link;
 //! - [`world`]: the driver loop; [`faults`]: applying a fault;
 //!   [`net`]: the network's fault state; [`nemesis`]: random faults;
-//! - host programs: [`nodes`] (the real node), [`workload`] (clients running
-//!   the real lock client, or [`own`]: a lock of the user's own), [`store`]
-//!   (the protected resource).
+//!   [`aim`]: the nemesis's faults placed at lock events (`aim = "lock"`);
+//! - host programs: [`nodes`] (the real node), [`sentinel`] (failover in the
+//!   `single` topology), [`workload`] (clients running the real lock client,
+//!   or [`own`]: a lock of the user's own), [`store`] (the protected
+//!   resource).
 //!
 //! [`run`] builds the world for a scenario and a seed, runs it, and returns
 //! the history. Every random choice is drawn from ChaCha generators derived
