@@ -438,10 +438,24 @@ fn sweep_one(
         }
     };
     opts.out = out.unwrap_or_else(|| PathBuf::from("reports").join(&plan.base.name));
+    if holds_a_set(&opts.out) {
+        eprintln!(
+            "redlock-sim sweep: {} holds a sweep of several files; choose another --out for one file",
+            opts.out.display()
+        );
+        return ExitCode::from(2);
+    }
     match run_sweep(&plan, &opts) {
         Ok(done) => finished_sweep(&done, &opts.out, strict.then_some(&plan.base)),
         Err(code) => code,
     }
+}
+
+/// Does `dir` hold the outputs of a sweep of several files (its
+/// `summary.csv` starts with the set's columns)?
+fn holds_a_set(dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(dir.join("summary.csv"))
+        .is_ok_and(|t| t.starts_with("scenario,file,expect,combination,"))
 }
 
 /// Runs one plan's sweep; an error is printed and mapped to its exit code.
@@ -490,6 +504,22 @@ fn sweep_set(
         Ok(p) => p,
         Err(code) => return code,
     };
+    // Each scenario's directory is checked before anything runs (another
+    // scenario's sweep, another text, other seeds: exit 2), as far as that
+    // reads nothing but writes nothing; under --fresh each is checked when
+    // its turn comes.
+    if !opts.fresh {
+        for plan in &plans {
+            let sub = dir.join(&plan.base.name);
+            let meta = sweep::meta::Meta::of(plan, None);
+            if let Err(e) = sweep::meta::prepare(&sub, plan, &meta, false) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    eprintln!("redlock-sim sweep: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
     let mut done = Vec::new();
     for plan in &plans {
         println!("== {} ({})", plan.base.name, plan.file);
@@ -533,6 +563,13 @@ fn set_plans(
         if expect.is_some_and(|e| e != plan.base.expect.as_str()) {
             skipped.push((plan.file.clone(), plan.base.expect));
             continue;
+        }
+        if ["summary.csv", "report.md", "index.html"].contains(&plan.base.name.as_str()) {
+            eprintln!(
+                "redlock-sim sweep: {}: the scenario's name {:?} is a file the set writes in DIR; rename the scenario",
+                plan.file, plan.base.name
+            );
+            return Err(ExitCode::from(2));
         }
         if let Some(other) = plans.iter().find(|p| p.base.name == plan.base.name) {
             eprintln!(

@@ -240,15 +240,16 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
                 Some(i) => done.insert(i),
                 // Never drop finished runs: a different sweep wrote these.
                 None => {
+                    // Bad input (exit 2): --out is another sweep's.
                     return Err(io::Error::new(
-                        io::ErrorKind::AlreadyExists,
+                        io::ErrorKind::InvalidInput,
                         format!(
                         "{} holds runs of another sweep (seed {} with {:?}); choose another --out",
                         path.display(),
                         row.seed,
                         row.values
                     ),
-                    ))
+                    ));
                 }
             };
         }

@@ -242,3 +242,45 @@ fn bad_input_is_exit_2_and_nothing_is_written() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_set_and_a_one_file_sweep_never_share_a_directory() {
+    let dir = temp_dir("share");
+    let quiet = file(&dir, "quiet.toml", QUIET);
+    let named = file(
+        &dir,
+        "named.toml",
+        &QUIET.replace("name = \"quiet\"", "name = \"report.md\""),
+    );
+    let set = dir.join("set");
+    let o = sweep(&[&"--expect", &"safe", &"--out", &set, &quiet]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let before = std::fs::read_to_string(set.join("summary.csv")).unwrap();
+    // One file into the set's directory: refused, the set's files intact.
+    let o = sweep(&[&"--out", &set, &quiet]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("several files"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(set.join("summary.csv")).unwrap(),
+        before
+    );
+    assert!(!set.join("runs.csv").exists());
+    // A scenario named after one of the set's files: refused before it runs.
+    let out = dir.join("named");
+    let o = sweep(&[&"--out", &out, &quiet, &named]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("rename the scenario"), "{}", text(&o));
+    assert!(!out.exists());
+    // A scenario's directory holding another sweep: refused before any run.
+    let other = dir.join("other");
+    let o = sweep(&[&"--out", &other.join("quiet"), &named]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let crashes = file(&dir, "crashes.toml", CRASHES);
+    let o = sweep(&[&"--out", &other, &crashes, &quiet]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        !other.join("crashes").exists(),
+        "crashes ran before the refusal"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -286,10 +286,10 @@ pub(super) fn y_label(percent: bool, top: f64, y: f64) -> String {
     }
 }
 
-/// One panel of a chart: a y axis and its lines.
 /// A drawn point: the value, and its interval if any.
 type Point = (f64, Option<(f64, f64)>);
 
+/// One panel of a chart: a y axis and its lines.
 struct Panel {
     /// Caption above the panel (latency: `p50`, `p99`), or empty.
     caption: String,
