@@ -22,7 +22,7 @@ apt_install() {
         $sudo apt-get update -qq
         APT_UPDATED=1
     fi
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
@@ -50,7 +50,13 @@ if ! command -v npm >/dev/null 2>&1; then
     echo "scripts/test.sh: installing nodejs and npm from Debian's packages"
     apt_install nodejs npm
 fi
-npm ci --prefix tests/libs/node --no-audit --no-fund --loglevel=error
+# npm ci wipes node_modules and reinstalls: only when what was installed
+# last (a copy of the lock file it installed from) is not package-lock.json.
+NODE_LIBS=tests/libs/node
+if ! cmp -s "$NODE_LIBS/package-lock.json" "$NODE_LIBS/node_modules/.installed-lock.json"; then
+    npm ci --prefix "$NODE_LIBS" --no-audit --no-fund --loglevel=error
+    cp "$NODE_LIBS/package-lock.json" "$NODE_LIBS/node_modules/.installed-lock.json"
+fi
 python3 --version
 node --version
 
@@ -67,4 +73,17 @@ cargo fmt --check
 echo "scripts/test.sh: cargo clippy --release --all-targets -- -D warnings"
 cargo clippy --release --all-targets -- -D warnings
 echo "scripts/test.sh: cargo test --release"
-cargo test --release
+# The output's last line adds up every test binary's result (the library's,
+# the binary's, tests/sim's, tests/redis's and the doc tests', which come
+# last and are none today).
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# Every test binary runs even when one fails (--no-fail-fast), and the sum
+# is printed either way; the script exits with cargo's status.
+set +e
+cargo test --release --no-fail-fast 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i; if ($(i+1) ~ /^ignored;?$/) g += $i } }
+     END { printf "(%d ignored: exploring tests, run by hand with --ignored)\nsuite: %d passed, %d failed\n", g, p, f }' "$log"
+exit "$status"

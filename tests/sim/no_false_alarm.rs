@@ -90,7 +90,8 @@ fn the_committed_sweep_covers_every_safe_scenario_without_a_violation() {
             "{} changed since {REPORT}/{name} was swept; regenerate with {REGENERATE}",
             file.display()
         );
-        let rows = rows::read(&dir.join("runs.csv"), &[]).unwrap();
+        let rows = committed_rows(name);
+        assert_eq!(rows.len() as u64, runs, "{name}: summary.csv and runs.csv");
         let seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
         assert_eq!(seeds, (1..=rows.len() as u64).collect::<Vec<_>>(), "{name}");
         assert!(rows.len() >= MIN_SEEDS, "{name}: {} rows", rows.len());
@@ -100,6 +101,19 @@ fn the_committed_sweep_covers_every_safe_scenario_without_a_violation() {
             "{name}: a committed row is not safe"
         );
     }
+}
+
+/// The committed rows of one scenario's sweep.
+fn committed_rows(name: &str) -> Vec<RunRow> {
+    let path = Path::new(REPORT).join(name).join("runs.csv");
+    let rows = rows::read(&path, &[])
+        .unwrap_or_else(|e| panic!("{}: {e}; regenerate with {REGENERATE}", path.display()));
+    assert!(
+        !rows.is_empty(),
+        "{}: no rows; regenerate with {REGENERATE}",
+        path.display()
+    );
+    rows
 }
 
 /// Five seeds of a sweep of `n`: the first, the last and three between.
@@ -122,7 +136,7 @@ fn replayable(r: &RunRow) -> Vec<String> {
 fn a_slice_of_the_committed_sweep_replays_to_the_same_rows() {
     let mut work = Vec::new();
     for (file, name) in safe_shipped() {
-        let rows = rows::read(&Path::new(REPORT).join(&name).join("runs.csv"), &[]).unwrap();
+        let rows = committed_rows(&name);
         for seed in slice(rows.len()) {
             work.push((file.clone(), rows[seed as usize - 1].clone()));
         }
