@@ -13,8 +13,8 @@ use std::io;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
-use super::doc::{b, code, link, p, shell_word, t, to_html, to_md, Block, In, Row, Style};
-use super::sweep::{interval, pct};
+use super::doc::{b, code, link, p, shell_word, t, to_html, to_md, Block, In, Row};
+use super::sweep::{interval, pct, STYLE};
 use crate::scenario::{Expect, Scenario};
 use crate::sweep::stats::{SummaryRow, SUMMARY_COLUMNS};
 
@@ -302,18 +302,3 @@ fn links(out: &SetOutput) -> Vec<Vec<In>> {
         })
         .collect()
 }
-
-const STYLE: Style = Style {
-    css: CSS,
-    escape_hash: true,
-    num_columns: true,
-    conclusions_list: false,
-};
-
-const CSS: &str = concat!(
-    base_css!(),
-    "\
-td.num{text-align:right;font-variant-numeric:tabular-nums}\
-code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
-"
-);

@@ -23,13 +23,7 @@ const REGENERATE: &str = "cargo run --release -- sweep --strict --expect safe --
 /// file and name. None of them varies a key today; one that does needs this
 /// test to read its combinations.
 fn safe_shipped() -> Vec<(PathBuf, String)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("scenarios")
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    files
+    crate::common::shipped_scenarios()
         .into_iter()
         .filter_map(|f| {
             let s = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));

@@ -10,13 +10,7 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
 fn shipped() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("scenarios")
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    files
+    crate::common::shipped_scenarios()
 }
 
 fn temp_dir(tag: &str) -> PathBuf {

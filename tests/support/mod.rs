@@ -268,6 +268,18 @@ pub fn mutate(text: &str, rng: &mut rand_chacha::ChaCha8Rng) -> String {
     lines.join("\n")
 }
 
+/// The shipped scenario files (`scenarios/*.toml`, not `scenarios/variants/`),
+/// sorted.
+pub fn shipped_scenarios() -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("scenarios")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// A sweep's `runs.csv` in `dir` without its last column (`wall_ms`, the
 /// one column that differs between two sweeps of the same runs).
 pub fn runs_without_wall(dir: &std::path::Path) -> String {

@@ -100,7 +100,9 @@ pub fn write_sweep(dir: &Path, out: &SweepOutput) -> io::Result<()> {
     Ok(())
 }
 
-const STYLE: Style = Style {
+/// The sweep report's style (the report of a sweep of several files uses it
+/// too).
+pub(crate) const STYLE: Style = Style {
     css: CSS,
     escape_hash: true,
     num_columns: true,
