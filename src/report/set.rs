@@ -158,10 +158,8 @@ fn bounds(out: &SetOutput) -> String {
 pub fn write_set(dir: &Path, out: &SetOutput) -> io::Result<()> {
     write_summary(&dir.join("summary.csv"), out)?;
     let doc = document(out);
-    let title = format!(
-        "redlock-sim sweep: {}",
-        plural(out.entries.len(), "scenario")
-    );
+    // The page's title; to_html puts "redlock-sim: " before it.
+    let title = format!("sweep of {}", plural(out.entries.len(), "scenario"));
     std::fs::write(dir.join("report.md"), to_md(&doc, &STYLE, &[]))?;
     std::fs::write(dir.join("index.html"), to_html(&doc, &title, &STYLE, &[]))?;
     Ok(())
