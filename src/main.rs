@@ -455,7 +455,7 @@ fn sweep_one(
 /// `summary.csv` starts with the set's columns)?
 fn holds_a_set(dir: &std::path::Path) -> bool {
     std::fs::read_to_string(dir.join("summary.csv"))
-        .is_ok_and(|t| t.starts_with("scenario,file,expect,combination,"))
+        .is_ok_and(|t| t.starts_with(&(redlock_sim::report::set::SET_COLUMNS.join(",") + ",")))
 }
 
 /// Runs one plan's sweep; an error is printed and mapped to its exit code.
@@ -500,7 +500,7 @@ fn sweep_set(
         );
         return ExitCode::from(2);
     }
-    let (plans, skipped) = match set_plans(files, seeds, expect) {
+    let (plans, skipped) = match set_plans(files, seeds.clone(), expect) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -535,24 +535,20 @@ fn sweep_set(
             Err(code) => return code,
         }
     }
-    let command = set_command(files, expect, &dir, seeds_flag(&plans), strict);
+    let command = set_command(files, expect, &dir, seeds, strict);
     finished_set(&plans, &done, &skipped, &dir, command, strict)
 }
 
+/// The files `--expect` left out, with what each expects.
+type Skipped = Vec<(String, redlock_sim::scenario::Expect)>;
+
 /// The plans of a set, every file validated before anything runs; files
 /// whose `expect` is not `expect` are left out (and returned).
-#[allow(clippy::type_complexity)]
 fn set_plans(
     files: &[PathBuf],
     seeds: Option<RangeInclusive<u64>>,
     expect: Option<&str>,
-) -> Result<
-    (
-        Vec<Arc<sweep::Plan>>,
-        Vec<(String, redlock_sim::scenario::Expect)>,
-    ),
-    ExitCode,
-> {
+) -> Result<(Vec<Arc<sweep::Plan>>, Skipped), ExitCode> {
     let mut plans: Vec<Arc<sweep::Plan>> = Vec::new();
     let mut skipped = Vec::new();
     for f in files {
@@ -587,19 +583,12 @@ fn set_plans(
     Ok((plans, skipped))
 }
 
-/// `--seeds A..=B` when every plan has the same seeds (for the report's
-/// regenerate command).
-fn seeds_flag(plans: &[Arc<sweep::Plan>]) -> Option<RangeInclusive<u64>> {
-    let first = plans.first()?.seeds.clone();
-    plans.iter().all(|p| p.seeds == first).then_some(first)
-}
-
 /// Writes the set's summary and report, prints its answer and a line per
 /// scenario; exit 1 under `strict` when a scenario expected safe violated.
 fn finished_set(
     plans: &[Arc<sweep::Plan>],
     done: &[sweep::Finished],
-    skipped: &[(String, redlock_sim::scenario::Expect)],
+    skipped: &Skipped,
     dir: &std::path::Path,
     command: String,
     strict: bool,

@@ -42,14 +42,6 @@ pub struct SetOutput<'a> {
     pub command: String,
 }
 
-fn expect_word(e: Expect) -> &'static str {
-    match e {
-        Expect::Safe => "safe",
-        Expect::Violation => "violation",
-        Expect::Degraded => "degraded",
-    }
-}
-
 /// `key=value key=value` of a combination; empty without varied keys.
 fn combination(keys: &[String], values: &[String]) -> String {
     keys.iter()
@@ -182,7 +174,7 @@ fn write_summary(path: &Path, out: &SetOutput) -> io::Result<()> {
             let mut f = vec![
                 e.scenario.name.clone(),
                 e.file.to_string(),
-                expect_word(e.scenario.expect).to_string(),
+                e.scenario.expect.as_str().to_string(),
                 combination(e.keys, &r.values),
             ];
             f.extend(r.fields());
@@ -214,7 +206,7 @@ fn document(out: &SetOutput) -> Vec<Block> {
         let names: Vec<String> = out
             .skipped
             .iter()
-            .map(|(f, e)| format!("{f} ({})", expect_word(*e)))
+            .map(|(f, e)| format!("{f} ({})", e.as_str()))
             .collect();
         doc.push(p(format!("Left out by --expect: {}.", names.join(", "))));
     }
@@ -270,7 +262,7 @@ fn table(out: &SetOutput) -> Block {
             rows.push(Row {
                 cells: vec![
                     e.scenario.name.clone(),
-                    expect_word(e.scenario.expect).to_string(),
+                    e.scenario.expect.as_str().to_string(),
                     combination(e.keys, &r.values),
                     format!("{}..={}", e.seeds.start(), e.seeds.end()),
                     r.runs.to_string(),
