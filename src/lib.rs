@@ -40,5 +40,7 @@ pub mod resp;
 pub mod runner;
 pub mod scenario;
 pub mod search;
+pub mod sha1;
 pub mod sim;
 pub mod sweep;
+pub mod transport;

@@ -13,48 +13,10 @@
 
 use crate::clock::Clock;
 use crate::resp::{Connection, Frame};
-use std::future::Future;
-use std::io;
-use std::pin::Pin;
+pub use crate::transport::{
+    BoxStream, ConnectFuture, Connector, SimConnector, Stream, TcpConnector,
+};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
-
-/// A byte stream a client can talk RESP over.
-pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
-
-pub type BoxStream = Box<dyn Stream>;
-pub type ConnectFuture<'a> = Pin<Box<dyn Future<Output = io::Result<BoxStream>> + Send + 'a>>;
-
-/// Opens streams to addresses (`host:port`).
-pub trait Connector: Send + Sync {
-    fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a>;
-}
-
-/// Real TCP, through tokio.
-pub struct TcpConnector;
-
-impl Connector for TcpConnector {
-    fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a> {
-        Box::pin(async move {
-            let s = tokio::net::TcpStream::connect(addr).await?;
-            s.set_nodelay(true)?;
-            Ok(Box::new(s) as BoxStream)
-        })
-    }
-}
-
-/// turmoil's simulated TCP; addresses are `host:port` with turmoil host names.
-pub struct SimConnector;
-
-impl Connector for SimConnector {
-    fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a> {
-        Box::pin(async move {
-            let s = turmoil::net::TcpStream::connect(addr).await?;
-            Ok(Box::new(s) as BoxStream)
-        })
-    }
-}
 
 /// Why a request got no reply.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -206,6 +168,7 @@ impl NodeConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io;
     use std::sync::{Arc, Mutex};
 
     /// A monotonic clock the test moves by hand; its timers never fire (a

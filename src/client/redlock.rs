@@ -192,7 +192,7 @@ pub struct Redlock {
     release_sha: String,
     extend_sha: String,
     extend_resurrect_sha: String,
-    pub(super) reentrant: super::reentrant::Shas,
+    pub(super) reentrant: super::scripts::ReentrantShas,
 }
 
 impl Redlock {
@@ -218,7 +218,7 @@ impl Redlock {
             release_sha: sha1_hex(RELEASE.as_bytes()),
             extend_sha: sha1_hex(EXTEND.as_bytes()),
             extend_resurrect_sha: sha1_hex(EXTEND_RESURRECT.as_bytes()),
-            reentrant: super::reentrant::Shas::new(),
+            reentrant: super::scripts::ReentrantShas::new(),
         }
     }
 

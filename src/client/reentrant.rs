@@ -29,27 +29,9 @@ use super::connection::RequestError;
 use super::redlock::{
     count_acquired, outcome, taken, Lock, LockError, LockKind, NodeOutcome, Redlock,
 };
-use super::scripts::{sha1_hex, REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
+use super::scripts::{REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
 use crate::resp::Frame;
 use std::time::Duration;
-
-/// The SHA1s of the three scripts, computed once per client.
-#[derive(Clone, Debug)]
-pub(super) struct Shas {
-    take: String,
-    release: String,
-    renew: String,
-}
-
-impl Shas {
-    pub(super) fn new() -> Self {
-        Shas {
-            take: sha1_hex(REENTRANT_TAKE.as_bytes()),
-            release: sha1_hex(REENTRANT_RELEASE.as_bytes()),
-            renew: sha1_hex(REENTRANT_RENEW.as_bytes()),
-        }
-    }
-}
 
 /// Redisson's unlock message (`LockPubSub.UNLOCK_MESSAGE`), ARGV[1] of the
 /// release script; unused there without the `PUBLISH`.

@@ -17,10 +17,7 @@ pub const EXTEND: &str = "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    re
 /// it holds someone else's. Never used by the correct client.
 pub const EXTEND_RESURRECT: &str = "local current = redis.call(\"get\",KEYS[1])\nif current == false then\n    return redis.call(\"set\",KEYS[1],ARGV[1],\"px\",ARGV[2]) and 1 or 0\nelseif current == ARGV[1] then\n    return redis.call(\"pexpire\",KEYS[1],ARGV[2])\nelse\n    return -1\nend";
 
-/// Lowercase hex SHA1 of a script, as `SCRIPT LOAD` returns it.
-pub fn sha1_hex(script: &[u8]) -> String {
-    sha1_smol::Sha1::from(script).digest().to_string()
-}
+pub use crate::sha1::sha1_hex;
 
 // Redisson's reentrant lock (`RedissonLock`, org.redisson.RedissonLock in
 // github.com/redisson/redisson: `tryLockInnerAsync`, `unlockInnerAsync`,
@@ -81,3 +78,21 @@ pub const REENTRANT_RENEW: &str = concat!(
     "end; ",
     "return 0;"
 );
+
+/// The SHA1s of the three reentrant-lock scripts, computed once per client.
+#[derive(Clone, Debug)]
+pub(super) struct ReentrantShas {
+    pub(super) take: String,
+    pub(super) release: String,
+    pub(super) renew: String,
+}
+
+impl ReentrantShas {
+    pub(super) fn new() -> Self {
+        ReentrantShas {
+            take: sha1_hex(REENTRANT_TAKE.as_bytes()),
+            release: sha1_hex(REENTRANT_RELEASE.as_bytes()),
+            renew: sha1_hex(REENTRANT_RENEW.as_bytes()),
+        }
+    }
+}

@@ -42,9 +42,9 @@
 use super::errors::is;
 use super::keyspace::{parse_i64, Keyspace, Role, Value};
 use super::Node;
-use crate::client::connection::Connector;
 use crate::clock::Clock;
 use crate::resp::{ConnError, Connection, Frame};
+use crate::transport::Connector;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::future::Future;

@@ -29,7 +29,7 @@
 //! the history's lock events and the seed: nothing here knows which client
 //! variant runs.
 
-use super::context::{Due, Origin};
+use super::due::{Due, Origin};
 use crate::history::EventKind;
 use crate::scenario::{FaultAction, JumpTarget, Scenario, Target, Topology};
 use rand::Rng;

@@ -7,6 +7,7 @@
 //! between steps. Everything here is ordered (`BTreeMap`, `Vec`), so a run
 //! depends on nothing but the scenario and the seed.
 
+use super::due::{Due, Origin};
 use crate::clock::SimClock;
 use crate::history::{EventKind, Recorder};
 use crate::scenario::{FaultAction, Trigger};
@@ -23,34 +24,6 @@ pub struct Waiting {
     pub action: FaultAction,
     /// Index of the fault in the file's `[[faults]]`.
     pub index: usize,
-}
-
-/// Where a fault comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// The file's `[[faults]]` entry of this index (0-based).
-    File(usize),
-    /// The `[nemesis]`.
-    Nemesis,
-}
-
-/// A fault due at a global time.
-#[derive(Clone, Debug)]
-pub struct Due {
-    pub time: Duration,
-    pub action: FaultAction,
-    pub origin: Origin,
-}
-
-/// A fault the driver applied (not one it skipped because it could do
-/// nothing): when it was due, what it did, where it came from. Replaying a
-/// run with these as the file's only faults, each at its `time` from the
-/// start, applies the same faults at the same ticks.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Applied {
-    pub time: Duration,
-    pub action: FaultAction,
-    pub origin: Origin,
 }
 
 #[derive(Default)]

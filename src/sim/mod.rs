@@ -18,6 +18,7 @@
 
 pub mod aim;
 pub mod context;
+pub mod due;
 pub mod faults;
 pub mod nemesis;
 pub mod net;
@@ -37,8 +38,9 @@ use crate::node::persistence::{self, Disk, SharedDisk};
 use crate::node::{replication, Node};
 use crate::scenario::{Persistence, Scenario, Topology, Trigger};
 use bytes::Bytes;
-pub use context::{Applied, Origin};
-use context::{Context, Due, Waiting};
+use context::{Context, Waiting};
+use due::Due;
+pub use due::{Applied, Origin};
 use rand::Rng;
 use sockets::Connector;
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! splits of all hosts in two sides, pauses of a random client or node, and
 //! wall-clock jumps of a random node (or client: `clock_jump_target`).
 
-use super::context::{Due, Origin};
+use super::due::{Due, Origin};
 use crate::scenario::{CrashTarget, FaultAction, JumpTarget, Nemesis, Scenario, Target};
 use rand::seq::SliceRandom;
 use rand::Rng;

@@ -8,7 +8,8 @@
 //! attempt starts after `duration`; a held lock is still released) or at a
 //! hard limit past the end.
 
-use super::context::{Applied, Context, Due};
+use super::context::Context;
+use super::due::{Applied, Due};
 use super::net::Net;
 use crate::history::EventKind;
 use crate::node::persistence::SharedDisk;

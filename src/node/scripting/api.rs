@@ -9,7 +9,7 @@
 //! dispatcher on the script's keyspace at the script's frozen `now`: its
 //! effects are the script's effects.
 
-use super::convert::{error_table, reply_to_lua_as};
+use super::convert::{error_table, fmt_g, fmt_g17, reply_to_lua_as};
 use crate::node::command;
 use crate::node::keyspace::Keyspace;
 use bytes::Bytes;
@@ -86,7 +86,7 @@ fn sha1hex(lua: &Lua, args: MultiValue) -> mlua::Result<String> {
         Value::Integer(n) => n.to_string().into_bytes(),
         _ => Vec::new(),
     };
-    Ok(crate::client::scripts::sha1_hex(&text))
+    Ok(crate::sha1::sha1_hex(&text))
 }
 
 fn one_string(args: &MultiValue) -> Option<String> {
@@ -292,44 +292,6 @@ fn err(lua: &Lua, msg: &str) -> mlua::Result<Value> {
     let t = lua.create_table()?;
     t.raw_set("err", format!("ERR {msg}"))?;
     Ok(Value::Table(t))
-}
-
-/// C's `printf("%.17g", d)`.
-pub fn fmt_g17(d: f64) -> String {
-    fmt_g(d, 17)
-}
-
-/// C's `printf("%.<p>g", d)` (Lua 5.1 prints numbers with `%.14g`).
-pub fn fmt_g(d: f64, p: i32) -> String {
-    if d.is_nan() {
-        return if d.is_sign_negative() { "-nan" } else { "nan" }.into();
-    }
-    if d.is_infinite() {
-        return if d < 0.0 { "-inf" } else { "inf" }.into();
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    let prec = p;
-    let e = format!("{:.*e}", (prec - 1) as usize, d);
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let x: i32 = exp.parse().unwrap_or(0);
-    if (-4..prec).contains(&x) {
-        let s = format!("{:.*}", (prec - 1 - x) as usize, d);
-        strip_zeros(&s)
-    } else {
-        let m = strip_zeros(mantissa);
-        let sign = if x < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", x.abs())
-    }
-}
-
-fn strip_zeros(s: &str) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s.to_string()
-    }
 }
 
 /// Is this `redis.call` result an error to raise (an `{err=...}` table)?

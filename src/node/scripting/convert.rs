@@ -146,10 +146,10 @@ fn table_to_reply(t: &Table, resp3: bool) -> Frame {
         return Frame::Simple(s);
     }
     if let Ok(Value::Number(d)) = t.raw_get::<Value>("double") {
-        return Frame::Double(super::api::fmt_g17(d));
+        return Frame::Double(fmt_g17(d));
     }
     if let Ok(Value::Integer(d)) = t.raw_get::<Value>("double") {
-        return Frame::Double(super::api::fmt_g17(d as f64));
+        return Frame::Double(fmt_g17(d as f64));
     }
     if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
         // Lua's `next` order, as Redis iterates the table with `lua_next`.
@@ -170,4 +170,42 @@ fn table_to_reply(t: &Table, resp3: bool) -> Frame {
         i += 1;
     }
     Frame::Array(items)
+}
+
+/// C's `printf("%.17g", d)`.
+pub fn fmt_g17(d: f64) -> String {
+    fmt_g(d, 17)
+}
+
+/// C's `printf("%.<p>g", d)` (Lua 5.1 prints numbers with `%.14g`).
+pub fn fmt_g(d: f64, p: i32) -> String {
+    if d.is_nan() {
+        return if d.is_sign_negative() { "-nan" } else { "nan" }.into();
+    }
+    if d.is_infinite() {
+        return if d < 0.0 { "-inf" } else { "inf" }.into();
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let prec = p;
+    let e = format!("{:.*e}", (prec - 1) as usize, d);
+    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let x: i32 = exp.parse().unwrap_or(0);
+    if (-4..prec).contains(&x) {
+        let s = format!("{:.*}", (prec - 1 - x) as usize, d);
+        strip_zeros(&s)
+    } else {
+        let m = strip_zeros(mantissa);
+        let sign = if x < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", x.abs())
+    }
+}
+
+fn strip_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
 }

@@ -17,7 +17,7 @@
 //! hook (deterministic), and the state may not grow past [`MEMORY_LIMIT`].
 
 use super::api;
-use super::convert::{lua_to_reply_as, one_line};
+use super::convert::{fmt_g, lua_to_reply_as, one_line};
 use crate::node::keyspace::Keyspace;
 use crate::resp::Frame;
 use bytes::Bytes;
@@ -261,7 +261,7 @@ fn error_reply(v: &Value, sha: &str) -> Frame {
     let text = |k: &str| -> Option<String> {
         match t.get::<Value>(k).ok()? {
             Value::String(s) => Some(String::from_utf8_lossy(&s.as_bytes()).into_owned()),
-            Value::Number(n) => Some(api::fmt_g(n, 14)),
+            Value::Number(n) => Some(fmt_g(n, 14)),
             Value::Integer(n) => Some(n.to_string()),
             _ => None,
         }

@@ -20,8 +20,8 @@ mod interp;
 
 use super::errors::{is, not_an_integer, wrong_arity};
 use super::keyspace::{parse_i64, Keyspace};
-use crate::client::scripts::sha1_hex;
 use crate::resp::Frame;
+use crate::sha1::sha1_hex;
 use bytes::Bytes;
 use interp::Interp;
 use std::collections::BTreeMap;
