@@ -149,7 +149,7 @@ fn frontier_time(jobs: u64) {
         resolution: None,
     };
     let start = Instant::now();
-    let done = frontier::frontier_file(&req, Some(out.clone()), &mut |_| {});
+    let done = redlock_sim::cli::frontier::frontier_file(&req, Some(out.clone()), &mut |_| {});
     let secs = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&out);
     match done {

@@ -63,9 +63,9 @@ fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
     let out = std::env::temp_dir().join(format!("redlock-sim-bench-{}-{jobs}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let start = Instant::now();
-    redlock_sim::sweep::sweep(
+    redlock_sim::cli::sweep::sweep(
         &plan,
-        &redlock_sim::sweep::Options {
+        &redlock_sim::cli::sweep::Options {
             jobs,
             shard: None,
             out: out.clone(),

@@ -28,6 +28,7 @@
 //! - [`flock`]: `redlock-sim lock`, a distributed `flock(1)` on real Redis.
 
 pub mod check;
+pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod duration;
@@ -42,5 +43,6 @@ pub mod scenario;
 pub mod search;
 pub mod sha1;
 pub mod sim;
+pub mod stats;
 pub mod sweep;
 pub mod transport;

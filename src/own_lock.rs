@@ -32,8 +32,8 @@ pub fn run_file<L: OwnLock>(
     build: impl Fn(LockEnv) -> L + Send + Sync + 'static,
 ) -> u8 {
     let code = LockCode::Own(factory(build));
-    let result = load(file).and_then(|s| runner::run_scenario(s, seed, out, &code));
-    runner::finish_run(result, &program())
+    let result = load(file).and_then(|s| crate::cli::run::run_scenario(s, seed, out, &code));
+    crate::cli::run::finish_run(result, &program())
 }
 
 /// The running program's name, for error messages.

@@ -2,20 +2,14 @@
 //! validate a scenario, run one seed, check the history, write the outputs.
 //! The command line only parses flags, calls these and prints.
 
-use crate::check::{self, CheckResult, Liveness, Verdict};
+use crate::check::verdict::{as_expected_of, outcome_of};
+use crate::check::{self, CheckResult};
 use crate::history::{Event, History, Trace};
-use crate::report::{self, RunOutput};
-use crate::scenario::{self, Expect, Scenario, ScenarioError};
+use crate::scenario::{self, Scenario, ScenarioError};
 use crate::sim::workload::LockCode;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-/// Exit code of `run` for bad input (an invalid scenario or flag).
-pub const EXIT_BAD_INPUT: u8 = 2;
-/// Exit code when the program itself failed (a bug, or an output it could
-/// not write).
-pub const EXIT_SOFTWARE: u8 = 70;
 
 /// Why `run` could not produce a verdict.
 #[derive(Debug)]
@@ -48,77 +42,9 @@ pub struct Run {
     pub faults: Vec<crate::sim::Applied>,
 }
 
-/// A safe run is *degraded* when either
-///
-/// - **unavailable**: `unavailable_ms` ≥ [`DEGRADED_UNAVAILABLE`] × the
-///   scenario's `duration` (for at least half of the run some client was
-///   inside a lock call while nobody held the lock), or
-/// - **slow**: `acquire_p50_ms` ≥ [`DEGRADED_ACQUIRE`] × the largest client
-///   `ttl` (the median successful lock call took at least a quarter of the
-///   TTL, so at most three quarters of it is left as validity).
-///
-/// Both figures are the checker's ([`Liveness`]) for this one run, so the
-/// rule needs nothing but the run. A run with a violation is never
-/// degraded: it is a violation.
-///
-/// The thresholds leave a wide margin between the flawed and the correct
-/// client in `scenarios/variants/` (`no-release-on-failure`: unavailable
-/// for most of the run against about a tenth; `sequential`: a median
-/// acquisition of half the TTL against a tenth), and keep the correct client
-/// in every shipped scenario, random partitions included, below both.
-pub const DEGRADED_UNAVAILABLE: f64 = 0.5;
-/// See [`DEGRADED_UNAVAILABLE`].
-pub const DEGRADED_ACQUIRE: f64 = 0.25;
-
-/// Is `liveness` degraded for `scenario` (the liveness half of the rule of
-/// [`DEGRADED_UNAVAILABLE`]; safety is not looked at)?
-pub fn is_degraded(scenario: &Scenario, liveness: &Liveness) -> bool {
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    liveness.unavailable_ms >= DEGRADED_UNAVAILABLE * ms(scenario.duration)
-        || liveness.acquire_p50_ms >= DEGRADED_ACQUIRE * ms(scenario.max_ttl)
-}
-
-/// The outcome of a run: `"violation"` when the verdict is a violation,
-/// else `"degraded"` when the run is degraded (see [`DEGRADED_UNAVAILABLE`]),
-/// else `"safe"`. The same whatever the scenario expects.
-pub fn outcome_of(scenario: &Scenario, check: &CheckResult) -> &'static str {
-    match check.verdict {
-        Verdict::Violation => "violation",
-        Verdict::Safe if is_degraded(scenario, &check.liveness) => "degraded",
-        Verdict::Safe => "safe",
-    }
-}
-
-/// [`outcome_of`] for a run's outputs.
-pub fn outcome(out: &RunOutput) -> &'static str {
-    outcome_of(out.scenario, out.check)
-}
-
-/// Whether a run shows what its scenario's `expect` asks for:
-/// - `safe`: no violation (a degraded run is still safe);
-/// - `violation`: at least one violation;
-/// - `degraded`: no violation, and degraded by the rule of
-///   [`DEGRADED_UNAVAILABLE`] (unavailable ≥ 50% of `duration`, or median
-///   acquisition ≥ 25% of the TTL).
-///
-/// This is the one definition: `Run::as_expected` and
-/// `RunOutput::as_expected` (`summary.json`, the report) both call it.
-pub fn as_expected_of(scenario: &Scenario, check: &CheckResult) -> bool {
-    match scenario.expect {
-        Expect::Safe => check.verdict == Verdict::Safe,
-        Expect::Violation => check.verdict == Verdict::Violation,
-        Expect::Degraded => outcome_of(scenario, check) == "degraded",
-    }
-}
-
-/// [`as_expected_of`] for a run's outputs.
-pub fn as_expected(out: &RunOutput) -> bool {
-    as_expected_of(out.scenario, out.check)
-}
-
 impl Run {
     /// Did the run show what the scenario's `expect` asks for? See
-    /// [`as_expected_of`].
+    /// [`as_expected_of`] (the rule lives beside the checker).
     pub fn as_expected(&self) -> bool {
         as_expected_of(&self.scenario, &self.check)
     }
@@ -126,18 +52,6 @@ impl Run {
     /// `safe`, `violation` or `degraded`: see [`outcome_of`].
     pub fn outcome(&self) -> &'static str {
         outcome_of(&self.scenario, &self.check)
-    }
-
-    pub fn output(&self) -> RunOutput<'_> {
-        RunOutput {
-            scenario: &self.scenario,
-            seed: self.seed,
-            history: &self.history,
-            check: &self.check,
-            trace: self.trace.clone(),
-            wall_ms: self.wall_ms,
-            sets: &[],
-        }
     }
 }
 
@@ -317,19 +231,6 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// `redlock-sim run FILE [--seed N] [--out DIR]`: validates first (nothing is
-/// written for a bad file), runs, writes the outputs, returns the run and
-/// the directory written.
-pub fn run_file(
-    file: &Path,
-    seed: Option<u64>,
-    out: Option<PathBuf>,
-    overrides: &[(String, toml::Value)],
-) -> Result<(Run, PathBuf), Failure> {
-    let scenario = load_file(file, overrides)?;
-    run_scenario_with(scenario, seed, out, &LockCode::BuiltIn, overrides)
-}
-
 /// Reads and validates a scenario file as `run` does, with `--set`
 /// overrides (bad input: [`Failure::BadInput`]).
 pub fn load_file(file: &Path, overrides: &[(String, toml::Value)]) -> Result<Scenario, Failure> {
@@ -339,70 +240,6 @@ pub fn load_file(file: &Path, overrides: &[(String, toml::Value)]) -> Result<Sce
         Err(_) => scenario::load(file),
     }
     .map_err(Failure::BadInput)
-}
-
-/// The rest of [`run_file`] once the scenario is loaded: runs `seed`
-/// (default: the scenario's) with `code`, writes the outputs to `out`
-/// (default: [`default_out`]).
-pub fn run_scenario(
-    scenario: Scenario,
-    seed: Option<u64>,
-    out: Option<PathBuf>,
-    code: &LockCode,
-) -> Result<(Run, PathBuf), Failure> {
-    run_scenario_with(scenario, seed, out, code, &[])
-}
-
-/// [`run_scenario`] for a scenario loaded with the `--set` overrides
-/// `sets`: they name the default directory ([`dir_name`]) and the report
-/// says it ran with them.
-pub fn run_scenario_with(
-    scenario: Scenario,
-    seed: Option<u64>,
-    out: Option<PathBuf>,
-    code: &LockCode,
-    sets: &[(String, toml::Value)],
-) -> Result<(Run, PathBuf), Failure> {
-    let seed = seed.unwrap_or(scenario.seed);
-    let dir = out.unwrap_or_else(|| default_out(&scenario, seed, sets));
-    let run = simulate_code(scenario, seed, true, code)?;
-    let output = RunOutput {
-        sets,
-        ..run.output()
-    };
-    report::write_run(&dir, &output).map_err(|e| {
-        Failure::Failed(format!(
-            "cannot write the outputs to {}: {e}",
-            dir.display()
-        ))
-    })?;
-    Ok((run, dir))
-}
-
-/// What `redlock-sim run` prints for the outcome of [`run_file`] (the
-/// summary lines and the report's path on stdout; an error on stderr,
-/// `who` naming the command) and its exit code: 0 when the verdict matches
-/// `expect`, 1 when not, [`EXIT_BAD_INPUT`], [`EXIT_SOFTWARE`].
-pub fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
-    match result {
-        Ok((run, dir)) => {
-            print!("{}", report::summary_lines(&run.output()));
-            println!("report: {}", dir.join("index.html").display());
-            if run.as_expected() {
-                0
-            } else {
-                1
-            }
-        }
-        Err(Failure::BadInput(e)) => {
-            eprintln!("{e}");
-            EXIT_BAD_INPUT
-        }
-        Err(e) => {
-            eprintln!("{who}: {e}");
-            EXIT_SOFTWARE
-        }
-    }
 }
 
 /// `redlock-sim check FILE...`: validates each file (every sweep cell too).

@@ -55,6 +55,7 @@ use std::time::Duration;
 use crate::history::History;
 
 mod online;
+pub mod verdict;
 pub use online::Checker;
 
 /// Why a hold ended.

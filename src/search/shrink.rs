@@ -14,9 +14,9 @@
 //!    violate either, the shrink fails (exit 70): it would be a bug.
 //! 3. Drop, shorten, move later, drop again ([`super::steps`]), each
 //!    candidate a replay, at most [`MAX_REPLAYS`] in all, on `jobs` threads.
-//! 4. Write the result as `minimal.toml` ([`super::toml_out`]), parse it
+//! 4. Render the result as `minimal.toml` ([`super::toml_out`]), parse it
 //!    back, check that it is exactly the scenario the search ended with,
-//!    replay it and write that run's report beside it.
+//!    and replay it; the command layer writes it and that run's report.
 
 use super::replay::{self, Replayer};
 use super::{explicit, steps, toml_out};
@@ -32,7 +32,6 @@ use std::path::{Path, PathBuf};
 pub const MAX_REPLAYS: usize = 300;
 
 /// What [`shrink_file`] produced.
-#[derive(Clone, Debug)]
 pub struct Shrunk {
     /// Faults of the violating run (the nemesis's and the file's).
     pub before: usize,
@@ -40,10 +39,15 @@ pub struct Shrunk {
     pub after: usize,
     /// The text of `minimal.toml`.
     pub minimal_toml: String,
-    /// Where `minimal.toml` was written (`DIR/minimal.toml`).
+    /// Where `minimal.toml` is to be written (`DIR/minimal.toml`).
     pub path: PathBuf,
+    /// The directory of the outputs (`--out`, or [`default_out`]).
+    pub dir: PathBuf,
     /// Candidate replays counted (at most [`MAX_REPLAYS`]).
     pub replays: usize,
+    /// The run of `minimal.toml` as parsed back from its text, history
+    /// kept: its report is written beside it.
+    pub last: runner::Run,
 }
 
 /// Where `shrink` writes by default:
@@ -56,8 +60,9 @@ pub fn default_out(scenario: &Scenario, seed: u64, sets: &[(String, toml::Value)
 }
 
 /// Shrinks the run of `file` (with `sets` applied) at `seed` (default: the
-/// scenario's) into `out` (default: [`default_out`]):
-/// `Ok(None)` when that run does not violate (nothing written).
+/// scenario's), for the directory `out` (default: [`default_out`]);
+/// writes nothing ([`crate::cli::shrink`] writes the result).
+/// `Ok(None)` when that run does not violate.
 pub fn shrink_file(
     file: &Path,
     seed: Option<u64>,
@@ -118,21 +123,14 @@ pub fn shrink_file(
             "internal error: the minimal scenario does not violate when replayed from its text (seed {seed}); nothing written"
         )));
     }
-    let cannot = |e: std::io::Error| {
-        Failure::Failed(format!(
-            "cannot write the outputs to {}: {e}",
-            dir.display()
-        ))
-    };
-    std::fs::create_dir_all(&dir).map_err(cannot)?;
-    std::fs::write(&path, &text).map_err(cannot)?;
-    crate::report::write_run(&dir, &last.output()).map_err(cannot)?;
     Ok(Some(Shrunk {
         before,
         after: faults.len(),
         minimal_toml: text,
         path,
+        dir,
         replays: r.used,
+        last,
     }))
 }
 

@@ -1,4 +1,4 @@
-//! The run reports a sweep writes under `DIR/runs/`: for the first
+//! The run reports of a sweep, under `DIR/runs/`: for the first
 //! [`super::REPLAY_SEEDS`] violating seeds of each combination, the files
 //! `run` writes (`history.csv`, `summary.json`, `report.md`, `index.html`,
 //! `timeline.svg`), in the directory `run --seed N --set ...` would name
@@ -9,17 +9,15 @@
 //! overrides and must give the trace `runs.csv` recorded, all of them
 //! before anything of the sweep's outputs is written: a different trace
 //! means rows of another version (bad input for `merge`) or a determinism
-//! bug. They are written again each
-//! time the sweep's report is (a resumed sweep too), so that they always
-//! show the scenario text the report does.
+//! bug. The command layer writes them again each time it writes the
+//! sweep's report (a resumed sweep too), so that they always show the
+//! scenario text the report does.
 
 use super::{pool, Plan};
-use crate::report::{self, RunOutput};
 use crate::runner::{self, Run};
 use crate::scenario;
 use crate::sim::workload::LockCode;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The subdirectory of the sweep's directory that holds the run reports.
 pub const RUNS_DIR: &str = "runs";
@@ -52,9 +50,12 @@ pub enum ReplayError {
 
 /// A replayed run, checked, not yet written.
 pub struct Replayed {
-    dir: PathBuf,
-    cell: usize,
-    run: Run,
+    /// Its directory, relative to the sweep's (`runs/seed-3--...`).
+    pub dir: PathBuf,
+    /// Its combination's index in the plan.
+    pub cell: usize,
+    /// The run, history kept.
+    pub run: Run,
 }
 
 /// Replays `wanted` on `jobs` threads and checks each trace against the one
@@ -100,16 +101,4 @@ fn replay_one(plan: &Plan, w: &Wanted) -> Result<Replayed, ReplayError> {
         cell: w.cell,
         run,
     })
-}
-
-/// Writes the replayed runs' reports under `out`.
-pub fn write(plan: &Plan, replayed: &[Replayed], out: &Path) -> io::Result<()> {
-    for r in replayed {
-        let output = RunOutput {
-            sets: &plan.cells[r.cell].0,
-            ..r.run.output()
-        };
-        report::write_run(&out.join(&r.dir), &output)?;
-    }
-    Ok(())
 }

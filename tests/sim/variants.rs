@@ -68,7 +68,7 @@ fn flaw_shows(variant: &str) -> (Run, Run) {
     assert_eq!(flawed.outcome(), expect.as_str(), "{}", describe(&flawed));
     assert!(flawed.as_expected(), "{}", describe(&flawed));
     assert!(
-        flawed.output().as_expected(),
+        redlock_sim::report::RunOutput::of(&flawed).as_expected(),
         "report and runner must agree"
     );
 

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 
 use crate::report::fonts::{ensure_font, FAMILY};
 use crate::search::frontier::{Frontier, Kind, Outcome};
-use crate::sweep::stats::{wilson, Z95};
+use crate::stats::{wilson, Z95};
 
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 480;

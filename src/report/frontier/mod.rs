@@ -8,28 +8,11 @@ mod chart;
 
 use std::fmt::Write as _;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::report::doc::{code, list, p, row, t, to_html, to_md, Block, Figure, Row, Style};
-use crate::search::frontier::{Direction, Frontier, Outcome, Trial};
-use crate::sweep::stats::{wilson, Z95};
-
-/// The minimal scenario of the boundary's violation, as far as it was made.
-#[derive(Clone, Debug)]
-pub enum Minimal {
-    /// `shrink` wrote it: its path, the fault counts before and after, and
-    /// its faults, one line each.
-    Made {
-        path: PathBuf,
-        before: usize,
-        after: usize,
-        faults: Vec<String>,
-    },
-    /// It could not be made: why.
-    NotMade(String),
-    /// No boundary was found, so there is nothing to shrink.
-    NoBoundary,
-}
+use crate::search::frontier::{Direction, Frontier, Minimal, Outcome, Trial};
+use crate::stats::{wilson, Z95};
 
 /// Everything the frontier's outputs are made from.
 pub struct FrontierOutput<'a> {

@@ -47,17 +47,30 @@ pub struct RunOutput<'a> {
     pub sets: &'a [(String, toml::Value)],
 }
 
-impl RunOutput<'_> {
-    /// Whether the run shows what the scenario's `expect` asks for: the one
-    /// rule, [`crate::runner::as_expected`] (`degraded` asks for a safe run
-    /// that is degraded by the rule of [`crate::runner::DEGRADED_UNAVAILABLE`]).
-    pub fn as_expected(&self) -> bool {
-        crate::runner::as_expected(self)
+impl<'a> RunOutput<'a> {
+    /// The outputs of `run`, without `--set` overrides.
+    pub fn of(run: &'a crate::runner::Run) -> Self {
+        RunOutput {
+            scenario: &run.scenario,
+            seed: run.seed,
+            history: &run.history,
+            check: &run.check,
+            trace: run.trace.clone(),
+            wall_ms: run.wall_ms,
+            sets: &[],
+        }
     }
 
-    /// `safe`, `violation` or `degraded`: [`crate::runner::outcome`].
+    /// Whether the run shows what the scenario's `expect` asks for: the one
+    /// rule, [`crate::check::verdict::as_expected_of`] (`degraded` asks for a safe run
+    /// that is degraded by the rule of [`crate::check::verdict::DEGRADED_UNAVAILABLE`]).
+    pub fn as_expected(&self) -> bool {
+        crate::check::verdict::as_expected_of(self.scenario, self.check)
+    }
+
+    /// `safe`, `violation` or `degraded`: [`crate::check::verdict::outcome_of`].
     pub fn outcome(&self) -> &'static str {
-        crate::runner::outcome(self)
+        crate::check::verdict::outcome_of(self.scenario, self.check)
     }
 }
 
@@ -91,7 +104,7 @@ pub fn summary_lines(out: &RunOutput) -> String {
     let _ = writeln!(s, "seed: {}", out.seed);
     let _ = writeln!(s, "verdict: {}", c.verdict.as_str());
     let _ = writeln!(s, "expected: {}", out.scenario.expect.as_str());
-    // `degraded` is judged from the liveness figures (runner::outcome).
+    // `degraded` is judged from the liveness figures (check::verdict::outcome_of).
     let _ = writeln!(s, "outcome: {}", out.outcome());
     let _ = writeln!(s, "lock_overlaps: {}", c.overlaps.len());
     let _ = writeln!(s, "write_interleavings: {}", c.interleavings.len());

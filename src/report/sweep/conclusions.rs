@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 
 use super::{interval, key_view, latency, pct, value_at, Group, KeyView, SweepOutput};
 use crate::scenario::{Expect, Scenario};
-use crate::sweep::stats::{wilson, SummaryRow, Z95};
+use crate::stats::{wilson, Z95};
+use crate::sweep::stats::SummaryRow;
 
 /// The findings of the sweep, plain-text sentences computed from the rows
 /// (combinations with 0 runs are left out):

@@ -3,20 +3,7 @@
 //! shards; its rates are of the runs held.
 
 use crate::report::doc::{b, t, Block};
-
-/// How much of its sweep a report holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Coverage {
-    /// Runs held (rows of `runs.csv`).
-    pub held: u64,
-    /// Runs of the whole sweep (combinations × seeds).
-    pub total: u64,
-    /// Which shards, in words: `shard 1/2` for one sweep shard, `shards 1,
-    /// 3 of 4 present; missing: 2, 4` for a merge.
-    pub shards: String,
-    /// A merge (true) or one `sweep --shard` (false).
-    pub merged: bool,
-}
+use crate::sweep::tally::Coverage;
 
 /// `1,200`.
 fn thousands(n: u64) -> String {

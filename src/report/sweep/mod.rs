@@ -27,7 +27,7 @@ pub mod tradeoff;
 mod view;
 
 pub use self::conclusions::conclusions;
-pub use self::coverage::{stdout_line, Coverage};
+pub use self::coverage::stdout_line;
 pub(crate) use self::document::run_command;
 pub(crate) use self::format::{interval, latency, pct};
 pub(crate) use self::view::{key_view, value_at, Group, KeyView};
@@ -37,9 +37,7 @@ use crate::sweep::baseline::Caught;
 use crate::sweep::stats::SummaryRow;
 use document::{document, title};
 
-/// A combination's values and its first violating seeds, each with the
-/// path of its run report's `index.html` relative to the sweep's directory.
-pub type Replay = (Vec<String>, Vec<(u64, String)>);
+pub use crate::sweep::tally::{Coverage, Replay};
 
 /// Everything the report of a sweep is made from.
 pub struct SweepOutput<'a> {

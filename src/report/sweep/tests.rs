@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::report::doc::html_escape;
-use crate::sweep::stats::{wilson, Z95};
+use crate::stats::{wilson, Z95};
 
 const SCENARIO: &str = r#"
 name = "restart-sweep"

@@ -1,0 +1,409 @@
+//! The command layer: parse the command line, call the compute modules
+//! (`runner`, `sweep`, `search`), write what they return through `report`,
+//! print, and pick the exit code. The only layer that writes files or
+//! prints (besides `node` and `lock`, which serve and talk on sockets).
+
+use crate::{client, clock, duration, flock, node, runner, search};
+use clap::{Parser, Subcommand};
+
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub mod frontier;
+pub mod progress;
+pub mod run;
+pub mod set;
+pub mod shrink;
+pub mod sweep;
+
+#[derive(Parser)]
+#[command(
+    name = "redlock-sim",
+    version,
+    about = "Deterministic simulation and fault injection for Redis locks"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+fn dur(s: &str) -> Result<Duration, String> {
+    duration::parse(s)
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one seed of a scenario: print the summary and write history.csv,
+    /// summary.json, report.md, index.html and timeline.svg. Exits 0 when the
+    /// verdict matches the scenario's `expect`, 1 when it does not.
+    Run {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Output directory (default: reports/<name>/seed-<N>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a key, as a sweep combination does: `--set
+        /// cluster.restart=0.5ttl --set clients.variant=sequential` (repeatable;
+        /// this is how a sweep's violating run is replayed).
+        #[arg(long = "set", value_parser = runner::parse_set)]
+        set: Vec<(String, toml::Value)>,
+    },
+    /// Run every seed for every combination of the scenario's [sweep] on all
+    /// cores; write runs.csv, summary.csv, report.md, index.html and charts.
+    /// A killed sweep keeps its finished runs; rerunning skips them. With
+    /// several files (--out required), each is swept into DIR/<name>/ and
+    /// DIR gets a summary.csv and report of them all.
+    Sweep {
+        /// The scenario file(s) (TOML).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Seeds to run, A..=B (or N for 1..=N); default: [sweep] seeds.
+        #[arg(long, value_parser = crate::sweep::parse_seeds)]
+        seeds: Option<RangeInclusive<u64>>,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only the K-th of N equal slices of the runs (for many machines;
+        /// join the shards with `merge`).
+        #[arg(long, value_parser = crate::sweep::parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// Output directory (default: reports/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Exit 1 if a combination had a violation although the scenario
+        /// expects safe.
+        #[arg(long)]
+        strict: bool,
+        /// Discard what --out holds of this scenario's sweep and run every
+        /// run again (without it a sweep resumes).
+        #[arg(long)]
+        fresh: bool,
+        /// Sweep only the files whose `expect` is this (safe, violation or
+        /// degraded); the others are named and left out.
+        #[arg(long, value_parser = ["safe", "violation", "degraded"])]
+        expect: Option<String>,
+    },
+    /// Shrink one violating run into a minimal scenario: its faults become
+    /// explicit [[faults]], then are dropped, shortened and moved later while
+    /// the run still violates. Writes DIR/minimal.toml and that run's report.
+    /// Exits 0 when it wrote one, 1 when the run does not violate.
+    Shrink {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a key, as `run --set` does (repeatable).
+        #[arg(long = "set", value_parser = runner::parse_set)]
+        set: Vec<(String, toml::Value)>,
+        /// Output directory (default: reports/<name>/shrink-seed-<N>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Threads replaying candidates (default: all cores); the result
+        /// is the same for any number.
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Find where violations stop along one numeric key: bisect between
+    /// --from (violating) and --to (safe), or the other way round when
+    /// violations grow with the key, the same seeds 1..=N at every value;
+    /// write report.md, index.html, frontier.csv, frontier.svg and the
+    /// boundary's minimal scenario. Exits 0 when the boundary was found, 1
+    /// when every value tried violated or none did.
+    Frontier {
+        file: PathBuf,
+        /// The dotted key, as `--set` takes it (cluster.restart).
+        #[arg(long)]
+        key: String,
+        /// One end of the interval (a duration, a TTL multiple or a number).
+        #[arg(long, allow_hyphen_values = true)]
+        from: String,
+        /// The other end, above --from.
+        #[arg(long, allow_hyphen_values = true)]
+        to: String,
+        /// Seeds 1..=N at every value.
+        #[arg(long, default_value_t = search::frontier::DEFAULT_SEEDS)]
+        seeds: u64,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default: reports/<name>/frontier-<key>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Stop when the bracket is at most this wide (default: (to - from) / 64).
+        #[arg(long, allow_hyphen_values = true)]
+        resolution: Option<String>,
+    },
+    /// Join the runs.csv of sweep shards and write the outputs one sweep
+    /// would have written.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, required = true)]
+        out: PathBuf,
+        /// Threads writing the run reports under DIR/runs/ (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Validate scenario files: prints `FILE: ok` or the error for each.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Take a lock on real Redis servers and run a command while holding it
+    /// (a distributed flock): extends the lock every ttl/3, sends the command
+    /// (its whole process group) SIGTERM if the lock is lost, releases it at
+    /// the end, exits with the
+    /// command's exit code (75 if the lock could not be acquired in time).
+    Lock {
+        /// Redis servers, comma-separated host:port (one: single-instance lock).
+        #[arg(long, value_delimiter = ',', required = true)]
+        nodes: Vec<String>,
+        /// The lock's key.
+        #[arg(long)]
+        resource: String,
+        /// Lock TTL (extended every ttl/3 while the command runs).
+        #[arg(long, default_value = "10s", value_parser = dur)]
+        ttl: Duration,
+        /// How long to keep trying to acquire before giving up (exit 75).
+        #[arg(long, default_value = "30s", value_parser = dur)]
+        wait: Duration,
+        /// Upper bound of the random wait between attempts.
+        #[arg(long, default_value = "200ms", value_parser = dur)]
+        retry_delay: Duration,
+        /// Per-node request timeout.
+        #[arg(long, default_value = "50ms", value_parser = dur)]
+        request_timeout: Duration,
+        /// The command to run, after `--`.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Serve the Redis-like node on a real TCP port (redis-cli can talk to it).
+    Node {
+        #[arg(long, default_value_t = 6379)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: String,
+    },
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// `redlock-sim`: parses the command line, runs the command, returns its
+/// exit code; a panic (a bug) is reported and exits 70.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A panic is a bug of the program, never the input's fault: say so, and
+    // exit 70 rather than Rust's 101 (a run's panic is caught further down
+    // and reported the same way).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("redlock-sim: internal error (a bug in redlock-sim, exit code {EXIT_SOFTWARE}):");
+        default_hook(info);
+    }));
+    match std::panic::catch_unwind(move || command(cli)) {
+        Ok(code) => code,
+        Err(panic) => {
+            eprintln!(
+                "redlock-sim: internal error: {}",
+                runner::panic_message(panic.as_ref())
+            );
+            ExitCode::from(EXIT_SOFTWARE)
+        }
+    }
+}
+
+/// Commands that only print and write files die quietly, as `cat` does,
+/// when the reader of their output goes away (`redlock-sim run ... | head
+/// -1`), instead of panicking on the broken pipe. Rust ignores SIGPIPE; this
+/// restores the default for them. `node` and `lock` keep it ignored: they
+/// talk to sockets whose peers may close.
+fn quiet_on_broken_pipe(command: &Command) {
+    if !matches!(command, Command::Node { .. } | Command::Lock { .. }) {
+        // SAFETY: setting a signal's disposition to its default, before any
+        // thread of ours is started.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+}
+
+/// `--jobs`, or all cores.
+fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Runs one command and maps its outcome to an exit code.
+fn command(cli: Cli) -> ExitCode {
+    quiet_on_broken_pipe(&cli.command);
+    match cli.command {
+        Command::Run {
+            file,
+            seed,
+            out,
+            set,
+        } => ExitCode::from(run::finish_run(
+            run::run_file(&file, seed, out, &set),
+            "redlock-sim run",
+        )),
+        Command::Sweep {
+            files,
+            seeds,
+            jobs,
+            shard,
+            out,
+            strict,
+            fresh,
+            expect,
+        } => {
+            let opts = sweep::Options {
+                jobs: jobs_or_cores(jobs),
+                shard,
+                out: out.clone().unwrap_or_default(),
+                progress: true,
+                fresh,
+            };
+            if files.len() == 1 && expect.is_none() {
+                sweep::sweep_one(&files[0], seeds, out, opts, strict)
+            } else {
+                set::sweep_set(&files, seeds, out, opts, strict, expect.as_deref())
+            }
+        }
+        Command::Shrink {
+            file,
+            seed,
+            set,
+            out,
+            jobs,
+        } => shrink::command(file, seed, set, out, jobs_or_cores(jobs)),
+        Command::Frontier {
+            file,
+            key,
+            from,
+            to,
+            seeds,
+            jobs,
+            out,
+            resolution,
+        } => {
+            let jobs = jobs_or_cores(jobs).clamp(1, crate::sweep::MAX_JOBS);
+            let req = search::frontier::Request {
+                file,
+                key,
+                from,
+                to,
+                seeds,
+                jobs,
+                resolution,
+            };
+            let mut progress = |t: &search::frontier::Trial| {
+                eprintln!(
+                    "frontier: {} = {}: {} of {} runs violated",
+                    req.key,
+                    t.value.show(),
+                    t.violating,
+                    t.runs
+                );
+            };
+            let result = frontier::frontier_file(&req, out, &mut progress);
+            ExitCode::from(frontier::finish(result))
+        }
+        Command::Merge { dirs, out, jobs } => {
+            match sweep::merge(&dirs, &out, jobs_or_cores(jobs)) {
+                Ok(done) => sweep::finished_sweep(&done, &out, None),
+                Err(sweep::MergeError::BadInput(e)) => {
+                    eprintln!("redlock-sim merge: {e}");
+                    ExitCode::from(2)
+                }
+                Err(sweep::MergeError::Failed(e)) => {
+                    eprintln!("redlock-sim merge: {e}");
+                    ExitCode::from(EXIT_SOFTWARE)
+                }
+            }
+        }
+        Command::Check { files } => {
+            let mut all_ok = true;
+            for f in &files {
+                match runner::check_file(f) {
+                    Ok(()) => println!("{}: ok", f.display()),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        all_ok = false;
+                    }
+                }
+            }
+            if all_ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
+        }
+        Command::Lock {
+            nodes,
+            resource,
+            ttl,
+            wait,
+            retry_delay,
+            request_timeout,
+            command,
+        } => {
+            if ttl < Duration::from_millis(3) {
+                eprintln!("redlock-sim: --ttl: {} is too short: the 2ms drift allowance leaves no validity", duration::format(ttl));
+                return ExitCode::from(2);
+            }
+            let config = client::Config {
+                retry_count: 1,
+                retry_delay,
+                request_timeout,
+                ..Default::default()
+            };
+            let opts = flock::Options {
+                nodes,
+                resource,
+                ttl,
+                wait,
+                config,
+                command,
+            };
+            let code = runtime().block_on(flock::run(opts));
+            ExitCode::from(code.clamp(0, 255) as u8)
+        }
+        Command::Node { port, bind } => {
+            let rt = runtime();
+            let result = rt.block_on(async {
+                let listener = tokio::net::TcpListener::bind((bind.as_str(), port)).await?;
+                eprintln!("redlock-sim node listening on {}", listener.local_addr()?);
+                node::serve(
+                    node::Node::new(Arc::new(clock::SystemClock::new())),
+                    listener,
+                )
+                .await
+            });
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("redlock-sim node: {bind}:{port}: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
+
+/// Exit code of `run` for bad input (an invalid scenario or flag).
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Exit code when the program itself failed (a bug, or an output it could
+/// not write).
+pub const EXIT_SOFTWARE: u8 = 70;

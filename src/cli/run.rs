@@ -1,0 +1,87 @@
+//! `redlock-sim run`: load a scenario, run one seed ([`crate::runner`]),
+//! write the run's report ([`crate::report::write_run`]), print its summary
+//! and pick the exit code.
+
+use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
+use crate::report::{self, RunOutput};
+use crate::runner::{default_out, load_file, simulate_code, Failure, Run};
+use crate::scenario::Scenario;
+use crate::sim::workload::LockCode;
+use std::path::{Path, PathBuf};
+
+/// `redlock-sim run FILE [--seed N] [--out DIR]`: validates first (nothing is
+/// written for a bad file), runs, writes the outputs, returns the run and
+/// the directory written.
+pub fn run_file(
+    file: &Path,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    overrides: &[(String, toml::Value)],
+) -> Result<(Run, PathBuf), Failure> {
+    let scenario = load_file(file, overrides)?;
+    run_scenario_with(scenario, seed, out, &LockCode::BuiltIn, overrides)
+}
+
+/// The rest of [`run_file`] once the scenario is loaded: runs `seed`
+/// (default: the scenario's) with `code`, writes the outputs to `out`
+/// (default: [`default_out`]).
+pub fn run_scenario(
+    scenario: Scenario,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    code: &LockCode,
+) -> Result<(Run, PathBuf), Failure> {
+    run_scenario_with(scenario, seed, out, code, &[])
+}
+
+/// [`run_scenario`] for a scenario loaded with the `--set` overrides
+/// `sets`: they name the default directory ([`dir_name`]) and the report
+/// says it ran with them.
+pub fn run_scenario_with(
+    scenario: Scenario,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    code: &LockCode,
+    sets: &[(String, toml::Value)],
+) -> Result<(Run, PathBuf), Failure> {
+    let seed = seed.unwrap_or(scenario.seed);
+    let dir = out.unwrap_or_else(|| default_out(&scenario, seed, sets));
+    let run = simulate_code(scenario, seed, true, code)?;
+    let output = RunOutput {
+        sets,
+        ..RunOutput::of(&run)
+    };
+    report::write_run(&dir, &output).map_err(|e| {
+        Failure::Failed(format!(
+            "cannot write the outputs to {}: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok((run, dir))
+}
+
+/// What `redlock-sim run` prints for the outcome of [`run_file`] (the
+/// summary lines and the report's path on stdout; an error on stderr,
+/// `who` naming the command) and its exit code: 0 when the verdict matches
+/// `expect`, 1 when not, [`EXIT_BAD_INPUT`], [`EXIT_SOFTWARE`].
+pub fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
+    match result {
+        Ok((run, dir)) => {
+            print!("{}", report::summary_lines(&RunOutput::of(&run)));
+            println!("report: {}", dir.join("index.html").display());
+            if run.as_expected() {
+                0
+            } else {
+                1
+            }
+        }
+        Err(Failure::BadInput(e)) => {
+            eprintln!("{e}");
+            EXIT_BAD_INPUT
+        }
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            EXIT_SOFTWARE
+        }
+    }
+}

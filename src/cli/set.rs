@@ -1,0 +1,197 @@
+//! `redlock-sim sweep FILE... --out DIR` (or one file with `--expect`):
+//! each file swept into `DIR/<name>/` as `sweep FILE` would, then the set's
+//! `summary.csv` and report ([`crate::report::set`]) in `DIR`.
+
+use super::sweep::{run_sweep, Finished, Options};
+use super::EXIT_SOFTWARE;
+use crate::report::set::{answer, write_set, SetEntry, SetOutput};
+use crate::report::shell_word;
+use crate::scenario::Expect;
+use crate::sweep::{meta, Plan};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// `sweep FILE... --out DIR` (or one file with `--expect`): every file
+/// (whose `expect` is `expect`, when given) is validated first, then swept
+/// into `DIR/<name>/` as `sweep FILE --out DIR/<name>` would; `DIR` gets the
+/// summary and report of them all. `--strict`: exit 1 when a scenario
+/// expected safe had a violation.
+pub fn sweep_set(
+    files: &[PathBuf],
+    seeds: Option<RangeInclusive<u64>>,
+    out: Option<PathBuf>,
+    mut opts: Options,
+    strict: bool,
+    expect: Option<&str>,
+) -> ExitCode {
+    let Some(dir) = out else {
+        eprintln!("redlock-sim sweep: a sweep of several files needs --out DIR (each file is swept into DIR/<name>/)");
+        return ExitCode::from(2);
+    };
+    if opts.shard.is_some() {
+        eprintln!("redlock-sim sweep: --shard sweeps one file; give the files one at a time");
+        return ExitCode::from(2);
+    }
+    if dir.join("runs.csv").exists() {
+        eprintln!(
+            "redlock-sim sweep: {} holds the sweep of one scenario; choose another --out for several files",
+            dir.display()
+        );
+        return ExitCode::from(2);
+    }
+    let (plans, skipped) = match set_plans(files, seeds.clone(), expect) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    // Each scenario's directory is checked before anything runs (another
+    // scenario's sweep, another text, other seeds: exit 2), as far as that
+    // reads nothing but writes nothing; under --fresh each is checked when
+    // its turn comes.
+    if !opts.fresh {
+        for plan in &plans {
+            let sub = dir.join(&plan.base.name);
+            let meta = meta::Meta::of(plan, None);
+            if let Err(e) = meta::prepare(&sub, plan, &meta, false) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    eprintln!("redlock-sim sweep: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    let mut done = Vec::new();
+    for plan in &plans {
+        println!("== {} ({})", plan.base.name, plan.file);
+        opts.out = dir.join(&plan.base.name);
+        match run_sweep(plan, &opts) {
+            Ok(d) => {
+                let violating: u64 = d.summary.iter().map(|r| r.violating_runs).sum();
+                println!("runs: {} ({} run now)", d.rows.len(), d.ran);
+                println!("violating_runs: {violating}");
+                println!("report: {}", opts.out.join("index.html").display());
+                done.push(d)
+            }
+            Err(code) => return code,
+        }
+    }
+    let command = set_command(files, expect, &dir, seeds, strict);
+    finished_set(&plans, &done, &skipped, &dir, command, strict)
+}
+
+/// The files `--expect` left out, with what each expects.
+type Skipped = Vec<(String, Expect)>;
+
+/// The plans of a set, every file validated before anything runs; files
+/// whose `expect` is not `expect` are left out (and returned).
+fn set_plans(
+    files: &[PathBuf],
+    seeds: Option<RangeInclusive<u64>>,
+    expect: Option<&str>,
+) -> Result<(Vec<Arc<Plan>>, Skipped), ExitCode> {
+    let mut plans: Vec<Arc<Plan>> = Vec::new();
+    let mut skipped = Vec::new();
+    for f in files {
+        let plan = Plan::load(f, seeds.clone()).map_err(|e| {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        })?;
+        if expect.is_some_and(|e| e != plan.base.expect.as_str()) {
+            skipped.push((plan.file.clone(), plan.base.expect));
+            continue;
+        }
+        if ["summary.csv", "report.md", "index.html"].contains(&plan.base.name.as_str()) {
+            eprintln!(
+                "redlock-sim sweep: {}: the scenario's name {:?} is a file the set writes in DIR; rename the scenario",
+                plan.file, plan.base.name
+            );
+            return Err(ExitCode::from(2));
+        }
+        if let Some(other) = plans.iter().find(|p| p.base.name == plan.base.name) {
+            eprintln!(
+                "redlock-sim sweep: {} and {} are both named {:?}; each file is swept into DIR/<name>/",
+                other.file, plan.file, plan.base.name
+            );
+            return Err(ExitCode::from(2));
+        }
+        plans.push(Arc::new(plan));
+    }
+    if plans.is_empty() {
+        eprintln!("redlock-sim sweep: no file left to sweep (--expect left out every one)");
+        return Err(ExitCode::from(2));
+    }
+    Ok((plans, skipped))
+}
+
+/// Writes the set's summary and report, prints its answer and a line per
+/// scenario; exit 1 under `strict` when a scenario expected safe violated.
+fn finished_set(
+    plans: &[Arc<Plan>],
+    done: &[Finished],
+    skipped: &Skipped,
+    dir: &Path,
+    command: String,
+    strict: bool,
+) -> ExitCode {
+    let entries: Vec<SetEntry> = plans
+        .iter()
+        .zip(done)
+        .map(|(p, d)| SetEntry {
+            scenario: &p.base,
+            file: &p.file,
+            dir: &p.base.name,
+            keys: &p.keys,
+            rows: &d.summary,
+            seeds: p.seeds.clone(),
+        })
+        .collect();
+    let output = SetOutput {
+        entries: &entries,
+        skipped,
+        command,
+    };
+    if let Err(e) = write_set(dir, &output) {
+        eprintln!(
+            "redlock-sim sweep: cannot write the report in {}: {e}",
+            dir.display()
+        );
+        return ExitCode::from(EXIT_SOFTWARE);
+    }
+    println!("== all");
+    println!("{}", answer(&output));
+    println!("report: {}", dir.join("index.html").display());
+    let unexpected = plans
+        .iter()
+        .zip(done)
+        .any(|(p, d)| !d.unexpected_violations(&p.base).is_empty());
+    if strict && unexpected {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The command line that regenerates a set: the flags, then the files as
+/// given (those `--expect` left out too), each quoted for a shell.
+fn set_command(
+    files: &[PathBuf],
+    expect: Option<&str>,
+    dir: &Path,
+    seeds: Option<RangeInclusive<u64>>,
+    strict: bool,
+) -> String {
+    let mut words = vec!["redlock-sim sweep".to_string()];
+    if strict {
+        words.push("--strict".into());
+    }
+    if let Some(e) = expect {
+        words.push(format!("--expect {e}"));
+    }
+    if let Some(s) = seeds {
+        words.push(format!("--seeds {}..={}", s.start(), s.end()));
+    }
+    words.push(format!("--out {}", shell_word(&dir.display().to_string())));
+    words.extend(files.iter().map(|f| shell_word(&f.display().to_string())));
+    words.join(" ")
+}

@@ -1,0 +1,74 @@
+//! `redlock-sim shrink`: shrink one violating run ([`crate::search::shrink`])
+//! and write `minimal.toml` with the report of its run beside it.
+
+use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
+use crate::report::{self, RunOutput};
+use crate::runner::{self, Failure};
+use crate::search::shrink::{shrink_file, Shrunk};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Shrinks and writes: `minimal.toml` and its run's report into the
+/// directory the search chose; `Ok(None)` when the run does not violate
+/// (nothing written).
+pub fn shrink_and_write(
+    file: &Path,
+    seed: Option<u64>,
+    sets: &[(String, toml::Value)],
+    out: Option<PathBuf>,
+    jobs: usize,
+) -> Result<Option<Shrunk>, Failure> {
+    let Some(done) = shrink_file(file, seed, sets, out, jobs)? else {
+        return Ok(None);
+    };
+    let cannot = |e: std::io::Error| {
+        Failure::Failed(format!(
+            "cannot write the outputs to {}: {e}",
+            done.dir.display()
+        ))
+    };
+    std::fs::create_dir_all(&done.dir).map_err(cannot)?;
+    std::fs::write(&done.path, &done.minimal_toml).map_err(cannot)?;
+    report::write_run(&done.dir, &RunOutput::of(&done.last)).map_err(cannot)?;
+    Ok(Some(done))
+}
+
+/// `redlock-sim shrink`: prints `faults:`, `minimal:`, `replays:` and
+/// `report:`; exit 0, 1 when the run does not violate, 2, or 70.
+pub fn command(
+    file: PathBuf,
+    seed: Option<u64>,
+    set: Vec<(String, toml::Value)>,
+    out: Option<PathBuf>,
+    jobs: usize,
+) -> ExitCode {
+    match shrink_and_write(&file, seed, &set, out, jobs) {
+        Ok(Some(done)) => {
+            println!("faults: {} -> {}", done.before, done.after);
+            println!("minimal: {}", done.path.display());
+            println!("replays: {}", done.replays);
+            if let Some(dir) = done.path.parent() {
+                println!("report: {}", dir.join("index.html").display());
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(None) => {
+            let seed = seed
+                .or_else(|| runner::load_file(&file, &set).ok().map(|s| s.seed))
+                .map_or_else(String::new, |s| format!(" with seed {s}"));
+            println!(
+                "{}: the run{seed} has no violation: nothing to shrink, nothing written",
+                file.display()
+            );
+            ExitCode::from(1)
+        }
+        Err(Failure::BadInput(e)) => {
+            eprintln!("{e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+        Err(e) => {
+            eprintln!("redlock-sim shrink: {e}");
+            ExitCode::from(EXIT_SOFTWARE)
+        }
+    }
+}
