@@ -1,31 +1,37 @@
 //! redlock-sim: a deterministic simulation and fault-injection harness for
-//! Redis locks (the single-instance lock and Redlock).
+//! Redis locks (the single-instance lock, Redlock, Redisson's reentrant
+//! lock, the legacy SETNX/GETSET lock).
 //!
 //! The modules, in the order data flows through them (scenario -> world ->
-//! history -> verdict -> report):
+//! history -> verdict -> report); each imports only modules above it:
 //! - [`resp`]: RESP2 and RESP3 frames and their codec, shared by node and client;
+//! - [`sha1`]: the SHA1 of a script, computed by node and client alike;
+//! - [`transport`]: how hosts open byte streams (tokio TCP, turmoil TCP);
+//! - [`clock`]: monotonic and wall clocks, system and simulated;
+//! - [`duration`]: durations as users write them;
 //! - [`node`]: the Redis-like server (keyspace, expiry, one file per command
 //!   family, Lua scripting, persistence, replication);
 //! - [`client`]: the real lock client (Redlock, the single-instance lock,
-//!   Redisson's reentrant lock, the watchdog, the known flaws), used on real
-//!   Redis and in the simulation;
-//! - [`clock`]: monotonic and wall clocks, system and simulated;
-//! - [`duration`]: durations as users write them;
+//!   Redisson's reentrant lock, the watchdog, the known variants), used on
+//!   real Redis and in the simulation;
 //! - [`scenario`]: the scenario file, parsed and validated into plain data;
+//! - [`history`]: the events of one run, in time order, faults typed;
 //! - [`sim`]: the simulated world on turmoil (hosts, network faults, the
 //!   nemesis, the sentinel, the protected store);
-//! - [`own_lock`]: a scenario run with a lock of the user's own, written
-//!   against the `redis` crate, in place of the built-in client;
-//! - [`history`]: the events of one run, in time order;
 //! - [`check`]: the checkers (mutual exclusion at the lock and at the
-//!   resource, liveness figures) and the verdict;
-//! - [`runner`]: one run as a library call (load, run, check, write);
-//! - [`sweep`]: many seeds times many combinations, on threads, and merge;
+//!   resource, liveness figures) and the verdict rules;
+//! - [`stats`]: intervals and percentiles shared by sweeps and reports;
+//! - [`runner`]: one run as a library call (load, run, check), writing nothing;
+//! - [`sweep`]: many seeds times many combinations, on threads, tallied;
 //! - [`search`]: `shrink` (a minimal violating scenario) and `frontier`
 //!   (where violations stop along one key);
-//! - [`report`]: what `run`, `sweep` and `frontier` write (Markdown, HTML,
-//!   CSV, SVG charts);
-//! - [`flock`]: `redlock-sim lock`, a distributed `flock(1)` on real Redis.
+//! - [`report`]: the documents of a run, a sweep, a set and a frontier
+//!   (Markdown, HTML, CSV, SVG charts), rendered and written;
+//! - [`flock`]: `redlock-sim lock`, a distributed `flock(1)` on real Redis;
+//! - [`cli`]: the command layer: parses the command line, calls the modules
+//!   above, writes through `report`, prints, picks exit codes;
+//! - [`own_lock`]: `run` with a lock of the user's own, written against the
+//!   `redis` crate, in place of the built-in client.
 
 pub mod check;
 pub mod cli;

@@ -135,3 +135,19 @@ fn shrink_boundary(req: &Request, value: Value, seed: u64, dir: &Path) -> Minima
         Err(e) => Minimal::NotMade(e.to_string()),
     }
 }
+
+/// `redlock-sim frontier`: searches with progress lines on stderr, writes,
+/// prints the answer ([`finish`]).
+pub fn command(req: Request, out: Option<PathBuf>) -> std::process::ExitCode {
+    let mut progress = |t: &Trial| {
+        eprintln!(
+            "frontier: {} = {}: {} of {} runs violated",
+            req.key,
+            t.value.show(),
+            t.violating,
+            t.runs
+        );
+    };
+    let result = frontier_file(&req, out, &mut progress);
+    std::process::ExitCode::from(finish(result))
+}

@@ -297,27 +297,16 @@ fn command(cli: Cli) -> ExitCode {
             out,
             resolution,
         } => {
-            let jobs = jobs_or_cores(jobs).clamp(1, crate::sweep::MAX_JOBS);
             let req = search::frontier::Request {
                 file,
                 key,
                 from,
                 to,
                 seeds,
-                jobs,
+                jobs: jobs_or_cores(jobs).clamp(1, crate::sweep::MAX_JOBS),
                 resolution,
             };
-            let mut progress = |t: &search::frontier::Trial| {
-                eprintln!(
-                    "frontier: {} = {}: {} of {} runs violated",
-                    req.key,
-                    t.value.show(),
-                    t.violating,
-                    t.runs
-                );
-            };
-            let result = frontier::frontier_file(&req, out, &mut progress);
-            ExitCode::from(frontier::finish(result))
+            frontier::command(req, out)
         }
         Command::Merge { dirs, out, jobs } => {
             match sweep::merge(&dirs, &out, jobs_or_cores(jobs)) {
@@ -332,23 +321,7 @@ fn command(cli: Cli) -> ExitCode {
                 }
             }
         }
-        Command::Check { files } => {
-            let mut all_ok = true;
-            for f in &files {
-                match runner::check_file(f) {
-                    Ok(()) => println!("{}: ok", f.display()),
-                    Err(e) => {
-                        eprintln!("{e}");
-                        all_ok = false;
-                    }
-                }
-            }
-            if all_ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(2)
-            }
-        }
+        Command::Check { files } => check_command(&files),
         Command::Lock {
             nodes,
             resource,
@@ -358,10 +331,6 @@ fn command(cli: Cli) -> ExitCode {
             request_timeout,
             command,
         } => {
-            if ttl < Duration::from_millis(3) {
-                eprintln!("redlock-sim: --ttl: {} is too short: the 2ms drift allowance leaves no validity", duration::format(ttl));
-                return ExitCode::from(2);
-            }
             let config = client::Config {
                 retry_count: 1,
                 retry_delay,
@@ -376,28 +345,9 @@ fn command(cli: Cli) -> ExitCode {
                 config,
                 command,
             };
-            let code = runtime().block_on(flock::run(opts));
-            ExitCode::from(code.clamp(0, 255) as u8)
+            lock_command(opts)
         }
-        Command::Node { port, bind } => {
-            let rt = runtime();
-            let result = rt.block_on(async {
-                let listener = tokio::net::TcpListener::bind((bind.as_str(), port)).await?;
-                eprintln!("redlock-sim node listening on {}", listener.local_addr()?);
-                node::serve(
-                    node::Node::new(Arc::new(clock::SystemClock::new())),
-                    listener,
-                )
-                .await
-            });
-            match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("redlock-sim node: {bind}:{port}: {e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
+        Command::Node { port, bind } => node_command(port, &bind),
     }
 }
 
@@ -407,3 +357,57 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code when the program itself failed (a bug, or an output it could
 /// not write).
 pub const EXIT_SOFTWARE: u8 = 70;
+
+/// `redlock-sim check FILE...`: validates each file (every sweep cell
+/// too); exit 2 when one is invalid.
+fn check_command(files: &[PathBuf]) -> ExitCode {
+    let mut all_ok = true;
+    for f in files {
+        match runner::check_file(f) {
+            Ok(()) => println!("{}: ok", f.display()),
+            Err(e) => {
+                eprintln!("{e}");
+                all_ok = false;
+            }
+        }
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_BAD_INPUT)
+    }
+}
+
+/// `redlock-sim lock`: runs the command under the lock ([`flock::run`]);
+/// its exit code is the command's, or flock's own.
+fn lock_command(opts: flock::Options) -> ExitCode {
+    if opts.ttl < Duration::from_millis(3) {
+        eprintln!(
+            "redlock-sim: --ttl: {} is too short: the 2ms drift allowance leaves no validity",
+            duration::format(opts.ttl)
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let code = runtime().block_on(flock::run(opts));
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// `redlock-sim node`: serves one node on `bind:port` until killed.
+fn node_command(port: u16, bind: &str) -> ExitCode {
+    let result = runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind((bind, port)).await?;
+        eprintln!("redlock-sim node listening on {}", listener.local_addr()?);
+        node::serve(
+            node::Node::new(Arc::new(clock::SystemClock::new())),
+            listener,
+        )
+        .await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("redlock-sim node: {bind}:{port}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The simulated world: one turmoil simulation per run of a scenario.
 //!
 //! - [`context`]: what hosts share with the driver (history, clocks, pauses);
+//!   [`due`]: faults with a time (due, applied) and their origin;
 //!   [`pause`]: a paused host's sockets wait out its pauses;
 //!   [`sockets`]: keepalive, and connects across a cut link;
 //! - [`world`]: the driver loop; [`faults`]: applying a fault;
