@@ -10,7 +10,7 @@ use super::{
     ms, nearest_rank, overlaps, CheckResult, Hold, HoldEnd, Interleaving, Liveness, StaleWrite,
     Verdict,
 };
-use crate::history::EventKind;
+use crate::history::{EventKind, FaultEvent};
 
 /// A client or resource name, interned: an index into `Checker::names`.
 type Name = u32;
@@ -187,8 +187,8 @@ impl Checker {
             }
             // A client whose clock changes rate mid-hold reaches the end of
             // its validity (on its own clock) sooner or later in global time.
-            EventKind::Fault { what, detail } if what == "clock-rate" => {
-                self.clock_rate(t, detail);
+            EventKind::Fault(FaultEvent::ClockRate { host, rate, from }) => {
+                self.clock_rate(t, host, *rate, *from);
             }
             EventKind::ReleaseStart { acq } => {
                 if let Some(a) = self.acc_mut((host, *acq)) {
@@ -269,20 +269,10 @@ impl Checker {
         }
     }
 
-    fn clock_rate(&mut self, t: Duration, detail: &str) {
-        let field = |k: &str| {
-            detail
-                .split(' ')
-                .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
-        };
-        let num = |k: &str| {
-            field(k)
-                .and_then(|v| v.parse::<f64>().ok())
-                .filter(|v| *v > 0.0)
-        };
-        let (Some(who), Some(rate), Some(from)) = (field("host"), num("rate"), num("from")) else {
+    fn clock_rate(&mut self, t: Duration, who: &str, rate: f64, from: f64) {
+        if !(rate > 0.0 && from > 0.0) {
             return;
-        };
+        }
         let Some(&who) = self.ids.get(who) else {
             return;
         };

@@ -1,25 +1,34 @@
 //! Deliberate flaws: the ways popular Redis lock clients have deviated from
 //! the algorithm, as configurations of this client.
 //!
-//! Each [`Flaw`] is one small, clearly named branch inside the real client
-//! code ([`super::redlock`], [`super::watchdog`], [`super::scripts`]); with
-//! `Config::flaw == None` (the default) none of them is taken and the client
-//! is the algorithm of the Redis distributed-locks page. They exist so that
+//! Each [`Variant`] but [`Variant::Spec`] is one small, clearly named branch
+//! inside the real client code ([`super::redlock`], [`super::watchdog`],
+//! [`super::scripts`]); with `Config::variant == Variant::Spec` (the default)
+//! none of them is taken and the client is the algorithm of the Redis
+//! distributed-locks page. They exist so that
 //! the simulation can show what each flaw costs users of the client that has
 //! it (`clients.variant` in a scenario file); do not use them otherwise.
 
 use std::fmt;
 
-/// One deliberate deviation from the algorithm. The names are the scenario
-/// format's `variant` values.
+/// Client algorithm variant (a scenario's `clients.variant`): the correct
+/// algorithm ([`Variant::Spec`]) or one deliberate deviation from it, one of
+/// the known mistakes, to show what each costs. The names are the scenario
+/// format's `variant` values; the order (`Spec` first) is the reports'.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Flaw {
+pub enum Variant {
+    /// The algorithm as specified: no flaw.
+    Spec,
+    /// Skips the validity check after acquiring.
+    ///
     /// Accepts a quorum without checking that validity is still positive:
     /// when acquiring took longer than ttl − drift, the lock call still
     /// returns success, with a validity of zero (the lock's end, start + ttl
     /// − drift, is already in the past). node-redlock (issue 296,
     /// "Expiration time is in the past").
     NoValidityCheck,
+    /// Extends with a plain SET that recreates an expired key.
+    ///
     /// Extension re-creates a key that has expired: the extension script
     /// `SET`s the key with our token when it is missing (RedLock.net's extend
     /// script; redlock-rb's default; redsync's `WithSetNXOnExtend`), and the
@@ -27,32 +36,47 @@ pub enum Flaw {
     /// run out (redsync's `Extend` checks neither), so the watchdog keeps
     /// trying after the validity is over instead of declaring the lock lost.
     ExtendResurrects,
+    /// Measures elapsed time with the wall clock.
+    ///
     /// Measures the time acquiring took with the wall clock (which can jump)
     /// instead of a monotonic clock, in signed arithmetic: a backward step
     /// during the call makes elapsed negative and validity longer than the
     /// TTL. redlock-py (`time.time()`).
     WallClockElapsed,
+    /// Leaves out the drift allowance from validity.
+    ///
     /// Validity without the drift term: ttl − elapsed. redsync (no +2ms),
     /// early redlock-py (drift added instead of subtracted).
     NoDriftAllowance,
+    /// Treats a negative validity as a huge positive one.
+    ///
     /// Validity computed in unsigned milliseconds (ttl − drift − elapsed with
     /// wrapping subtraction): when acquiring took longer than the TTL it wraps
     /// to a huge value and the client believes it holds the lock for ages.
     /// badboy/redlock-rs (issue 20).
     UnsignedValidity,
+    /// Releases with a plain DEL, not compare-and-delete.
+    ///
     /// Releases with a plain `DEL` instead of compare-and-delete, deleting
     /// whoever's key is there: the naive pattern the Redis docs warn against.
     PlainDelRelease,
+    /// Does not release the nodes it did lock when acquisition fails.
+    ///
     /// Does not release the nodes it did lock after a failed attempt: they
     /// stay locked (by a client that does not hold the lock) while the call
     /// retries, and are released only once the whole call has failed.
     /// node-redlock between retries.
     NoReleaseOnFailure,
+    /// Contacts nodes one after another instead of at once.
+    ///
     /// Asks the nodes one after another instead of concurrently, so acquiring
     /// (and releasing, and extending) takes the sum of the nodes' round trips
     /// and timeouts instead of the largest. redlock-py, redlock-rb, Redisson's
     /// RedLock.
     Sequential,
+    /// The SETNX + GETSET timestamp lock of the `SETNX` page, timed by the
+    /// client's wall clock, instead of SET NX PX.
+    ///
     /// The `SETNX` + `GETSET` timestamp lock of the Redis `SETNX` page
     /// ("Locking with SETNX"): the value is an expiry timestamp of the
     /// client's wall clock, the key has no TTL on the node, an expired lock
@@ -60,68 +84,73 @@ pub enum Flaw {
     /// says the lock has not expired. A single-instance algorithm: with more
     /// than one node it is run on every node and needs a majority.
     LegacySetnx,
+    /// Counts a majority of the nodes that answered, not of all nodes.
+    ///
     /// Counts a majority of the nodes that answered (took the key or refused
     /// it), not of all N: an easy misreading of the algorithm (no known
     /// client; included as a control).
     MajorityOfResponders,
 }
 
-impl Flaw {
-    /// Every flaw, in the scenario format's order.
-    pub const ALL: [Flaw; 10] = [
-        Flaw::NoValidityCheck,
-        Flaw::ExtendResurrects,
-        Flaw::WallClockElapsed,
-        Flaw::NoDriftAllowance,
-        Flaw::UnsignedValidity,
-        Flaw::PlainDelRelease,
-        Flaw::NoReleaseOnFailure,
-        Flaw::Sequential,
-        Flaw::LegacySetnx,
-        Flaw::MajorityOfResponders,
+impl Variant {
+    /// Every variant, `Spec` first, in the scenario format's order.
+    pub const ALL: [Variant; 11] = [
+        Variant::Spec,
+        Variant::NoValidityCheck,
+        Variant::ExtendResurrects,
+        Variant::WallClockElapsed,
+        Variant::NoDriftAllowance,
+        Variant::UnsignedValidity,
+        Variant::PlainDelRelease,
+        Variant::NoReleaseOnFailure,
+        Variant::Sequential,
+        Variant::LegacySetnx,
+        Variant::MajorityOfResponders,
     ];
 
     /// The name used in scenario files (`"no-validity-check"`).
     pub fn as_str(self) -> &'static str {
         match self {
-            Flaw::NoValidityCheck => "no-validity-check",
-            Flaw::ExtendResurrects => "extend-resurrects",
-            Flaw::WallClockElapsed => "wall-clock-elapsed",
-            Flaw::NoDriftAllowance => "no-drift-allowance",
-            Flaw::UnsignedValidity => "unsigned-validity",
-            Flaw::PlainDelRelease => "plain-del-release",
-            Flaw::NoReleaseOnFailure => "no-release-on-failure",
-            Flaw::Sequential => "sequential",
-            Flaw::LegacySetnx => "legacy-setnx",
-            Flaw::MajorityOfResponders => "majority-of-responders",
+            Variant::Spec => "spec",
+            Variant::NoValidityCheck => "no-validity-check",
+            Variant::ExtendResurrects => "extend-resurrects",
+            Variant::WallClockElapsed => "wall-clock-elapsed",
+            Variant::NoDriftAllowance => "no-drift-allowance",
+            Variant::UnsignedValidity => "unsigned-validity",
+            Variant::PlainDelRelease => "plain-del-release",
+            Variant::NoReleaseOnFailure => "no-release-on-failure",
+            Variant::Sequential => "sequential",
+            Variant::LegacySetnx => "legacy-setnx",
+            Variant::MajorityOfResponders => "majority-of-responders",
         }
     }
 
-    /// The flaw named `name`, if any (`"spec"` is no flaw: `None`).
-    pub fn from_name(name: &str) -> Option<Flaw> {
-        Flaw::ALL.iter().copied().find(|f| f.as_str() == name)
+    /// The variant named `name`, if any (`"spec"` is [`Variant::Spec`]).
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.iter().copied().find(|v| v.as_str() == name)
     }
 
-    /// Where the flaw was seen.
+    /// Where the flaw was seen (for `Spec`: where the algorithm is specified).
     pub fn seen_in(self) -> &'static str {
         match self {
-            Flaw::NoValidityCheck => "node-redlock (issue 296)",
-            Flaw::ExtendResurrects => {
+            Variant::Spec => "the Redis distributed-locks page",
+            Variant::NoValidityCheck => "node-redlock (issue 296)",
+            Variant::ExtendResurrects => {
                 "RedLock.net's extend script, redlock-rb's default, redsync's WithSetNXOnExtend"
             }
-            Flaw::WallClockElapsed => "redlock-py (time.time())",
-            Flaw::NoDriftAllowance => "redsync (no +2ms), early redlock-py",
-            Flaw::UnsignedValidity => "badboy/redlock-rs (issue 20)",
-            Flaw::PlainDelRelease => "the naive pattern the Redis docs warn against",
-            Flaw::NoReleaseOnFailure => "node-redlock between retries",
-            Flaw::Sequential => "redlock-py, redlock-rb, Redisson's RedLock",
-            Flaw::LegacySetnx => "the Redis SETNX page (\"Locking with SETNX\")",
-            Flaw::MajorityOfResponders => "no known client (a control)",
+            Variant::WallClockElapsed => "redlock-py (time.time())",
+            Variant::NoDriftAllowance => "redsync (no +2ms), early redlock-py",
+            Variant::UnsignedValidity => "badboy/redlock-rs (issue 20)",
+            Variant::PlainDelRelease => "the naive pattern the Redis docs warn against",
+            Variant::NoReleaseOnFailure => "node-redlock between retries",
+            Variant::Sequential => "redlock-py, redlock-rb, Redisson's RedLock",
+            Variant::LegacySetnx => "the Redis SETNX page (\"Locking with SETNX\")",
+            Variant::MajorityOfResponders => "no known client (a control)",
         }
     }
 }
 
-impl fmt::Display for Flaw {
+impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -133,9 +162,35 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for f in Flaw::ALL {
-            assert_eq!(Flaw::from_name(f.as_str()), Some(f));
+        for v in Variant::ALL {
+            assert_eq!(Variant::from_name(v.as_str()), Some(v));
+            assert_eq!(v.to_string(), v.as_str());
         }
-        assert_eq!(Flaw::from_name("spec"), None);
+        assert_eq!(Variant::from_name("spec"), Some(Variant::Spec));
+        assert_eq!(Variant::from_name("no-such-variant"), None);
+    }
+
+    /// The names, their order and the ordering the reports sort by are the
+    /// scenario format's: `Spec` first, then the flaws as listed.
+    #[test]
+    fn names_and_order_are_the_scenario_formats() {
+        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "spec",
+                "no-validity-check",
+                "extend-resurrects",
+                "wall-clock-elapsed",
+                "no-drift-allowance",
+                "unsigned-validity",
+                "plain-del-release",
+                "no-release-on-failure",
+                "sequential",
+                "legacy-setnx",
+                "majority-of-responders",
+            ]
+        );
+        assert!(Variant::ALL.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -1,14 +1,14 @@
-//! [`Flaw::LegacySetnx`]: the `SETNX` + `GETSET` timestamp lock of the Redis
+//! [`Variant::LegacySetnx`]: the `SETNX` + `GETSET` timestamp lock of the Redis
 //! `SETNX` page, as a configuration of the [`Redlock`] client (acquire,
 //! release, extend). Never used by the correct client.
 
 #[allow(unused_imports)]
-use super::flaw::Flaw;
+use super::flaw::Variant;
 use super::redlock::{count_acquired, outcome, taken, Lock, LockError, NodeOutcome, Redlock};
 use crate::resp::Frame;
 use std::time::Duration;
 
-/// [`Flaw::LegacySetnx`]: the timestamp lock of the Redis `SETNX` page
+/// [`Variant::LegacySetnx`]: the timestamp lock of the Redis `SETNX` page
 /// ("Locking with SETNX"), on every node, needing a majority (with one node,
 /// exactly the page's single-instance algorithm).
 impl Redlock {

@@ -26,7 +26,7 @@ pub mod validity;
 pub mod watchdog;
 
 pub use connection::{Connector, SimConnector, TcpConnector};
-pub use flaw::Flaw;
+pub use flaw::Variant;
 pub use redis_conn::RedisConn;
 pub use redlock::{Config, Lock, LockError, LockKind, NodeOutcome, Redlock};
 pub use watchdog::{Status, Watchdog};

@@ -15,12 +15,12 @@
 //! replace `SET NX`, compare-and-delete and compare-and-pexpire
 //! ([`super::reentrant`]).
 //!
-//! `Config::flaw` selects one deliberate deviation ([`Flaw`]) for the
-//! simulation to show what it costs; each is a branch marked `Flaw::…` below,
-//! and with no flaw (the default) none of them is taken.
+//! `Config::variant` selects one deliberate deviation ([`Variant`]) for the
+//! simulation to show what it costs; each is a branch marked `Variant::…`
+//! below, and with `Variant::Spec` (the default) none of them is taken.
 
 use super::connection::{Connector, NodeConn, RequestError};
-use super::flaw::Flaw;
+use super::flaw::Variant;
 use super::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};
 pub use super::validity::{
     drift, quorum, validity, validity_unsigned, validity_wall, validity_without_drift,
@@ -47,9 +47,9 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Clock drift allowance as a fraction of the TTL.
     pub drift_factor: f64,
-    /// A deliberate flaw, to simulate what it costs (`None`: the correct
-    /// algorithm; never set it otherwise).
-    pub flaw: Option<Flaw>,
+    /// A deliberate flaw, to simulate what it costs (`Variant::Spec`: the
+    /// correct algorithm; never set another otherwise).
+    pub variant: Variant,
     /// Which lock is taken on each node.
     pub lock: LockKind,
     /// The longest wait before reconnecting to a node after failed
@@ -77,7 +77,7 @@ impl Default for Config {
             retry_delay: Duration::from_millis(200),
             request_timeout: Duration::from_millis(50),
             drift_factor: 0.01,
-            flaw: None,
+            variant: Variant::Spec,
             lock: LockKind::SetNx,
             reconnect_backoff: super::connection::MAX_BACKOFF,
         }
@@ -246,14 +246,14 @@ impl Redlock {
     }
 
     /// Is this deliberate flaw configured?
-    pub(super) fn has(&self, flaw: Flaw) -> bool {
-        self.config.flaw == Some(flaw)
+    pub(super) fn has(&self, flaw: Variant) -> bool {
+        self.config.variant == flaw
     }
 
     /// Nodes that must take the key (or extend it) for success.
     pub(super) fn needed(&self, outcomes: &[NodeOutcome]) -> usize {
-        if self.has(Flaw::MajorityOfResponders) {
-            // Flaw::MajorityOfResponders: a majority of the nodes that
+        if self.has(Variant::MajorityOfResponders) {
+            // Variant::MajorityOfResponders: a majority of the nodes that
             // answered yes or no, not of all N.
             let answered = outcomes
                 .iter()
@@ -265,9 +265,9 @@ impl Redlock {
     }
 
     /// The wall clock at the start of a request round, read only for
-    /// [`Flaw::WallClockElapsed`].
+    /// [`Variant::WallClockElapsed`].
     pub(super) fn wall_start(&self) -> Option<i64> {
-        self.has(Flaw::WallClockElapsed)
+        self.has(Variant::WallClockElapsed)
             .then(|| self.clock.wall_ms())
     }
 
@@ -280,18 +280,18 @@ impl Redlock {
         wall_start: Option<i64>,
     ) -> Option<Duration> {
         let df = self.config.drift_factor;
-        match (self.config.flaw, wall_start) {
-            // Flaw::WallClockElapsed: elapsed from two wall-clock readings.
-            (Some(Flaw::WallClockElapsed), Some(w)) => {
+        match (self.config.variant, wall_start) {
+            // Variant::WallClockElapsed: elapsed from two wall-clock readings.
+            (Variant::WallClockElapsed, Some(w)) => {
                 validity_wall(ttl, self.clock.wall_ms().saturating_sub(w), df)
             }
-            // Flaw::NoDriftAllowance: ttl − elapsed.
-            (Some(Flaw::NoDriftAllowance), _) => validity_without_drift(ttl, elapsed),
-            // Flaw::UnsignedValidity: wraps when elapsed + drift > ttl.
-            (Some(Flaw::UnsignedValidity), _) => validity_unsigned(ttl, elapsed, df),
-            // Flaw::NoValidityCheck: a quorum is success, whatever is left
+            // Variant::NoDriftAllowance: ttl − elapsed.
+            (Variant::NoDriftAllowance, _) => validity_without_drift(ttl, elapsed),
+            // Variant::UnsignedValidity: wraps when elapsed + drift > ttl.
+            (Variant::UnsignedValidity, _) => validity_unsigned(ttl, elapsed, df),
+            // Variant::NoValidityCheck: a quorum is success, whatever is left
             // (nothing, when acquiring outlasted the TTL).
-            (Some(Flaw::NoValidityCheck), _) => {
+            (Variant::NoValidityCheck, _) => {
                 Some(validity(ttl, elapsed, df).unwrap_or(Duration::ZERO))
             }
             _ => validity(ttl, elapsed, df),
@@ -322,8 +322,8 @@ impl Redlock {
             match self.try_lock(resource, &token, ttl).await {
                 Ok(lock) => return Ok(lock),
                 Err(e) if attempt >= self.config.retry_count.max(1) => {
-                    if self.has(Flaw::NoReleaseOnFailure) {
-                        // Flaw::NoReleaseOnFailure: node-redlock releases the
+                    if self.has(Variant::NoReleaseOnFailure) {
+                        // Variant::NoReleaseOnFailure: node-redlock releases the
                         // partial locks only once every retry has failed.
                         self.release(resource, &token, ttl).await;
                     }
@@ -341,7 +341,7 @@ impl Redlock {
         token: &str,
         ttl: Duration,
     ) -> Result<Lock, LockError> {
-        if self.has(Flaw::LegacySetnx) {
+        if self.has(Variant::LegacySetnx) {
             return self.try_lock_legacy(resource, ttl).await;
         }
         let ttl_ms = ttl.as_millis().max(1).to_string();
@@ -387,9 +387,9 @@ impl Redlock {
                 }),
             }
         };
-        // Flaw::NoReleaseOnFailure: the nodes this attempt locked stay locked
+        // Variant::NoReleaseOnFailure: the nodes this attempt locked stay locked
         // while `lock` retries.
-        if result.is_err() && !self.has(Flaw::NoReleaseOnFailure) {
+        if result.is_err() && !self.has(Variant::NoReleaseOnFailure) {
             self.release(resource, token, ttl).await;
         }
         result
@@ -433,13 +433,13 @@ impl Redlock {
     }
 
     pub(super) async fn release(&self, resource: &str, token: &str, ttl: Duration) -> usize {
-        if self.has(Flaw::PlainDelRelease) {
-            // Flaw::PlainDelRelease: DEL whatever key is there, ours or not.
+        if self.has(Variant::PlainDelRelease) {
+            // Variant::PlainDelRelease: DEL whatever key is there, ours or not.
             let del = Frame::command([b"DEL", resource.as_bytes()]);
             let outcomes = self.on_all(&del, |r| r == &Frame::Integer(1)).await;
             return count_acquired(&outcomes);
         }
-        if self.has(Flaw::LegacySetnx) {
+        if self.has(Variant::LegacySetnx) {
             return self.release_legacy(resource, token, None).await;
         }
         if self.config.lock == LockKind::Reentrant {
@@ -464,17 +464,17 @@ impl Redlock {
     /// token. Succeeds only on a majority, within the lock's validity; the
     /// returned lock carries the new validity.
     pub async fn extend(&self, lock: &Lock, ttl: Duration) -> Result<Lock, LockError> {
-        // Flaw::ExtendResurrects: the extension is attempted, and counted,
+        // Variant::ExtendResurrects: the extension is attempted, and counted,
         // whether or not the lock's validity has run out (redsync's Extend
         // checks neither), with a script that re-creates a missing key.
-        let resurrects = self.has(Flaw::ExtendResurrects);
+        let resurrects = self.has(Variant::ExtendResurrects);
         let start = self.clock.now();
         if start >= lock.valid_until && !resurrects {
             return Err(LockError::Lost {
                 resource: lock.resource.clone(),
             });
         }
-        if self.has(Flaw::LegacySetnx) {
+        if self.has(Variant::LegacySetnx) {
             return self.extend_legacy(lock, ttl, start).await;
         }
         let wall_start = self.wall_start();
@@ -573,10 +573,10 @@ impl Redlock {
     }
 
     /// Awaits one future per node: all at once (polled in node order), or,
-    /// with [`Flaw::Sequential`], one after another.
+    /// with [`Variant::Sequential`], one after another.
     pub(super) async fn each<F: Future>(&self, futs: Vec<F>) -> Vec<F::Output> {
-        if self.has(Flaw::Sequential) {
-            // Flaw::Sequential: the next node is asked only once the previous
+        if self.has(Variant::Sequential) {
+            // Variant::Sequential: the next node is asked only once the previous
             // one has answered or timed out.
             let mut out = Vec::with_capacity(futs.len());
             for f in futs {

@@ -11,7 +11,7 @@ pub const RELEASE: &str = "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    r
 /// Never re-creates a key that has expired.
 pub const EXTEND: &str = "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"pexpire\",KEYS[1],ARGV[2])\nelse\n    return 0\nend";
 
-/// The extension of [`super::Flaw::ExtendResurrects`]: like RedLock.net's
+/// The extension of [`super::Variant::ExtendResurrects`]: like RedLock.net's
 /// extend script, it re-creates the key with our token when the key is
 /// missing (1), extends it when it holds our token (1), and answers -1 when
 /// it holds someone else's. Never used by the correct client.

@@ -2,7 +2,7 @@
 //! and the arithmetic of the client flaws that compute validity otherwise.
 
 #[allow(unused_imports)]
-use super::flaw::Flaw;
+use super::flaw::Variant;
 use std::time::Duration;
 
 /// The drift allowance: ttl × drift_factor + 2ms.
@@ -21,14 +21,14 @@ pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<D
     (v > 0).then(|| Duration::from_nanos(v as u64))
 }
 
-/// [`Flaw::NoDriftAllowance`]: ttl − elapsed, without the drift term (as
+/// [`Variant::NoDriftAllowance`]: ttl − elapsed, without the drift term (as
 /// redsync computes it, and early redlock-py did); `None` when ≤ 0.
 pub fn validity_without_drift(ttl: Duration, elapsed: Duration) -> Option<Duration> {
     let v = ttl.as_nanos() as i128 - elapsed.as_nanos() as i128;
     (v > 0).then(|| Duration::from_nanos(u64::try_from(v).unwrap_or(u64::MAX)))
 }
 
-/// [`Flaw::UnsignedValidity`]: badboy/redlock-rs's arithmetic, ttl − drift −
+/// [`Variant::UnsignedValidity`]: badboy/redlock-rs's arithmetic, ttl − drift −
 /// elapsed in unsigned milliseconds with wrapping subtraction (what its
 /// `usize` arithmetic does in a release build). When elapsed + drift exceeds
 /// the TTL the result wraps to nearly 2^64 ms: "valid" for ages.
@@ -40,7 +40,7 @@ pub fn validity_unsigned(ttl: Duration, elapsed: Duration, drift_factor: f64) ->
     (v > 0).then(|| Duration::from_millis(v))
 }
 
-/// [`Flaw::WallClockElapsed`]: validity when elapsed is the difference of two
+/// [`Variant::WallClockElapsed`]: validity when elapsed is the difference of two
 /// wall-clock readings in ms (redlock-py's `time.time()`), in signed
 /// arithmetic: a negative elapsed (the clock stepped back during the call)
 /// gives a validity longer than the TTL. `None` when ≤ 0.
@@ -146,6 +146,6 @@ mod tests {
 
     #[test]
     fn flawless_config_is_the_default() {
-        assert_eq!(Config::default().flaw, None);
+        assert_eq!(Config::default().variant, Variant::Spec);
     }
 }

@@ -7,11 +7,11 @@
 //! (the key is gone or someone else's) or the validity runs out, the lock is
 //! lost, the watchdog stops and [`Watchdog::lost`] completes.
 //!
-//! With [`Flaw::ExtendResurrects`] a failed extension is retried whether or
+//! With [`Variant::ExtendResurrects`] a failed extension is retried whether or
 //! not the validity has run out, as a timer that just keeps extending does:
 //! only a majority refusing ends it.
 
-use super::flaw::Flaw;
+use super::flaw::Variant;
 use super::redlock::{Lock, LockError, Redlock};
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,8 +53,8 @@ impl Redlock {
 async fn run(client: Arc<Redlock>, mut lock: Lock, tx: watch::Sender<Status>) {
     let clock = client.clock().clone();
     let period = lock.ttl / 3;
-    // Flaw::ExtendResurrects: keep trying after the validity is over.
-    let past_validity = client.config().flaw == Some(Flaw::ExtendResurrects);
+    // Variant::ExtendResurrects: keep trying after the validity is over.
+    let past_validity = client.config().variant == Variant::ExtendResurrects;
     let mut next = lock.acquired_at + period;
     loop {
         clock.sleep(next.saturating_sub(clock.now())).await;

@@ -225,72 +225,9 @@ pub struct Network {
 }
 
 /// Client algorithm variant (`variant`): the correct algorithm or one of the
-/// known mistakes, to show what each costs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Variant {
-    /// The algorithm as specified.
-    Spec,
-    /// Skips the validity check after acquiring.
-    NoValidityCheck,
-    /// Extends with a plain SET that recreates an expired key.
-    ExtendResurrects,
-    /// Measures elapsed time with the wall clock.
-    WallClockElapsed,
-    /// Leaves out the drift allowance from validity.
-    NoDriftAllowance,
-    /// Treats a negative validity as a huge positive one.
-    UnsignedValidity,
-    /// Releases with a plain DEL, not compare-and-delete.
-    PlainDelRelease,
-    /// Does not release the nodes it did lock when acquisition fails.
-    NoReleaseOnFailure,
-    /// Contacts nodes one after another instead of at once.
-    Sequential,
-    /// The SETNX + GETSET timestamp lock of the `SETNX` page, timed by the
-    /// client's wall clock, instead of SET NX PX.
-    LegacySetnx,
-    /// Counts a majority of the nodes that answered, not of all nodes.
-    MajorityOfResponders,
-}
-
-impl Variant {
-    /// Every variant, `Spec` first.
-    pub const ALL: [Variant; 11] = [
-        Variant::Spec,
-        Variant::NoValidityCheck,
-        Variant::ExtendResurrects,
-        Variant::WallClockElapsed,
-        Variant::NoDriftAllowance,
-        Variant::UnsignedValidity,
-        Variant::PlainDelRelease,
-        Variant::NoReleaseOnFailure,
-        Variant::Sequential,
-        Variant::LegacySetnx,
-        Variant::MajorityOfResponders,
-    ];
-
-    /// The spelling used in files (`"no-validity-check"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Variant::Spec => "spec",
-            Variant::NoValidityCheck => "no-validity-check",
-            Variant::ExtendResurrects => "extend-resurrects",
-            Variant::WallClockElapsed => "wall-clock-elapsed",
-            Variant::NoDriftAllowance => "no-drift-allowance",
-            Variant::UnsignedValidity => "unsigned-validity",
-            Variant::PlainDelRelease => "plain-del-release",
-            Variant::NoReleaseOnFailure => "no-release-on-failure",
-            Variant::Sequential => "sequential",
-            Variant::LegacySetnx => "legacy-setnx",
-            Variant::MajorityOfResponders => "majority-of-responders",
-        }
-    }
-
-    /// The variant spelled `name`, if any.
-    pub fn from_name(name: &str) -> Option<Variant> {
-        Variant::ALL.iter().copied().find(|v| v.as_str() == name)
-    }
-}
+/// known mistakes, to show what each costs. The client's own type
+/// ([`crate::client::Variant`]): the scenario only names it.
+pub use crate::client::Variant;
 
 /// One client (`[clients]` merged with its `[hosts.cN]`).
 #[derive(Clone, Debug, PartialEq)]

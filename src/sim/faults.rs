@@ -6,12 +6,13 @@
 //! that is down) as a `fault_skipped` event with the reason.
 
 use super::world::{Timer, World};
-use crate::duration::format as fmt;
+use crate::history::{FaultEvent, SkipReason, SkippedFault};
 use crate::scenario::{FaultAction, Target};
 use std::time::Duration;
 
-fn ms(d: Duration) -> String {
-    format!("{}", d.as_millis())
+/// `d` in whole milliseconds, as the history records it.
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl World<'_> {
@@ -30,7 +31,8 @@ impl World<'_> {
             FaultAction::Crash { host, restart } => {
                 let host = self.resolve(&host);
                 if self.down.contains_key(&host) {
-                    self.record_skipped(now, "crash", format!("host={host}"), "already_down");
+                    let skipped = SkippedFault::Crash { host };
+                    self.record_skipped(now, skipped, SkipReason::AlreadyDown);
                     return false;
                 }
                 // Power loss: first cut off (what is in flight is lost), then stopped.
@@ -50,11 +52,12 @@ impl World<'_> {
                 self.down.insert(host.clone(), id);
                 self.ctx.node_down(&host, true);
                 let policy = restart.unwrap_or(self.scenario.cluster.restart);
-                self.record_fault(
-                    now,
-                    "crash",
-                    format!("host={host} restart={}", restart_name(policy)),
-                );
+                let restart = policy;
+                let fault = FaultEvent::Crash {
+                    host: host.clone(),
+                    restart,
+                };
+                self.record_fault(now, fault);
                 self.schedule_restart(now, &host, id, policy);
             }
             FaultAction::Restart { host } => {
@@ -78,14 +81,16 @@ impl World<'_> {
                         }
                     }
                 }
-                let text: Vec<String> = sides.iter().map(|s| s.join(" ")).collect();
-                let mut detail =
-                    format!("sides={} oneway={oneway}", text.join("|").replace(' ', "+"));
                 if let Some(f) = for_ {
-                    detail.push_str(&format!(" for_ms={}", ms(f)));
                     self.after(now + f, Timer::Clear(id));
                 }
-                self.record_fault(now, "partition", detail);
+                let for_ms = for_.map(ms);
+                let fault = FaultEvent::Partition {
+                    sides,
+                    oneway,
+                    for_ms,
+                };
+                self.record_fault(now, fault);
             }
             FaultAction::Isolate { host, for_ } => {
                 let host = self.resolve(&host);
@@ -93,23 +98,23 @@ impl World<'_> {
                     self.net.cut(&host, o, (id, "isolate"));
                     self.net.cut(o, &host, (id, "isolate"));
                 }
-                let mut detail = format!("host={host}");
                 if let Some(f) = for_ {
-                    detail.push_str(&format!(" for_ms={}", ms(f)));
                     self.after(now + f, Timer::Clear(id));
                 }
-                self.record_fault(now, "isolate", detail);
+                let for_ms = for_.map(ms);
+                self.record_fault(now, FaultEvent::Isolate { host, for_ms });
             }
             FaultAction::Heal => {
                 self.net.clear_kinds(&["partition", "isolate"]);
-                self.record_fault(now, "heal", String::new());
+                self.record_fault(now, FaultEvent::Heal);
             }
             FaultAction::Pause { host, for_ } => {
                 let host = self.resolve(&host);
                 // A node that is down runs nothing to pause.
                 if self.down.contains_key(&host) {
-                    let detail = format!("host={host} for_ms={}", ms(for_));
-                    self.record_skipped(due, "pause", detail, "down");
+                    let for_ms = ms(for_);
+                    let skipped = SkippedFault::Pause { host, for_ms };
+                    self.record_skipped(due, skipped, SkipReason::Down);
                     return false;
                 }
                 // A triggered pause already took effect inside its host, at `due`.
@@ -117,7 +122,8 @@ impl World<'_> {
                 // The host's clock and sockets wait it out (see `pause`); the
                 // network keeps delivering what it sent before.
                 self.ctx.add_pause(&host, due, end);
-                self.record_fault(due, "pause", format!("host={host} for_ms={}", ms(for_)));
+                let for_ms = ms(for_);
+                self.record_fault(due, FaultEvent::Pause { host, for_ms });
             }
             FaultAction::ClockJump { host, by_ms } => {
                 let host = self.resolve(&host);
@@ -127,7 +133,7 @@ impl World<'_> {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .jump(by_ms);
-                self.record_fault(now, "clock-jump", format!("host={host} by_ms={by_ms}"));
+                self.record_fault(now, FaultEvent::ClockJump { host, by_ms });
             }
             FaultAction::ClockRate { host, rate } => {
                 let host = self.resolve(&host);
@@ -137,11 +143,7 @@ impl World<'_> {
                 model.set_rate(now, rate);
                 drop(model);
                 // `from` lets the checker move the end of a hold in progress.
-                self.record_fault(
-                    now,
-                    "clock-rate",
-                    format!("host={host} rate={rate} from={from}"),
-                );
+                self.record_fault(now, FaultEvent::ClockRate { host, rate, from });
             }
             FaultAction::Latency {
                 between: (a, b),
@@ -151,22 +153,17 @@ impl World<'_> {
                 let value = latency.draw(&mut self.rng);
                 self.slowed.insert((a.clone(), b.clone()), id);
                 self.sim.set_link_latency(a.as_str(), b.as_str(), value);
-                let mut detail = format!("between={a}+{b} latency_ms={}", ms(value));
                 if let Some(f) = for_ {
-                    detail.push_str(&format!(" for_ms={}", ms(f)));
                     self.after(now + f, Timer::RestoreLatency(a.clone(), b.clone(), id));
                 }
-                self.record_fault(now, "latency", detail);
+                let fault = FaultEvent::Latency {
+                    between: (a, b),
+                    latency_ms: ms(value),
+                    for_ms: for_.map(ms),
+                };
+                self.record_fault(now, fault);
             }
         }
         true
-    }
-}
-
-fn restart_name(r: crate::scenario::Restart) -> String {
-    match r {
-        crate::scenario::Restart::Immediate => "immediate".into(),
-        crate::scenario::Restart::Never => "never".into(),
-        crate::scenario::Restart::After(d) => fmt(d),
     }
 }

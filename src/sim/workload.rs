@@ -17,11 +17,11 @@ use super::own::{self, Lease, LockEnv};
 use super::pause::PausingConnector;
 use super::sockets::Connector;
 use crate::client::connection::NodeConn;
-use crate::client::{Config, Flaw, Lock, RedisConn, Redlock, Status, Watchdog};
+use crate::client::{Config, Lock, RedisConn, Redlock, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
 use crate::history::EventKind;
 use crate::resp::Frame;
-use crate::scenario::{ClientSpec, Hold, Topology, Variant};
+use crate::scenario::{ClientSpec, Hold, Topology};
 use rand::SeedableRng;
 use rand_chacha::{ChaCha20Rng, ChaCha8Rng};
 use std::sync::Arc;
@@ -258,12 +258,6 @@ fn single_topology(nodes: &Option<Vec<String>>) -> Topology {
     }
 }
 
-/// The client flaw a scenario's `variant` selects (`spec`: none). The names
-/// are the same on both sides.
-pub fn flaw_of(variant: Variant) -> Option<Flaw> {
-    Flaw::from_name(variant.as_str())
-}
-
 /// The client's lock kind for a scenario's `lock`.
 pub fn lock_of(kind: crate::scenario::LockKind) -> crate::client::LockKind {
     match kind {
@@ -289,7 +283,7 @@ impl Client {
             retry_delay: self.spec.retry_delay,
             request_timeout: self.spec.request_timeout,
             drift_factor: self.spec.drift_factor,
-            flaw: flaw_of(self.spec.variant),
+            variant: self.spec.variant,
             lock: lock_of(self.spec.lock),
             reconnect_backoff: self.spec.reconnect_backoff,
         };
@@ -585,20 +579,4 @@ fn short(s: &str) -> String {
         .map(|c| if c == ',' || c == '\n' { ';' } else { c })
         .collect();
     s.chars().take(200).collect::<String>().replace(' ', "_")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_variant_but_spec_is_a_flaw() {
-        for v in Variant::ALL {
-            match flaw_of(v) {
-                None => assert_eq!(v, Variant::Spec),
-                Some(f) => assert_eq!(f.as_str(), v.as_str()),
-            }
-        }
-        assert_eq!(Variant::ALL.len(), Flaw::ALL.len() + 1);
-    }
 }

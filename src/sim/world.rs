@@ -11,7 +11,7 @@
 use super::context::Context;
 use super::due::{Applied, Due};
 use super::net::Net;
-use crate::history::EventKind;
+use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
 use crate::node::persistence::SharedDisk;
 use crate::scenario::{Restart, Scenario};
 use rand_chacha::ChaCha8Rng;
@@ -80,28 +80,14 @@ impl<'a> World<'a> {
     }
 
     /// Records a fault in the history at global time `now`.
-    pub fn record_fault(&self, now: Duration, what: &str, detail: String) {
-        self.ctx.record_at(
-            now,
-            "driver",
-            EventKind::Fault {
-                what: what.to_string(),
-                detail,
-            },
-        );
+    pub fn record_fault(&self, now: Duration, fault: FaultEvent) {
+        self.ctx.record_at(now, "driver", EventKind::Fault(fault));
     }
 
     /// Records at `now` that a fault was skipped: it could do nothing.
-    pub fn record_skipped(&self, now: Duration, what: &str, detail: String, reason: &str) {
-        self.ctx.record_at(
-            now,
-            "driver",
-            EventKind::FaultSkipped {
-                what: what.to_string(),
-                detail,
-                reason: reason.to_string(),
-            },
-        );
+    pub fn record_skipped(&self, now: Duration, fault: SkippedFault, reason: SkipReason) {
+        self.ctx
+            .record_at(now, "driver", EventKind::FaultSkipped { fault, reason });
     }
 
     /// Runs the simulation to the end.
@@ -164,10 +150,14 @@ impl<'a> World<'a> {
                     self.restart(now, &host);
                 }
                 // A later crash's own policy decides when it comes back.
-                Some(_) => {
-                    self.record_skipped(now, "restart", format!("host={host}"), "crashed_again")
+                Some(_) => self.record_skipped(
+                    now,
+                    SkippedFault::Restart { host },
+                    SkipReason::CrashedAgain,
+                ),
+                None => {
+                    self.record_skipped(now, SkippedFault::Restart { host }, SkipReason::AlreadyUp)
                 }
-                None => self.record_skipped(now, "restart", format!("host={host}"), "already_up"),
             },
             Timer::Clear(id) => self.net.clear(id),
             Timer::RestoreLatency(a, b, id) => {
@@ -197,14 +187,16 @@ impl<'a> World<'a> {
     /// A node that is up is left alone, and the skip recorded (false).
     pub fn restart(&mut self, now: Duration, host: &str) -> bool {
         let Some(crash_id) = self.down.remove(host) else {
-            self.record_skipped(now, "restart", format!("host={host}"), "already_up");
+            let host = host.to_string();
+            self.record_skipped(now, SkippedFault::Restart { host }, SkipReason::AlreadyUp);
             return false;
         };
         self.net.clear(crash_id);
         self.net.apply(&mut self.sim, &self.hosts);
         self.sim.bounce(host);
         self.ctx.node_down(host, false);
-        self.record_fault(now, "restart", format!("host={host}"));
+        let host = host.to_string();
+        self.record_fault(now, FaultEvent::Restart { host });
         true
     }
 }

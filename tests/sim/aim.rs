@@ -11,7 +11,7 @@
 //! frontier and exit-code checks, which run the binary. Under a minute on
 //! two shared, busy cores (load 3.5: 58 s), half of it the frontier search.
 
-use redlock_sim::history::EventKind;
+use redlock_sim::history::{EventKind, FaultEvent};
 use redlock_sim::runner::{self, Run};
 use redlock_sim::scenario::{self, FaultAction, Hold, Scenario, Target};
 use redlock_sim::sim::Origin;
@@ -117,12 +117,6 @@ fn spots(run: &Run) -> Vec<Spot> {
     // client → (token, resource, valid_until)
     let mut holds: BTreeMap<String, (String, String, Duration)> = BTreeMap::new();
     let mut out = Vec::new();
-    let host_of = |d: &str| {
-        d.split_whitespace()
-            .find_map(|w| w.strip_prefix("host="))
-            .unwrap_or_else(|| panic!("no host in {d}"))
-            .to_string()
-    };
     for e in &run.history.events {
         let t = e.time;
         match &e.kind {
@@ -132,13 +126,12 @@ fn spots(run: &Run) -> Vec<Spot> {
             EventKind::KeyRemoved { key } => {
                 keys.remove(&(e.host.clone(), key.clone()));
             }
-            EventKind::Fault { what, detail } if what == "crash" => {
-                let h = host_of(detail);
-                keys.retain(|(n, _), _| *n != h);
-                down.insert(h);
+            EventKind::Fault(FaultEvent::Crash { host, .. }) => {
+                keys.retain(|(n, _), _| n != host);
+                down.insert(host.clone());
             }
-            EventKind::Fault { what, detail } if what == "restart" => {
-                down.remove(&host_of(detail));
+            EventKind::Fault(FaultEvent::Restart { host }) => {
+                down.remove(host);
             }
             EventKind::Released { .. } | EventKind::Lost { .. } => {
                 holds.remove(&e.host);

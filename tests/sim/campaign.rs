@@ -18,7 +18,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use redlock_sim::history::EventKind;
+use redlock_sim::history::{EventKind, FaultEvent};
 use redlock_sim::{runner, scenario};
 
 use redlock_sim::sweep::{baseline, rows, Plan};
@@ -131,19 +131,11 @@ fn paused_writer_only(plan: &Plan, variant: &str, seed: u64) {
         .events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Fault { what, detail } if what == "pause" => {
-                let field = |k: &str| {
-                    detail
-                        .split(' ')
-                        .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
-                };
-                let ms: f64 = field("for_ms")?.parse().ok()?;
-                Some((
-                    field("host")?.to_string(),
-                    e.time,
-                    e.time + Duration::from_secs_f64(ms / 1e3),
-                ))
-            }
+            EventKind::Fault(FaultEvent::Pause { host, for_ms }) => Some((
+                host.clone(),
+                e.time,
+                e.time + Duration::from_millis(*for_ms),
+            )),
             _ => None,
         })
         .collect();

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use redlock_sim::check::{check, HoldEnd, Verdict};
-use redlock_sim::history::{Event, EventKind, History};
+use redlock_sim::history::{Event, EventKind, FaultEvent, History};
 use redlock_sim::report::{summary_lines, write_run, RunOutput};
+use redlock_sim::scenario::Restart;
 
 fn at(ms: u64) -> Duration {
     Duration::from_millis(ms)
@@ -423,15 +424,8 @@ fn key_set(ms: u64, node: &str, token: &str) -> Event {
     )
 }
 
-fn fault(ms: u64, what: &str, detail: &str) -> Event {
-    ev(
-        ms,
-        "sim",
-        EventKind::Fault {
-            what: what.into(),
-            detail: detail.into(),
-        },
-    )
+fn fault(ms: u64, fault: FaultEvent) -> Event {
+    ev(ms, "sim", EventKind::Fault(fault))
 }
 
 fn tiny_history() -> History {
@@ -440,16 +434,41 @@ fn tiny_history() -> History {
         up(0, "n1"),
         up(0, "n2"),
         up(0, "n3"),
-        fault(0, "partition", "sides=c1|n1 for_ms=2000"),
+        fault(
+            0,
+            FaultEvent::Partition {
+                sides: vec![vec!["c1".into()], vec!["n1".into()]],
+                oneway: false,
+                for_ms: Some(2000),
+            },
+        ),
         call(100, "c1", 1),
         key_set(103, "n2", "c1-tok1"),
         key_set(104, "n3", "c1-tok1"),
         acquired(110, "c1", 1, 9_900),
         applied(115, "c1", 1, 0),
-        fault(1110, "crash", "host=n2"),
+        fault(
+            1110,
+            FaultEvent::Crash {
+                host: "n2".into(),
+                restart: Restart::Immediate,
+            },
+        ),
         up(1110, "n2"),
-        fault(1500, "pause", "host=c1 for_ms=2500 junk nonsense=="),
-        fault(1600, "clock-jump", "host=n3 by_ms=8000"),
+        fault(
+            1500,
+            FaultEvent::Pause {
+                host: "c1".into(),
+                for_ms: 2500,
+            },
+        ),
+        fault(
+            1600,
+            FaultEvent::ClockJump {
+                host: "n3".into(),
+                by_ms: 8000.0,
+            },
+        ),
         call(3000, "c2", 1),
         key_set(3002, "n1", "c2-tok1"),
         key_set(3003, "n2", "c2-tok1"),
@@ -560,11 +579,44 @@ fn run_report_on_empty_history_and_no_clients() {
         (
             "odd",
             history(vec![
-                fault(0, "crash", ""),
-                fault(5, "partition", "for_ms=-3 sides="),
-                fault(6, "pause", "host=zz for_ms=1e400"),
-                fault(7, "heal", ""),
-                fault(8, "mystery", "a=b"),
+                fault(
+                    0,
+                    FaultEvent::Crash {
+                        host: String::new(),
+                        restart: Restart::Never,
+                    },
+                ),
+                fault(
+                    5,
+                    FaultEvent::Partition {
+                        sides: vec![],
+                        oneway: true,
+                        for_ms: None,
+                    },
+                ),
+                fault(
+                    6,
+                    FaultEvent::Pause {
+                        host: "zz".into(),
+                        for_ms: u64::MAX,
+                    },
+                ),
+                fault(7, FaultEvent::Heal),
+                fault(
+                    8,
+                    FaultEvent::ClockJump {
+                        host: "c9".into(),
+                        by_ms: f64::NAN,
+                    },
+                ),
+                fault(
+                    8,
+                    FaultEvent::ClockRate {
+                        host: "c9".into(),
+                        rate: 0.0,
+                        from: f64::INFINITY,
+                    },
+                ),
                 ev(9, "n9", EventKind::KeyRemoved { key: "x".into() }),
             ]),
         ),
@@ -596,10 +648,11 @@ fn a_clock_rate_change_mid_hold_moves_the_end_of_validity() {
         ev(
             ms,
             "driver",
-            EventKind::Fault {
-                what: "clock-rate".into(),
-                detail: format!("host=c1 rate={rate} from={from}"),
-            },
+            EventKind::Fault(FaultEvent::ClockRate {
+                host: "c1".into(),
+                rate,
+                from,
+            }),
         )
     };
     // c1's validity ends at 10 s at rate 1; at 2 s its clock slows to half
@@ -621,10 +674,11 @@ fn a_clock_rate_change_mid_hold_moves_the_end_of_validity() {
     other.events[1] = ev(
         2_000,
         "driver",
-        EventKind::Fault {
-            what: "clock-rate".into(),
-            detail: "host=c2 rate=0.5 from=1".into(),
-        },
+        EventKind::Fault(FaultEvent::ClockRate {
+            host: "c2".into(),
+            rate: 0.5,
+            from: 1.0,
+        }),
     );
     assert_eq!(check(&other).holds[0].end, at(10_000));
 }

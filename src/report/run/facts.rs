@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::RunOutput;
-use crate::history::{Event, EventKind, History};
+use crate::history::{sides_text, Event, EventKind, FaultEvent, History, SkipReason, SkippedFault};
 
 /// Milliseconds, rounded to the microsecond as in `history.csv`.
 pub(crate) fn ms(d: Duration) -> f64 {
@@ -47,18 +47,8 @@ pub(crate) fn last_time(h: &History) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
-/// The value of `key` in a `key=value key=value` detail string.
-pub(crate) fn detail_get<'a>(detail: &'a str, key: &str) -> Option<&'a str> {
-    detail
-        .split_whitespace()
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v)
-}
-
 /// A non-negative, finite ms value as a duration (at most ~30 years).
-fn ms_to_duration(text: &str) -> Option<Duration> {
-    let x: f64 = text.trim().parse().ok()?;
+fn ms_to_duration(x: f64) -> Option<Duration> {
     if !x.is_finite() || x < 0.0 {
         return None;
     }
@@ -242,13 +232,14 @@ impl Facts {
                         }
                     }
                 }
-                EventKind::Fault { what, detail } => {
-                    let host = detail_get(detail, "host")
+                EventKind::Fault(fault) => {
+                    let host = fault
+                        .host()
                         .map(str::to_string)
                         .or_else(|| is_host(&e.host).then(|| e.host.clone()));
-                    let for_ = detail_get(detail, "for_ms").and_then(ms_to_duration);
-                    match what.as_str() {
-                        "crash" => {
+                    let for_ = for_duration(fault);
+                    match fault {
+                        FaultEvent::Crash { .. } => {
                             if let Some(hn) = &host {
                                 down_since.entry(hn.clone()).or_insert(t);
                                 // A pause in progress ends with the process.
@@ -267,13 +258,14 @@ impl Facts {
                                 }
                             }
                         }
-                        "pause" => {
+                        FaultEvent::Pause { .. } => {
                             if let (Some(hn), Some(d)) = (&host, for_) {
                                 paused.push(span(hn, t, t.saturating_add(d)));
                             }
                         }
-                        "partition" | "isolate" => {
-                            let who = if what == "isolate" { host.clone() } else { None };
+                        FaultEvent::Partition { .. } | FaultEvent::Isolate { .. } => {
+                            let isolate = matches!(fault, FaultEvent::Isolate { .. });
+                            let who = if isolate { host.clone() } else { None };
                             match for_ {
                                 Some(d) => partitions.push(PartSpan {
                                     start: t,
@@ -283,7 +275,7 @@ impl Facts {
                                 None => open_parts.push((t, who)),
                             }
                         }
-                        "heal" => {
+                        FaultEvent::Heal => {
                             for (s, who) in open_parts.drain(..) {
                                 partitions.push(PartSpan {
                                     start: s,
@@ -300,13 +292,11 @@ impl Facts {
                         }
                         _ => {}
                     }
-                    markers.push(fault_marker(index, t, what, detail, host.as_deref()));
+                    markers.push(fault_marker(index, t, fault, host.as_deref()));
                 }
-                EventKind::FaultSkipped {
-                    what,
-                    detail,
-                    reason,
-                } => markers.push(skipped_marker(index, t, what, detail, reason)),
+                EventKind::FaultSkipped { fault, reason } => {
+                    markers.push(skipped_marker(index, t, fault, *reason))
+                }
                 EventKind::Failover {
                     old_master,
                     new_master,
@@ -442,14 +432,15 @@ pub(crate) fn short_token(token: &str) -> String {
 
 /// A fault that did nothing: listed, marked as skipped, and never drawn as
 /// the fault itself (no down or paused span; its own marker colour).
-fn skipped_marker(index: usize, t: Duration, what: &str, detail: &str, reason: &str) -> Marker {
-    let h = detail_get(detail, "host").unwrap_or("?");
+fn skipped_marker(index: usize, t: Duration, fault: &SkippedFault, reason: SkipReason) -> Marker {
+    let (what, h) = (fault.name(), fault.host());
     let why = match reason {
-        "already_down" => format!("{h} was already down"),
-        "already_up" => format!("{h} was already up"),
-        "down" => format!("{h} was down"),
-        "crashed_again" => format!("{h} had crashed again since; that crash's restart applies"),
-        other => other.replace('_', " "),
+        SkipReason::AlreadyDown => format!("{h} was already down"),
+        SkipReason::AlreadyUp => format!("{h} was already up"),
+        SkipReason::Down => format!("{h} was down"),
+        SkipReason::CrashedAgain => {
+            format!("{h} had crashed again since; that crash's restart applies")
+        }
     };
     Marker {
         time: t,
@@ -460,97 +451,84 @@ fn skipped_marker(index: usize, t: Duration, what: &str, detail: &str, reason: &
     }
 }
 
+/// How long a timed fault lasts, as the history has it (whole ms).
+fn for_duration(fault: &FaultEvent) -> Option<Duration> {
+    fault.for_ms().and_then(|ms| ms_to_duration(ms as f64))
+}
+
 /// Label and sentence for a fault event.
-fn fault_marker(index: usize, t: Duration, what: &str, detail: &str, host: Option<&str>) -> Marker {
+fn fault_marker(index: usize, t: Duration, fault: &FaultEvent, host: Option<&str>) -> Marker {
     let h = host.unwrap_or("?");
-    let get = |k: &str| detail_get(detail, k);
-    let for_text = get("for_ms")
-        .and_then(ms_to_duration)
+    let for_ = for_duration(fault);
+    let for_text = for_
         .map(|d| format!(" for {}", fmt_len(d)))
         .unwrap_or_default();
-    let for_short = get("for_ms")
-        .and_then(ms_to_duration)
+    let for_short = for_
         .map(|d| format!(" {}", short_len(d)))
         .unwrap_or_default();
-    let (label, text) = match what {
-        "crash" => (
+    let (label, text) = match fault {
+        FaultEvent::Crash { .. } => (
             format!("crash {h}"),
             format!("{h} crashed (power loss: its memory and unsynced writes are gone)"),
         ),
-        "restart" => (format!("restart {h}"), format!("{h} was restarted")),
-        "partition" => {
-            let sides = get("sides").unwrap_or("?");
-            let oneway = get("oneway") == Some("true");
-            (
-                "partition".to_string(),
-                format!(
-                    "the network was partitioned{} between sides {sides}{for_text}",
-                    if oneway { " one way" } else { "" }
-                ),
-            )
-        }
-        "isolate" => (
+        FaultEvent::Restart { .. } => (format!("restart {h}"), format!("{h} was restarted")),
+        FaultEvent::Partition { sides, oneway, .. } => (
+            "partition".to_string(),
+            format!(
+                "the network was partitioned{} between sides {}{for_text}",
+                if *oneway { " one way" } else { "" },
+                sides_text(sides)
+            ),
+        ),
+        FaultEvent::Isolate { .. } => (
             format!("isolate {h}"),
             format!("{h} was cut off from every other host{for_text}"),
         ),
-        "heal" => ("heal".to_string(), "every partition was healed".to_string()),
-        "pause" => (
+        FaultEvent::Heal => ("heal".to_string(), "every partition was healed".to_string()),
+        FaultEvent::Pause { .. } => (
             format!("pause {h}{for_short}"),
             format!(
                 "{h} was paused (stop-the-world: runs nothing, its clocks keep going){for_text}"
             ),
         ),
-        "clock-jump" => {
-            let by = get("by_ms").or_else(|| get("by")).unwrap_or("?");
-            let (short, long) = match by.parse::<f64>() {
-                Ok(x) if x.is_finite() => {
-                    let sign = if x < 0.0 { "-" } else { "+" };
-                    let d = ms_to_duration(&x.abs().to_string()).unwrap_or_default();
-                    (
-                        format!("{sign}{}", short_len(d)),
-                        format!("{sign}{}", fmt_len(d)),
-                    )
-                }
-                _ => (by.to_string(), by.to_string()),
-            };
+        FaultEvent::ClockJump { by_ms, .. } => {
+            let (short, long) = jump_lengths(*by_ms);
             (
                 format!("jump {h} {short}"),
                 format!("{h}'s wall clock jumped by {long}"),
             )
         }
-        "clock-rate" => {
-            let rate = get("rate").unwrap_or("?");
-            (
-                format!("rate {h} {rate}"),
-                format!("{h}'s clock rate became {rate}"),
-            )
-        }
-        "latency" => {
-            let between = get("between").unwrap_or("?");
-            (
-                "latency".to_string(),
-                format!("the link {between} was slowed{for_text}"),
-            )
-        }
-        other => (
-            other.to_string(),
-            format!(
-                "fault {other}{}",
-                if detail.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({detail})")
-                }
-            ),
+        FaultEvent::ClockRate { rate, .. } => (
+            format!("rate {h} {rate}"),
+            format!("{h}'s clock rate became {rate}"),
+        ),
+        FaultEvent::Latency {
+            between: (a, b), ..
+        } => (
+            "latency".to_string(),
+            format!("the link {a}+{b} was slowed{for_text}"),
         ),
     };
     Marker {
         time: t,
-        what: what.to_string(),
+        what: fault.name().to_string(),
         label,
         text,
         index,
     }
+}
+
+/// A clock jump of `by_ms`, short and long: `+8s`, `+8.000 s`.
+fn jump_lengths(by_ms: f64) -> (String, String) {
+    if !by_ms.is_finite() {
+        return (by_ms.to_string(), by_ms.to_string());
+    }
+    let sign = if by_ms < 0.0 { "-" } else { "+" };
+    let d = ms_to_duration(by_ms.abs()).unwrap_or_default();
+    (
+        format!("{sign}{}", short_len(d)),
+        format!("{sign}{}", fmt_len(d)),
+    )
 }
 
 /// `2s`, `150ms`, `1.5s`.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{excerpt, fmt_len, fmt_t, short_token, Facts, RunOutput};
 use crate::check::{Hold, Interleaving, Overlap, StaleWrite};
-use crate::history::{Event, EventKind};
+use crate::history::{Event, EventKind, FaultEvent};
 use crate::report::doc::{b, row, t, Block, In, Row};
 
 /// Rows of an event excerpt.
@@ -429,7 +429,7 @@ fn node_change(f: &Facts, e: &Event) -> Option<Vec<In>> {
         }
         EventKind::KeyRemoved { key } => format!("{}: key {} removed", e.host, key),
         EventKind::NodeUp { keys } => format!("{}: (re)started with {} key(s)", e.host, keys),
-        EventKind::Fault { what, .. } if what == "crash" => {
+        EventKind::Fault(FaultEvent::Crash { .. }) => {
             let m = f
                 .markers
                 .iter()
