@@ -9,6 +9,7 @@ pub const Z95: f64 = 1.959_963_984_540_054;
 /// The Wilson score interval of `k` successes in `n` trials, at `z`.
 /// `(0, 0)` for no trials; always within [0, 1].
 pub fn wilson(k: u64, n: u64, z: f64) -> (f64, f64) {
+    assert!(k <= n, "wilson: {k} successes in {n} trials");
     if n == 0 {
         return (0.0, 0.0);
     }

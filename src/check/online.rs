@@ -117,10 +117,19 @@ impl Checker {
         (self.name(k.0).to_string(), k.1)
     }
 
-    /// Takes the next event (in time order; a time earlier than the last is
-    /// treated as the last).
+    /// Takes the next event. The simulation records events in time order:
+    /// an event earlier than the last one fed is a bug of the harness, and
+    /// panics (exit 70) rather than turn into a verdict.
     pub fn feed(&mut self, e: &crate::history::Event) {
-        let t = e.time.max(self.now);
+        assert!(
+            e.time >= self.now,
+            "checker: an event at {:?} ({} {}) came after one at {:?}: the history is out of time order (a bug in redlock-sim)",
+            e.time,
+            e.host,
+            e.kind.name(),
+            self.now
+        );
+        let t = e.time;
         if t > self.now {
             self.settle();
             self.now = t;
@@ -149,29 +158,33 @@ impl Checker {
                     self.call_spans.push((r, start, t));
                 }
                 let resource = self.id(resource);
-                // A repeated (client, acq) would be a recorder bug: keep the first.
-                if self.find((host, *acq)).is_none() {
-                    let i = self.accs.len();
-                    let mine = self.index.entry(host).or_default();
-                    if *acq == mine.len() as u64 + 1 {
-                        mine.push(i);
-                    } else {
-                        self.odd.insert((host, *acq), i);
-                    }
-                    self.latest.insert(resource, i);
-                    self.accs.push(Acc {
-                        client: host,
-                        acq: *acq,
-                        resource,
-                        token: token.clone(),
-                        start: t,
-                        valid_until: *valid_until,
-                        fence: *fence,
-                        release: None,
-                        lost: None,
-                        written: None,
-                    });
+                // Acquisition ids are the client's count of its acquisitions:
+                // a repeated one is a bug of the harness, never a verdict.
+                assert!(
+                    self.find((host, *acq)).is_none(),
+                    "checker: {} acquired twice with acq={acq} (a bug in redlock-sim)",
+                    e.host
+                );
+                let i = self.accs.len();
+                let mine = self.index.entry(host).or_default();
+                if *acq == mine.len() as u64 + 1 {
+                    mine.push(i);
+                } else {
+                    self.odd.insert((host, *acq), i);
                 }
+                self.latest.insert(resource, i);
+                self.accs.push(Acc {
+                    client: host,
+                    acq: *acq,
+                    resource,
+                    token: token.clone(),
+                    start: t,
+                    valid_until: *valid_until,
+                    fence: *fence,
+                    release: None,
+                    lost: None,
+                    written: None,
+                });
             }
             EventKind::LockFailed { .. } => {
                 if let Some((start, r)) = self.calls.remove(&host) {

@@ -158,33 +158,13 @@ fn check_tick(cx: &Cx, tick: Duration, tick_v: Option<&Val>, bounds: &[LatencyBo
 }
 
 /// Validates a raw tree into a scenario; `file` names it and gives the
-/// default name.
+/// default name. The sections are read in this order, so the first error
+/// reported is always the same.
 pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
     let cx = Cx { file };
     let top = Tbl::root(root);
     top.check_keys(&cx, TOP_KEYS)?;
-
-    // Top-level scalars.
-    let name = match top.get("name") {
-        Some(v) => {
-            let s = v.str(&cx)?;
-            if s.is_empty()
-                || s.starts_with('.')
-                || s.chars().any(|c| c == '/' || c == '\\' || c.is_control())
-            {
-                return Err(v.err(
-                    &cx,
-                    format!("{s:?} cannot be used in output paths: it must be non-empty, not start with '.', and hold no '/', '\\' or control characters"),
-                ));
-            }
-            s.to_string()
-        }
-        None => std::path::Path::new(file)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "scenario".to_string()),
-    };
+    let name = scenario_name(&cx, &top, file)?;
     let description = match top.get("description") {
         Some(v) => v.str(&cx)?.to_string(),
         None => String::new(),
@@ -206,9 +186,87 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
         Some(v) => v.positive(&cx, None)?,
         None => Duration::from_millis(1),
     };
-    let expect = match top.get("expect") {
+    let expect = expect_of(&cx, &top)?;
+    let cluster_t = top.table(&cx, "cluster")?;
+    let mut cluster = cluster_of(&cx, cluster_t.as_ref())?;
+    let mut latency_bounds = Vec::new();
+    let network = network_of(&cx, &top, &mut latency_bounds)?;
+    let universe = Hosts {
+        nodes: cluster.nodes,
+        clients: 0,
+        single: cluster.topology == Topology::Single,
+    };
+    let ClientsAndHosts {
+        clients,
+        hosts,
+        universe,
+        base_ttl,
+    } = clients_and_hosts(&cx, &top, universe)?;
+    super::clients::check(&cx, &top, &clients)?;
+    let max_ttl = clients.iter().map(|c| c.ttl).max().unwrap_or(base_ttl);
+    if let Some(v) = cluster_t.as_ref().and_then(|t| t.get("restart")) {
+        cluster.restart = v.restart(&cx, max_ttl)?;
+    }
+    let clocks = clocks_of(&cx, &top)?;
+    let faults = faults_of(&cx, &top, &universe, max_ttl, duration, &mut latency_bounds)?;
+    check_tick(&cx, tick, tick_v.as_ref(), &latency_bounds)?;
+    let nemesis = match top.table(&cx, "nemesis")? {
+        Some(t) => Some(nemesis(&cx, &t, &universe)?),
+        None => None,
+    };
+    let sweep = match top.table(&cx, "sweep")? {
+        Some(t) => Some(sweep(&cx, &t)?),
+        None => None,
+    };
+    Ok(Scenario {
+        name,
+        description,
+        seed,
+        duration,
+        tick,
+        expect,
+        cluster,
+        network,
+        clients,
+        clocks,
+        hosts,
+        faults,
+        nemesis,
+        sweep,
+        max_ttl,
+    })
+}
+
+/// `name`, or the file's stem: it names output directories, so it must be
+/// a plain path component.
+fn scenario_name(cx: &Cx, top: &Tbl, file: &str) -> R<String> {
+    Ok(match top.get("name") {
+        Some(v) => {
+            let s = v.str(cx)?;
+            if s.is_empty()
+                || s.starts_with('.')
+                || s.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+            {
+                return Err(v.err(
+                    cx,
+                    format!("{s:?} cannot be used in output paths: it must be non-empty, not start with '.', and hold no '/', '\\' or control characters"),
+                ));
+            }
+            s.to_string()
+        }
+        None => std::path::Path::new(file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "scenario".to_string()),
+    })
+}
+
+/// `expect` (default `safe`).
+fn expect_of(cx: &Cx, top: &Tbl) -> R<Expect> {
+    Ok(match top.get("expect") {
         Some(v) => v.choice(
-            &cx,
+            cx,
             &[
                 ("safe", Expect::Safe),
                 ("violation", Expect::Violation),
@@ -216,36 +274,38 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             ],
         )?,
         None => Expect::Safe,
-    };
+    })
+}
 
-    // [cluster], but for `restart`, which needs the TTL.
-    let cluster_t = top.table(&cx, "cluster")?;
-    if let Some(t) = &cluster_t {
-        t.check_keys(&cx, CLUSTER_KEYS)?;
+/// `[cluster]`, but for `restart`, which needs the TTL (left `immediate`
+/// here; the caller reads it once the clients are known).
+fn cluster_of(cx: &Cx, cluster_t: Option<&Tbl>) -> R<Cluster> {
+    if let Some(t) = cluster_t {
+        t.check_keys(cx, CLUSTER_KEYS)?;
     }
-    let cget = |key: &str| cluster_t.as_ref().and_then(|t| t.get(key));
+    let cget = |key: &str| cluster_t.and_then(|t| t.get(key));
     let topology = match cget("topology") {
         Some(v) => v.choice(
-            &cx,
+            cx,
             &[("redlock", Topology::Redlock), ("single", Topology::Single)],
         )?,
         None => Topology::Redlock,
     };
     let nodes = match cget("nodes") {
-        Some(v) => v.int_in(&cx, 1, MAX_NODES as i64)? as usize,
+        Some(v) => v.int_in(cx, 1, MAX_NODES as i64)? as usize,
         None => 5,
     };
     let replication_delay = match cget("replication_delay") {
-        Some(v) => v.duration(&cx, None)?,
+        Some(v) => v.duration(cx, None)?,
         None => Duration::ZERO,
     };
     let failover_after = match cget("failover_after") {
-        Some(v) => Some(v.duration(&cx, None)?),
+        Some(v) => Some(v.duration(cx, None)?),
         None => None,
     };
     let persistence = match cget("persistence") {
         Some(v) => v.choice(
-            &cx,
+            cx,
             &[
                 ("none", Persistence::None),
                 ("everysec", Persistence::Everysec),
@@ -254,16 +314,26 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
         )?,
         None => Persistence::None,
     };
+    Ok(Cluster {
+        topology,
+        nodes,
+        replication_delay,
+        failover_after,
+        persistence,
+        restart: Restart::Immediate,
+    })
+}
 
-    // [network]
-    let mut latency_bounds = Vec::new();
-    let network = match top.table(&cx, "network")? {
+/// `[network]`; its latency's lower bound joins `latency_bounds` (checked
+/// against the tick).
+fn network_of(cx: &Cx, top: &Tbl, latency_bounds: &mut Vec<LatencyBound>) -> R<Network> {
+    let network = match top.table(cx, "network")? {
         Some(t) => {
-            t.check_keys(&cx, NETWORK_KEYS)?;
+            t.check_keys(cx, NETWORK_KEYS)?;
             Network {
                 latency: match t.get("latency") {
                     Some(v) => {
-                        let r = v.dur_range(&cx)?;
+                        let r = v.dur_range(cx)?;
                         latency_bounds.push(LatencyBound {
                             lo: r.lo,
                             key: v.path.clone(),
@@ -292,23 +362,34 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             line: None,
         });
     }
+    Ok(network)
+}
 
-    // [clients] and [hosts.X]
-    let clients_t = top.table(&cx, "clients")?;
+/// What `[clients]` and `[hosts.X]` give.
+struct ClientsAndHosts {
+    /// Every client's spec, `c1` first.
+    clients: Vec<ClientSpec>,
+    /// The clocks of the hosts that set one.
+    hosts: BTreeMap<String, HostClock>,
+    /// The hosts that exist.
+    universe: Hosts,
+    /// The TTL of `[clients]` (each client may set its own).
+    base_ttl: Duration,
+}
+
+/// `[clients]` and `[hosts.X]`.
+fn clients_and_hosts(cx: &Cx, top: &Tbl, mut universe: Hosts) -> R<ClientsAndHosts> {
+    let clients_t = top.table(cx, "clients")?;
     let mut base = default_client(0);
     let mut count = 2;
     if let Some(t) = &clients_t {
-        t.check_keys(&cx, CLIENT_KEYS)?;
+        t.check_keys(cx, CLIENT_KEYS)?;
         if let Some(v) = t.get("count") {
-            count = v.int_in(&cx, 1, MAX_CLIENTS as i64)? as usize;
+            count = v.int_in(cx, 1, MAX_CLIENTS as i64)? as usize;
         }
-        apply_client_keys(&cx, t, &mut base)?;
+        apply_client_keys(cx, t, &mut base)?;
     }
-    let universe = Hosts {
-        nodes,
-        clients: count,
-        single: topology == Topology::Single,
-    };
+    universe.clients = count;
     let mut clients: Vec<ClientSpec> = (1..=count)
         .map(|i| ClientSpec {
             name: format!("c{i}"),
@@ -316,57 +397,50 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
         })
         .collect();
     let mut hosts = BTreeMap::new();
-    if let Some(t) = top.table(&cx, "hosts")? {
+    if let Some(t) = top.table(cx, "hosts")? {
         for e in &t.table.entries {
             let path = join("hosts", &e.key);
             let Some(kind) = universe.kind(&e.key) else {
                 return Err(cx.err(&path, e.key_line.or(e.value.line), universe.unknown(&e.key)));
             };
             let Some(v) = t.get(&e.key) else { continue };
-            let ht = v.table(&cx, &format!("[{path}]"))?;
+            let ht = v.table(cx, &format!("[{path}]"))?;
             match kind {
                 Kind::Client(i) => {
-                    ht.check_keys(&cx, CLIENT_HOST_KEYS)?;
+                    ht.check_keys(cx, CLIENT_HOST_KEYS)?;
                     if let Some(spec) = clients.get_mut(i - 1) {
-                        apply_client_keys(&cx, &ht, spec)?;
+                        apply_client_keys(cx, &ht, spec)?;
                     }
                 }
-                _ => ht.check_keys(&cx, OTHER_HOST_KEYS)?,
+                _ => ht.check_keys(cx, OTHER_HOST_KEYS)?,
             }
-            if let Some(clock) = host_clock(&cx, &ht)? {
+            if let Some(clock) = host_clock(cx, &ht)? {
                 hosts.insert(e.key.clone(), clock);
             }
         }
     }
-    super::clients::check(&cx, &top, &clients)?;
-    let max_ttl = clients.iter().map(|c| c.ttl).max().unwrap_or(base.ttl);
+    Ok(ClientsAndHosts {
+        clients,
+        hosts,
+        universe,
+        base_ttl: base.ttl,
+    })
+}
 
-    let restart = match cget("restart") {
-        Some(v) => v.restart(&cx, max_ttl)?,
-        None => Restart::Immediate,
-    };
-    let cluster = Cluster {
-        topology,
-        nodes,
-        replication_delay,
-        failover_after,
-        persistence,
-        restart,
-    };
-
-    // [clocks]
+/// `[clocks]`.
+fn clocks_of(cx: &Cx, top: &Tbl) -> R<Clocks> {
     let mut clocks = Clocks {
         drift: 0.0,
         offset: SignedRange::fixed(0.0),
     };
-    if let Some(t) = top.table(&cx, "clocks")? {
-        t.check_keys(&cx, CLOCKS_KEYS)?;
+    if let Some(t) = top.table(cx, "clocks")? {
+        t.check_keys(cx, CLOCKS_KEYS)?;
         if let Some(v) = t.get("drift") {
-            let d = v.float(&cx)?;
+            let d = v.float(cx)?;
             let max = 1.0 - MIN_CLOCK_RATE;
             if !(0.0..=max).contains(&d) {
                 return Err(v.err(
-                    &cx,
+                    cx,
                     format!(
                         "{d:?} is out of range: drift must be from 0 to {max}, so that every clock rate (1 - drift to 1 + drift) is from {MIN_CLOCK_RATE} to {MAX_CLOCK_RATE}"
                     ),
@@ -375,22 +449,32 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             clocks.drift = d;
         }
         if let Some(v) = t.get("offset") {
-            clocks.offset = v.signed_range(&cx)?;
+            clocks.offset = v.signed_range(cx)?;
         }
     }
+    Ok(clocks)
+}
 
-    // [[faults]]
+/// `[[faults]]`; a latency fault's lower bound joins `latency_bounds`.
+fn faults_of(
+    cx: &Cx,
+    top: &Tbl,
+    universe: &Hosts,
+    max_ttl: Duration,
+    duration: Duration,
+    latency_bounds: &mut Vec<LatencyBound>,
+) -> R<Vec<Fault>> {
     let mut faults = Vec::new();
     if let Some(v) = top.get("faults") {
         if let RawKind::Table(_) = v.node.kind {
             return Err(v.err(
-                &cx,
+                cx,
                 "faults must be an array of tables: write each one as [[faults]]",
             ));
         }
-        for item in v.array(&cx)? {
-            let t = item.table(&cx, "this [[faults]] entry")?;
-            let f = fault(&cx, &t, &universe, max_ttl, duration)?;
+        for item in v.array(cx)? {
+            let t = item.table(cx, "this [[faults]] entry")?;
+            let f = fault(cx, &t, universe, max_ttl, duration)?;
             if let (FaultAction::Latency { latency, .. }, Some(v)) = (&f.action, t.get("latency")) {
                 latency_bounds.push(LatencyBound {
                     lo: latency.lo,
@@ -401,34 +485,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
             faults.push(f);
         }
     }
-    check_tick(&cx, tick, tick_v.as_ref(), &latency_bounds)?;
-
-    let nemesis = match top.table(&cx, "nemesis")? {
-        Some(t) => Some(nemesis(&cx, &t, &universe)?),
-        None => None,
-    };
-    let sweep = match top.table(&cx, "sweep")? {
-        Some(t) => Some(sweep(&cx, &t)?),
-        None => None,
-    };
-
-    Ok(Scenario {
-        name,
-        description,
-        seed,
-        duration,
-        tick,
-        expect,
-        cluster,
-        network,
-        clients,
-        clocks,
-        hosts,
-        faults,
-        nemesis,
-        sweep,
-        max_ttl,
-    })
+    Ok(faults)
 }
 
 /// One `[[faults]]` table.

@@ -139,8 +139,64 @@ fn run_into(
     recorder: Recorder,
     code: &LockCode,
 ) -> Result<Vec<Applied>, RunError> {
+    // What the parser validated, the world relies on.
+    assert!(s.cluster.nodes >= 1, "sim: a scenario without nodes");
+    assert!(!s.clients.is_empty(), "sim: a scenario without clients");
+    assert!(s.tick > Duration::ZERO, "sim: a tick of zero");
     sockets::reset();
-    let hosts = s.host_names();
+    let (queue, waiting, aimer) = fault_plan(s, seed);
+    let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
+    resources.sort();
+    resources.dedup();
+    let ctx = Context::new(
+        recorder,
+        clocks(s, seed),
+        resources,
+        s.duration,
+        "n1".into(),
+        waiting,
+        aimer,
+    );
+    // The driver stops here whatever the clients do; turmoil's own cap lies
+    // beyond it, so it never fires.
+    let limit = s.duration + s.max_ttl * 2 + Duration::from_secs(30);
+    let mut sim = build_sim(s, seed, limit);
+    let node_addrs: Vec<String> = (1..=s.cluster.nodes)
+        .map(|i| format!("n{i}:{NODE_PORT}"))
+        .collect();
+    let disks = add_nodes(&mut sim, s, &ctx);
+    if s.cluster.topology == Topology::Single {
+        add_sentinel(&mut sim, s, &ctx, &node_addrs);
+    }
+    {
+        let ctx = ctx.clone();
+        sim.host("store", move || store::store_main(ctx.clone()));
+    }
+    add_clients(&mut sim, s, &ctx, &node_addrs, seed, code);
+    let mut world = world::World {
+        sim,
+        ctx: ctx.clone(),
+        scenario: s.clone(),
+        hosts: s.host_names(),
+        net: net::Net::default(),
+        rng: rng_for(seed, "world", "faults"),
+        queue,
+        timers: BTreeMap::new(),
+        down: BTreeMap::new(),
+        slowed: BTreeMap::new(),
+        next_id: 0,
+        disks,
+        limit,
+        applied: Vec::new(),
+    };
+    world.run()?;
+    Ok(world.applied)
+}
+
+/// The faults of a run: those due at a time (the file's untriggered ones
+/// and a random nemesis's plan), sorted; those waiting on a trigger; and
+/// the aimed nemesis, when `aim = "lock"`.
+fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<aim::Aimer>) {
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
     for (index, f) in s.faults.iter().enumerate() {
@@ -170,23 +226,13 @@ fn run_into(
         }
     }
     queue.sort_by_key(|d| d.time);
-    let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
-    resources.sort();
-    resources.dedup();
-    let ctx = Context::new(
-        recorder,
-        clocks(s, seed),
-        resources,
-        s.duration,
-        "n1".into(),
-        waiting,
-        aimer,
-    );
+    (queue, waiting, aimer)
+}
 
+/// The turmoil simulation: fixed epoch, the scenario's tick and latency,
+/// turmoil's generator seeded with `seed`.
+fn build_sim(s: &Scenario, seed: u64, limit: Duration) -> turmoil::Sim<'static> {
     let latency = &s.network.latency;
-    // The driver stops here whatever the clients do; turmoil's own cap lies
-    // beyond it, so it never fires.
-    let limit = s.duration + s.max_ttl * 2 + Duration::from_secs(30);
     let mut builder = turmoil::Builder::new();
     builder
         .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -197,11 +243,16 @@ fn run_into(
         .ephemeral_ports(EPHEMERAL_PORTS)
         .min_message_latency(latency.lo)
         .max_message_latency(latency.hi);
-    let mut sim = builder.build();
+    builder.build()
+}
 
-    let node_addrs: Vec<String> = (1..=s.cluster.nodes)
-        .map(|i| format!("n{i}:{NODE_PORT}"))
-        .collect();
+/// One host per node (`n1`, `n2`, ...), each with its disk; returns the
+/// disks by node name.
+fn add_nodes(
+    sim: &mut turmoil::Sim<'static>,
+    s: &Scenario,
+    ctx: &Arc<Context>,
+) -> BTreeMap<String, SharedDisk> {
     let mut disks: BTreeMap<String, SharedDisk> = BTreeMap::new();
     for i in 1..=s.cluster.nodes {
         let name = format!("n{i}");
@@ -217,81 +268,109 @@ fn run_into(
         sim.host(name.clone(), move || {
             let (ctx, name, disk) = (ctx.clone(), name.clone(), disk.clone());
             let first_boot = boots.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
-            async move {
-                let clock: Arc<dyn Clock> = Arc::new(ctx.clock(&name));
-                let keyspace = disk
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .load(clock.wall_ms());
-                let node = Node::from_keyspace(clock, keyspace);
-                if single {
-                    replication::set_replication_delay(&node, delay);
-                    // A node starts as the replica of the master the sentinel
-                    // names (n1 at first): after a failover, an old master
-                    // comes back as a replica, as Sentinel reconfigures it.
-                    let master = ctx.master();
-                    if master != name && first_boot {
-                        // Time 0: the cluster is ready, every replica synced
-                        // with the (empty) master.
-                        replication::attach_synced(&node, &format!("{master}:{NODE_PORT}"));
-                    } else if master != name {
-                        node.execute(&[
-                            Bytes::from("REPLICAOF"),
-                            Bytes::from(master),
-                            Bytes::from(NODE_PORT.to_string()),
-                        ]);
-                    }
-                    tokio::spawn(replication::replica_task(
-                        node.clone(),
-                        Arc::new(pause::PausingConnector {
-                            clock: ctx.clock(&name),
-                            net: Connector(name.clone()),
-                        }),
-                    ));
-                }
-                if let Some(fsync) = persistence::attach(&node, disk, mode) {
-                    tokio::spawn(fsync);
-                }
-                nodes::serve(ctx, &name, node).await
-            }
+            node_main(ctx, name, disk, mode, delay, single, first_boot)
         });
     }
-    if s.cluster.topology == Topology::Single {
-        let ctx = ctx.clone();
-        let (addrs, failover_after) = (node_addrs.clone(), s.cluster.failover_after);
-        sim.host("sentinel", move || {
-            let hook_ctx = ctx.clone();
-            sentinel::run(sentinel::SentinelConfig {
-                nodes: addrs.clone(),
-                master: addrs[0].clone(),
-                failover_after,
-                clock: Arc::new(ctx.clock("sentinel")),
-                connector: Arc::new(Connector("sentinel".into())),
-                on_failover: Arc::new(move |old: &str, new: &str| {
-                    let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
-                    hook_ctx.set_master(new);
-                    hook_ctx.record(
-                        "sentinel",
-                        crate::history::EventKind::Failover {
-                            old_master: old.to_string(),
-                            new_master: new.to_string(),
-                        },
-                    );
-                }),
-            })
-        });
+    disks
+}
+
+/// One boot of a node: its keyspace from its disk, its replication (in
+/// the `single` topology) and persistence, then serving.
+async fn node_main(
+    ctx: Arc<Context>,
+    name: String,
+    disk: SharedDisk,
+    mode: persistence::Mode,
+    delay: Duration,
+    single: bool,
+    first_boot: bool,
+) -> turmoil::Result {
+    let clock: Arc<dyn Clock> = Arc::new(ctx.clock(&name));
+    let keyspace = disk
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .load(clock.wall_ms());
+    let node = Node::from_keyspace(clock, keyspace);
+    if single {
+        replication::set_replication_delay(&node, delay);
+        // A node starts as the replica of the master the sentinel
+        // names (n1 at first): after a failover, an old master
+        // comes back as a replica, as Sentinel reconfigures it.
+        let master = ctx.master();
+        if master != name && first_boot {
+            // Time 0: the cluster is ready, every replica synced
+            // with the (empty) master.
+            replication::attach_synced(&node, &format!("{master}:{NODE_PORT}"));
+        } else if master != name {
+            node.execute(&[
+                Bytes::from("REPLICAOF"),
+                Bytes::from(master),
+                Bytes::from(NODE_PORT.to_string()),
+            ]);
+        }
+        tokio::spawn(replication::replica_task(
+            node.clone(),
+            Arc::new(pause::PausingConnector {
+                clock: ctx.clock(&name),
+                net: Connector(name.clone()),
+            }),
+        ));
     }
-    {
-        let ctx = ctx.clone();
-        sim.host("store", move || store::store_main(ctx.clone()));
+    if let Some(fsync) = persistence::attach(&node, disk, mode) {
+        tokio::spawn(fsync);
     }
+    nodes::serve(ctx, &name, node).await
+}
+
+/// The sentinel host of the `single` topology; a failover changes the
+/// master the context names and is recorded.
+fn add_sentinel(
+    sim: &mut turmoil::Sim<'static>,
+    s: &Scenario,
+    ctx: &Arc<Context>,
+    node_addrs: &[String],
+) {
+    let ctx = ctx.clone();
+    let (addrs, failover_after) = (node_addrs.to_vec(), s.cluster.failover_after);
+    sim.host("sentinel", move || {
+        let hook_ctx = ctx.clone();
+        sentinel::run(sentinel::SentinelConfig {
+            nodes: addrs.clone(),
+            master: addrs[0].clone(),
+            failover_after,
+            clock: Arc::new(ctx.clock("sentinel")),
+            connector: Arc::new(Connector("sentinel".into())),
+            on_failover: Arc::new(move |old: &str, new: &str| {
+                let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
+                hook_ctx.set_master(new);
+                hook_ctx.record(
+                    "sentinel",
+                    crate::history::EventKind::Failover {
+                        old_master: old.to_string(),
+                        new_master: new.to_string(),
+                    },
+                );
+            }),
+        })
+    });
+}
+
+/// One client host per `[[clients]]` entry, running `code`.
+fn add_clients(
+    sim: &mut turmoil::Sim<'static>,
+    s: &Scenario,
+    ctx: &Arc<Context>,
+    node_addrs: &[String],
+    seed: u64,
+    code: &LockCode,
+) {
     for spec in &s.clients {
         // Redlock clients know every master; single-master clients ask the sentinel.
-        let nodes = (s.cluster.topology == Topology::Redlock).then(|| node_addrs.clone());
+        let nodes = (s.cluster.topology == Topology::Redlock).then(|| node_addrs.to_vec());
         let params = ClientParams {
             spec: spec.clone(),
             nodes,
-            all_nodes: node_addrs.clone(),
+            all_nodes: node_addrs.to_vec(),
             seed,
             code: code.clone(),
         };
@@ -300,25 +379,6 @@ fn run_into(
             workload::client_main(ctx.clone(), params),
         );
     }
-
-    let mut world = world::World {
-        sim,
-        ctx: ctx.clone(),
-        scenario: s.clone(),
-        hosts,
-        net: net::Net::default(),
-        rng: rng_for(seed, "world", "faults"),
-        queue,
-        timers: BTreeMap::new(),
-        down: BTreeMap::new(),
-        slowed: BTreeMap::new(),
-        next_id: 0,
-        disks,
-        limit,
-        applied: Vec::new(),
-    };
-    world.run()?;
-    Ok(world.applied)
 }
 
 fn persistence_mode(p: Persistence) -> persistence::Mode {

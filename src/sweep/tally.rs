@@ -68,6 +68,12 @@ pub fn tally(
         })
         .filter(|s| s.runs > 0)
         .collect();
+    // Every row is a run of the plan, so the combinations hold them all.
+    assert_eq!(
+        summary.iter().map(|s| s.runs).sum::<u64>(),
+        rows.len() as u64,
+        "sweep: the summary does not count every row (a bug in redlock-sim)"
+    );
     let (mut replay, mut wanted) = first_violations(plan, &rows);
     let caught = baseline::against_spec(&plan.keys, &rows);
     first_catches(plan, &rows, &caught, &mut replay, &mut wanted);

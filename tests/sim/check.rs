@@ -841,3 +841,31 @@ fn a_write_landing_in_the_same_clients_next_acquisition_is_stale() {
     assert_eq!(r.stale_writes[0].landed_in, ("c1".to_string(), 2));
     assert!(r.overlaps.is_empty() && r.interleavings.is_empty());
 }
+
+/// The simulation records events in time order; one out of order is a
+/// harness bug, and the checker panics (exit 70) instead of judging it.
+#[test]
+#[should_panic(expected = "out of time order")]
+fn an_event_out_of_time_order_is_a_bug_not_a_verdict() {
+    check(&history(vec![
+        call(100, "c1", 1),
+        acquired(200, "c1", 1, 10_000),
+        call(150, "c2", 1),
+        end(1000),
+    ]));
+}
+
+/// Acquisition ids are the client's count of its acquisitions: the same
+/// one twice is a harness bug, never the first kept and a verdict given.
+#[test]
+#[should_panic(expected = "acquired twice")]
+fn an_acquisition_id_seen_twice_is_a_bug_not_a_verdict() {
+    check(&history(vec![
+        call(100, "c1", 1),
+        acquired(200, "c1", 1, 10_000),
+        release(300, "c1", 1),
+        call(400, "c1", 2),
+        acquired(500, "c1", 1, 10_000),
+        end(1000),
+    ]));
+}
