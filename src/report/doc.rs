@@ -96,8 +96,11 @@ pub(crate) struct Figure<'a> {
     pub md: String,
     /// The `title` attribute of its HTML box, if any.
     pub title: Option<&'a str>,
-    /// The SVG, inlined in the HTML page.
+    /// The SVG, inlined in the HTML page (unless `file` is set).
     pub svg: &'a str,
+    /// The chart's file beside the page (`timeline.svg`): when set, the
+    /// HTML page shows it from there (`<img>`) instead of a second copy.
+    pub file: Option<&'a str>,
 }
 
 /// What differs between the two reports' renderings.
@@ -342,7 +345,17 @@ pub(crate) fn to_html(doc: &[Block], title: &str, style: &Style, charts: &[Figur
                         }
                         None => s.push_str("<div class=\"chart\">\n"),
                     }
-                    s.push_str(strip_xml_prolog(c.svg));
+                    match c.file {
+                        Some(file) => {
+                            let _ = write!(
+                                s,
+                                "<img src=\"{}\" alt=\"{}\">",
+                                html_escape(file),
+                                html_escape(c.title.unwrap_or(file))
+                            );
+                        }
+                        None => s.push_str(strip_xml_prolog(c.svg)),
+                    }
                     s.push_str("\n</div>\n");
                 }
             }

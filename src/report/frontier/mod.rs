@@ -61,6 +61,7 @@ pub fn write_frontier(dir: &Path, out: &FrontierOutput) -> io::Result<()> {
         md: "![violation rate against the value](frontier.svg)".to_string(),
         title: Some("violation rate against the value"),
         svg: &svg,
+        file: None,
     }];
     std::fs::write(dir.join("report.md"), to_md(&doc, &STYLE, &fig))?;
     let title = format!(

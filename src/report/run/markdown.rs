@@ -25,27 +25,28 @@ pub fn report_md(out: &RunOutput) -> String {
     render_md(out, &Facts::new(out))
 }
 
-/// `index.html` of a run, with the timeline inlined.
+/// `index.html` of a run; it shows the timeline from `timeline.svg`
+/// beside it.
 pub fn index_html(out: &RunOutput) -> String {
-    let facts = Facts::new(out);
-    let svg = super::timeline::render(out, &facts);
-    render_html(out, &facts, &svg)
+    render_html(out, &Facts::new(out))
 }
 
 pub(crate) fn render_md(out: &RunOutput, facts: &Facts) -> String {
-    to_md(&document(out, facts), &STYLE, &[figure("")])
+    to_md(&document(out, facts), &STYLE, &[figure()])
 }
 
-pub(crate) fn render_html(out: &RunOutput, facts: &Facts, svg: &str) -> String {
-    to_html(&document(out, facts), &title(out), &STYLE, &[figure(svg)])
+pub(crate) fn render_html(out: &RunOutput, facts: &Facts) -> String {
+    to_html(&document(out, facts), &title(out), &STYLE, &[figure()])
 }
 
-/// The timeline, the one chart of the report (`Block::Chart(0)`).
-fn figure(svg: &str) -> Figure<'_> {
+/// The timeline, the one chart of the report (`Block::Chart(0)`), shown
+/// from its file in both the Markdown and the HTML page.
+fn figure() -> Figure<'static> {
     Figure {
         md: "![timeline](timeline.svg)".to_string(),
         title: None,
-        svg,
+        svg: "",
+        file: Some("timeline.svg"),
     }
 }
 
@@ -63,7 +64,7 @@ td:nth-child(4){word-break:break-all}\
 code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
 .verdict{padding:.7em 1em;border-radius:6px;margin:1em 0;font-size:1.05em}\
 .ok{background:#e8f5e9;border:1px solid #a5d6a7}.bad{background:#ffebee;border:1px solid #ef9a9a}\
-.chart{overflow-x:auto;border:1px solid #eee;padding:4px}.chart svg{display:block;max-width:100%;height:auto}\
+.chart{overflow-x:auto;border:1px solid #eee;padding:4px}.chart svg,.chart img{display:block;max-width:100%;height:auto}\
 "
 );
 

@@ -85,10 +85,7 @@ pub fn write_run(dir: &Path, out: &RunOutput) -> io::Result<()> {
     let svg = timeline::render(out, &facts);
     std::fs::write(dir.join("timeline.svg"), &svg)?;
     std::fs::write(dir.join("report.md"), markdown::render_md(out, &facts))?;
-    std::fs::write(
-        dir.join("index.html"),
-        markdown::render_html(out, &facts, &svg),
-    )?;
+    std::fs::write(dir.join("index.html"), markdown::render_html(out, &facts))?;
     Ok(())
 }
 

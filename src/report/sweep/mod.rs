@@ -88,6 +88,7 @@ pub fn write_sweep(dir: &Path, out: &SweepOutput) -> io::Result<()> {
             md: format!("![{}](<{}>)", md_escape(&c.title, true), c.file),
             title: Some(&c.title),
             svg: &c.svg,
+            file: None,
         })
         .collect();
     std::fs::write(dir.join("report.md"), to_md(&doc, &STYLE, &figures))?;
