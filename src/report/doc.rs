@@ -268,6 +268,7 @@ fn html_inline(spans: &[In]) -> String {
         .collect()
 }
 
+/// The HTML page of `doc`, titled `title`, with `charts` inlined.
 pub(crate) fn to_html(doc: &[Block], title: &str, style: &Style, charts: &[Figure]) -> String {
     let mut s = String::new();
     let _ = write!(
@@ -308,61 +309,66 @@ pub(crate) fn to_html(doc: &[Block], title: &str, style: &Style, charts: &[Figur
                 }
                 s.push_str("</ul>\n");
             }
-            Block::Table(head, rows) => {
-                let first_num = if style.num_columns {
-                    head.iter().position(|h| h == "runs").unwrap_or(head.len())
-                } else {
-                    usize::MAX
-                };
-                s.push_str("<table>\n<thead><tr>");
-                for h in head {
-                    let _ = write!(s, "<th>{}</th>", html_escape(h));
-                }
-                s.push_str("</tr></thead>\n<tbody>\n");
-                for r in rows {
-                    s.push_str(if r.strong {
-                        "<tr class=\"strong\">"
-                    } else {
-                        "<tr>"
-                    });
-                    for (k, c) in r.cells.iter().enumerate() {
-                        let class = if k >= first_num { " class=\"num\"" } else { "" };
-                        let _ = write!(s, "<td{class}>{}</td>", html_escape(c));
-                    }
-                    s.push_str("</tr>\n");
-                }
-                s.push_str("</tbody>\n</table>\n");
-            }
+            Block::Table(head, rows) => html_table(&mut s, head, rows, style),
             Block::Chart(k) => {
                 if let Some(c) = charts.get(*k) {
-                    match c.title {
-                        Some(title) => {
-                            let _ = writeln!(
-                                s,
-                                "<div class=\"chart\" title=\"{}\">",
-                                html_escape(title)
-                            );
-                        }
-                        None => s.push_str("<div class=\"chart\">\n"),
-                    }
-                    match c.file {
-                        Some(file) => {
-                            let _ = write!(
-                                s,
-                                "<img src=\"{}\" alt=\"{}\">",
-                                html_escape(file),
-                                html_escape(c.title.unwrap_or(file))
-                            );
-                        }
-                        None => s.push_str(strip_xml_prolog(c.svg)),
-                    }
-                    s.push_str("\n</div>\n");
+                    html_chart(&mut s, c);
                 }
             }
         }
     }
     s.push_str("</body>\n</html>\n");
     s
+}
+
+/// A table in HTML; with `style.num_columns`, the columns from `runs` on are
+/// numbers.
+fn html_table(s: &mut String, head: &[String], rows: &[Row], style: &Style) {
+    let first_num = if style.num_columns {
+        head.iter().position(|h| h == "runs").unwrap_or(head.len())
+    } else {
+        usize::MAX
+    };
+    s.push_str("<table>\n<thead><tr>");
+    for h in head {
+        let _ = write!(s, "<th>{}</th>", html_escape(h));
+    }
+    s.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        s.push_str(if r.strong {
+            "<tr class=\"strong\">"
+        } else {
+            "<tr>"
+        });
+        for (k, c) in r.cells.iter().enumerate() {
+            let class = if k >= first_num { " class=\"num\"" } else { "" };
+            let _ = write!(s, "<td{class}>{}</td>", html_escape(c));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody>\n</table>\n");
+}
+
+/// A chart in HTML: its SVG inlined in a `div`, titled when it has a title.
+fn html_chart(s: &mut String, c: &Figure) {
+    match c.title {
+        Some(title) => {
+            let _ = writeln!(s, "<div class=\"chart\" title=\"{}\">", html_escape(title));
+        }
+        None => s.push_str("<div class=\"chart\">\n"),
+    }
+    match c.file {
+        Some(file) => {
+            let _ = write!(
+                s,
+                "<img src=\"{}\" alt=\"{}\">",
+                html_escape(file),
+                html_escape(c.title.unwrap_or(file))
+            );
+        }
+        None => s.push_str(strip_xml_prolog(c.svg)),
+    }
+    s.push_str("\n</div>\n");
 }
 
 /// The SVG element, without any `<?xml …?>` line before it.

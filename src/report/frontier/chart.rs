@@ -42,8 +42,19 @@ fn unit(f: &Frontier) -> (f64, String) {
     }
 }
 
+/// The chart's coordinates: the value across, the violation rate (0 to 1) up.
+type Coords =
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+/// A pixel-addressed drawing area of the chart.
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// A drawing error as text.
+fn err(e: &dyn std::fmt::Debug) -> String {
+    format!("{e:?}")
+}
+
+/// The frontier's chart as SVG text, or why it could not be drawn.
 fn draw(f: &Frontier) -> Result<String, String> {
-    let err = |e: &dyn std::fmt::Debug| format!("{e:?}");
     let (scale, x_desc) = unit(f);
     let (x0, x1) = (f.from.x / scale, f.to.x / scale);
     let pad = ((x1 - x0) * 0.04).max(1e-9);
@@ -52,26 +63,7 @@ fn draw(f: &Frontier) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let (header, plot) = root.split_vertically(62);
-        header
-            .draw(&Text::new(
-                format!(
-                    "Violation rate along {} — {}",
-                    f.request.key, f.scenario.name
-                ),
-                (22, 10),
-                TextStyle::from((FAMILY, 20).into_font()).color(&BLACK),
-            ))
-            .map_err(|e| err(&e))?;
-        header
-            .draw(&Text::new(
-                format!(
-                    "each value on seeds 1..={} (a violating value stops at the batch of its first violation); bars: 95% interval; shaded: the boundary",
-                    f.request.seeds
-                ),
-                (22, 38),
-                TextStyle::from((FAMILY, 14).into_font()).color(&GREY_TEXT),
-            ))
-            .map_err(|e| err(&e))?;
+        draw_header(&header, f)?;
         let mut chart = ChartBuilder::on(&plot)
             .margin_left(10)
             .margin_right(28)
@@ -95,41 +87,77 @@ fn draw(f: &Frontier) -> Result<String, String> {
             .bold_line_style(GRID)
             .draw()
             .map_err(|e| err(&e))?;
-        if let Outcome::Found {
-            violating, safe, ..
-        } = &f.outcome
-        {
-            let (a, b) = (violating.value.x / scale, safe.value.x / scale);
-            let (a, b) = (a.min(b), a.max(b));
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(a, 0.0), (b, 1.0)],
-                    BAND.mix(0.6).filled(),
-                )))
-                .map_err(|e| err(&e))?;
-        }
-        for t in &f.trials {
-            let x = t.value.x / scale;
-            let rate = t.violating as f64 / t.runs.max(1) as f64;
-            let (lo, hi) = wilson(t.violating, t.runs, Z95);
-            let color = if t.violating > 0 { POINT } else { SAFE };
-            let cap = (x1 - x0) * 0.006;
-            let bar = [
-                vec![(x, lo), (x, hi)],
-                vec![(x - cap, lo), (x + cap, lo)],
-                vec![(x - cap, hi), (x + cap, hi)],
-            ];
-            chart
-                .draw_series(
-                    bar.into_iter()
-                        .map(|pts| PathElement::new(pts, color.stroke_width(2))),
-                )
-                .map_err(|e| err(&e))?;
-            chart
-                .draw_series(std::iter::once(Circle::new((x, rate), 5, color.filled())))
-                .map_err(|e| err(&e))?;
-        }
+        draw_trials(&mut chart, f, scale, x1 - x0)?;
         root.present().map_err(|e| err(&e))?;
     }
     Ok(buf)
+}
+
+/// The title and the subtitle.
+fn draw_header(header: &Area, f: &Frontier) -> Result<(), String> {
+    header
+        .draw(&Text::new(
+            format!(
+                "Violation rate along {} — {}",
+                f.request.key, f.scenario.name
+            ),
+            (22, 10),
+            TextStyle::from((FAMILY, 20).into_font()).color(&BLACK),
+        ))
+        .map_err(|e| err(&e))?;
+    header
+        .draw(&Text::new(
+            format!(
+                "each value on seeds 1..={} (a violating value stops at the batch of its first violation); bars: 95% interval; shaded: the boundary",
+                f.request.seeds
+            ),
+            (22, 38),
+            TextStyle::from((FAMILY, 14).into_font()).color(&GREY_TEXT),
+        ))
+        .map_err(|e| err(&e))
+}
+
+/// The boundary's band, then each value tried: its rate and its interval
+/// (values divided by `scale`; `span`: the width of the interval searched).
+fn draw_trials(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Coords>,
+    f: &Frontier,
+    scale: f64,
+    span: f64,
+) -> Result<(), String> {
+    if let Outcome::Found {
+        violating, safe, ..
+    } = &f.outcome
+    {
+        let (a, b) = (violating.value.x / scale, safe.value.x / scale);
+        let (a, b) = (a.min(b), a.max(b));
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a, 0.0), (b, 1.0)],
+                BAND.mix(0.6).filled(),
+            )))
+            .map_err(|e| err(&e))?;
+    }
+    for t in &f.trials {
+        let x = t.value.x / scale;
+        let rate = t.violating as f64 / t.runs.max(1) as f64;
+        let (lo, hi) = wilson(t.violating, t.runs, Z95);
+        let color = if t.violating > 0 { POINT } else { SAFE };
+        let cap = span * 0.006;
+        let bar = [
+            vec![(x, lo), (x, hi)],
+            vec![(x - cap, lo), (x + cap, lo)],
+            vec![(x - cap, hi), (x + cap, hi)],
+        ];
+        chart
+            .draw_series(
+                bar.into_iter()
+                    .map(|pts| PathElement::new(pts, color.stroke_width(2))),
+            )
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(std::iter::once(Circle::new((x, rate), 5, color.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    Ok(())
 }

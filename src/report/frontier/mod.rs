@@ -190,6 +190,8 @@ pub fn answer(f: &Frontier) -> String {
     }
 }
 
+/// The frontier's document: the answer, the values tried, the minimal
+/// scenario and how to reproduce it.
 fn document(out: &FrontierOutput) -> Vec<Block> {
     let f = out.frontier;
     let r = &f.request;
@@ -211,6 +213,15 @@ fn document(out: &FrontierOutput) -> Vec<Block> {
         )),
         Block::H(2, "Values tried".to_string()),
     ];
+    values_tried(&mut doc, f);
+    doc.push(Block::Chart(0));
+    minimal(&mut doc, out);
+    reproduce(&mut doc, f);
+    doc
+}
+
+/// The table of the values tried, the boundary's two in bold.
+fn values_tried(doc: &mut Vec<Block>, f: &Frontier) {
     let header = [
         "value",
         "tried",
@@ -251,7 +262,10 @@ fn document(out: &FrontierOutput) -> Vec<Block> {
         })
         .collect();
     doc.push(Block::Table(header, rows));
-    doc.push(Block::Chart(0));
+}
+
+/// The section "Minimal scenario": the boundary's violation shrunk, or why not.
+fn minimal(doc: &mut Vec<Block>, out: &FrontierOutput) {
     doc.push(Block::H(2, "Minimal scenario".to_string()));
     match out.minimal {
         Minimal::Made {
@@ -280,6 +294,12 @@ fn document(out: &FrontierOutput) -> Vec<Block> {
             "No boundary was found, so there is no violation at it to shrink.".to_string(),
         )),
     }
+}
+
+/// The section "Reproduce": the frontier's command, and the run of the
+/// boundary's violation.
+fn reproduce(doc: &mut Vec<Block>, f: &Frontier) {
+    let r = &f.request;
     doc.push(Block::H(2, "Reproduce".to_string()));
     let mut cmds = vec![command(f)];
     if let Outcome::Found { violating: v, .. } = &f.outcome {
@@ -295,7 +315,6 @@ fn document(out: &FrontierOutput) -> Vec<Block> {
     doc.push(Block::List(
         cmds.into_iter().map(|c| vec![code(c)]).collect(),
     ));
-    doc
 }
 
 fn resolution_text(f: &Frontier) -> String {

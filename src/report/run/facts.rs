@@ -118,233 +118,289 @@ pub(crate) struct Facts {
     pub end: Duration,
 }
 
-impl Facts {
-    pub(crate) fn new(out: &RunOutput) -> Facts {
-        let h = out.history;
-        let end = last_time(h);
-        let mut clients: Vec<String> = out
-            .scenario
-            .clients
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
-        let mut nodes: Vec<String> = (1..=out.scenario.cluster.nodes)
-            .map(|i| format!("n{i}"))
-            .collect();
-        let mut seen_c: BTreeSet<String> = clients.iter().cloned().collect();
-        let mut seen_n: BTreeSet<String> = nodes.iter().cloned().collect();
-        for e in &h.events {
-            let client = matches!(
-                e.kind,
-                EventKind::LockCall { .. }
-                    | EventKind::Acquired { .. }
-                    | EventKind::LockFailed { .. }
-            );
-            let node = matches!(
-                e.kind,
-                EventKind::KeySet { .. }
-                    | EventKind::KeyRemoved { .. }
-                    | EventKind::KeyExpiry { .. }
-                    | EventKind::NodeUp { .. }
-            );
-            if client && !seen_c.contains(&e.host) {
-                seen_c.insert(e.host.clone());
-                clients.push(e.host.clone());
-            } else if node && !seen_n.contains(&e.host) {
-                seen_n.insert(e.host.clone());
-                nodes.push(e.host.clone());
+/// The state of the scan of a history in [`Facts::new`]: what was found so
+/// far, and the spans still open.
+#[derive(Default)]
+struct Scan {
+    /// Hosts known as clients.
+    seen_c: BTreeSet<String>,
+    /// Hosts known as nodes.
+    seen_n: BTreeSet<String>,
+    owners: BTreeMap<String, (String, u64)>,
+    key_spans: Vec<KeySpan>,
+    /// node -> key -> (token, since, restored)
+    open: BTreeMap<String, BTreeMap<String, (String, Duration, bool)>>,
+    /// node -> keys lost in its last crash
+    lost: BTreeMap<String, BTreeMap<String, String>>,
+    down_since: BTreeMap<String, Duration>,
+    down: Vec<Span>,
+    paused: Vec<Span>,
+    waiting: Vec<Span>,
+    call_since: BTreeMap<String, Duration>,
+    partitions: Vec<PartSpan>,
+    /// Partitions and isolations without `for`, ended by the next heal.
+    open_parts: Vec<(Duration, Option<String>)>,
+    markers: Vec<Marker>,
+}
+
+/// Records that `node` held `key` with `(token, since, restored)` until `at`.
+fn close(
+    key_spans: &mut Vec<KeySpan>,
+    node: &str,
+    key: &str,
+    (token, since, restored): (String, Duration, bool),
+    at: Duration,
+) {
+    key_spans.push(KeySpan {
+        node: node.to_string(),
+        key: key.to_string(),
+        token,
+        start: since,
+        end: at.max(since),
+        restored,
+    });
+}
+
+/// The clients and nodes of a run: the scenario's, then the other hosts
+/// seen in the history, in order of appearance; and the two as sets.
+fn hosts(out: &RunOutput) -> (Vec<String>, Vec<String>, BTreeSet<String>, BTreeSet<String>) {
+    let mut clients: Vec<String> = out
+        .scenario
+        .clients
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let mut nodes: Vec<String> = (1..=out.scenario.cluster.nodes)
+        .map(|i| format!("n{i}"))
+        .collect();
+    let mut seen_c: BTreeSet<String> = clients.iter().cloned().collect();
+    let mut seen_n: BTreeSet<String> = nodes.iter().cloned().collect();
+    for e in &out.history.events {
+        let client = matches!(
+            e.kind,
+            EventKind::LockCall { .. } | EventKind::Acquired { .. } | EventKind::LockFailed { .. }
+        );
+        let node = matches!(
+            e.kind,
+            EventKind::KeySet { .. }
+                | EventKind::KeyRemoved { .. }
+                | EventKind::KeyExpiry { .. }
+                | EventKind::NodeUp { .. }
+        );
+        if client && !seen_c.contains(&e.host) {
+            seen_c.insert(e.host.clone());
+            clients.push(e.host.clone());
+        } else if node && !seen_n.contains(&e.host) {
+            seen_n.insert(e.host.clone());
+            nodes.push(e.host.clone());
+        }
+    }
+    (clients, nodes, seen_c, seen_n)
+}
+
+impl Scan {
+    /// Is `s` a client or a node?
+    fn is_host(&self, s: &str) -> bool {
+        self.seen_c.contains(s) || self.seen_n.contains(s)
+    }
+
+    /// Takes event number `index` into account.
+    fn event(&mut self, index: usize, e: &Event) {
+        let t = e.time;
+        match &e.kind {
+            EventKind::LockCall { .. } => {
+                if let Some(s) = self.call_since.insert(e.host.clone(), t) {
+                    self.waiting.push(span(&e.host, s, t));
+                }
+            }
+            EventKind::Acquired { acq, token, .. } => {
+                self.owners
+                    .entry(token.clone())
+                    .or_insert_with(|| (e.host.clone(), *acq));
+                if let Some(s) = self.call_since.remove(&e.host) {
+                    self.waiting.push(span(&e.host, s, t));
+                }
+            }
+            EventKind::LockFailed { .. } => {
+                if let Some(s) = self.call_since.remove(&e.host) {
+                    self.waiting.push(span(&e.host, s, t));
+                }
+            }
+            EventKind::KeySet { key, token, .. } => {
+                let keys = self.open.entry(e.host.clone()).or_default();
+                if let Some(prev) = keys.insert(key.clone(), (token.clone(), t, false)) {
+                    close(&mut self.key_spans, &e.host, key, prev, t);
+                }
+            }
+            EventKind::KeyRemoved { key } => {
+                if let Some(prev) = self.open.get_mut(&e.host).and_then(|k| k.remove(key)) {
+                    close(&mut self.key_spans, &e.host, key, prev, t);
+                }
+            }
+            EventKind::NodeUp { keys } => self.node_up(&e.host, *keys, t),
+            EventKind::Fault(fault) => self.fault(index, e, fault),
+            EventKind::FaultSkipped { fault, reason } => {
+                self.markers.push(skipped_marker(index, t, fault, *reason))
+            }
+            EventKind::Failover {
+                old_master,
+                new_master,
+            } => self.markers.push(Marker {
+                time: t,
+                what: "failover".to_string(),
+                label: format!("failover→{new_master}"),
+                text: format!(
+                    "the sentinel promoted {new_master} to master (the old master was {old_master})"
+                ),
+                index,
+            }),
+            _ => {}
+        }
+    }
+
+    /// Node `host` came up at `t` with `keys` of the keys it lost restored.
+    fn node_up(&mut self, host: &str, keys: usize, t: Duration) {
+        if let Some(s) = self.down_since.remove(host) {
+            self.down.push(span(host, s, t));
+        }
+        if let Some(was) = self.lost.remove(host) {
+            let slot = self.open.entry(host.to_string()).or_default();
+            for (key, token) in was.into_iter().take(keys) {
+                slot.entry(key).or_insert((token, t, true));
             }
         }
-        let is_host = |s: &str| seen_c.contains(s) || seen_n.contains(s);
+    }
 
-        let mut owners = BTreeMap::new();
-        let mut key_spans = Vec::new();
-        // node -> key -> (token, since, restored)
-        let mut open: BTreeMap<String, BTreeMap<String, (String, Duration, bool)>> =
-            BTreeMap::new();
-        // node -> keys lost in its last crash
-        let mut lost: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-        let mut down_since: BTreeMap<String, Duration> = BTreeMap::new();
-        let mut down = Vec::new();
-        let mut paused: Vec<Span> = Vec::new();
-        let mut waiting = Vec::new();
-        let mut call_since: BTreeMap<String, Duration> = BTreeMap::new();
-        let mut partitions: Vec<PartSpan> = Vec::new();
-        // Partitions and isolations without `for`, ended by the next heal.
-        let mut open_parts: Vec<(Duration, Option<String>)> = Vec::new();
-        let mut markers = Vec::new();
+    /// A fault (event number `index`): its spans, and its marker.
+    fn fault(&mut self, index: usize, e: &Event, fault: &FaultEvent) {
+        let t = e.time;
+        let host = fault
+            .host()
+            .map(str::to_string)
+            .or_else(|| self.is_host(&e.host).then(|| e.host.clone()));
+        let for_ = for_duration(fault);
+        match fault {
+            FaultEvent::Crash { .. } => {
+                if let Some(hn) = &host {
+                    self.crash(hn, t);
+                }
+            }
+            FaultEvent::Pause { .. } => {
+                if let (Some(hn), Some(d)) = (&host, for_) {
+                    self.paused.push(span(hn, t, t.saturating_add(d)));
+                }
+            }
+            FaultEvent::Partition { .. } | FaultEvent::Isolate { .. } => {
+                let isolate = matches!(fault, FaultEvent::Isolate { .. });
+                let who = if isolate { host.clone() } else { None };
+                match for_ {
+                    Some(d) => self.partitions.push(PartSpan {
+                        start: t,
+                        end: t.saturating_add(d),
+                        host: who,
+                    }),
+                    None => self.open_parts.push((t, who)),
+                }
+            }
+            FaultEvent::Heal => self.heal(t),
+            _ => {}
+        }
+        self.markers
+            .push(fault_marker(index, t, fault, host.as_deref()));
+    }
 
-        let close = |key_spans: &mut Vec<KeySpan>,
-                     node: &str,
-                     key: &str,
-                     (token, since, restored): (String, Duration, bool),
-                     at: Duration| {
-            key_spans.push(KeySpan {
-                node: node.to_string(),
-                key: key.to_string(),
-                token,
-                start: since,
-                end: at.max(since),
-                restored,
-            });
-        };
-
-        for (index, e) in h.events.iter().enumerate() {
-            let t = e.time;
-            match &e.kind {
-                EventKind::LockCall { .. } => {
-                    if let Some(s) = call_since.insert(e.host.clone(), t) {
-                        waiting.push(span(&e.host, s, t));
-                    }
-                }
-                EventKind::Acquired { acq, token, .. } => {
-                    owners
-                        .entry(token.clone())
-                        .or_insert_with(|| (e.host.clone(), *acq));
-                    if let Some(s) = call_since.remove(&e.host) {
-                        waiting.push(span(&e.host, s, t));
-                    }
-                }
-                EventKind::LockFailed { .. } => {
-                    if let Some(s) = call_since.remove(&e.host) {
-                        waiting.push(span(&e.host, s, t));
-                    }
-                }
-                EventKind::KeySet { key, token, .. } => {
-                    let keys = open.entry(e.host.clone()).or_default();
-                    if let Some(prev) = keys.insert(key.clone(), (token.clone(), t, false)) {
-                        close(&mut key_spans, &e.host, key, prev, t);
-                    }
-                }
-                EventKind::KeyRemoved { key } => {
-                    if let Some(prev) = open.get_mut(&e.host).and_then(|k| k.remove(key)) {
-                        close(&mut key_spans, &e.host, key, prev, t);
-                    }
-                }
-                EventKind::NodeUp { keys } => {
-                    if let Some(s) = down_since.remove(&e.host) {
-                        down.push(span(&e.host, s, t));
-                    }
-                    if let Some(was) = lost.remove(&e.host) {
-                        let slot = open.entry(e.host.clone()).or_default();
-                        for (key, token) in was.into_iter().take(*keys) {
-                            slot.entry(key).or_insert((token, t, true));
-                        }
-                    }
-                }
-                EventKind::Fault(fault) => {
-                    let host = fault
-                        .host()
-                        .map(str::to_string)
-                        .or_else(|| is_host(&e.host).then(|| e.host.clone()));
-                    let for_ = for_duration(fault);
-                    match fault {
-                        FaultEvent::Crash { .. } => {
-                            if let Some(hn) = &host {
-                                down_since.entry(hn.clone()).or_insert(t);
-                                // A pause in progress ends with the process.
-                                for p in paused.iter_mut() {
-                                    if p.host == *hn && p.start <= t && p.end > t {
-                                        p.end = t;
-                                    }
-                                }
-                                if let Some(keys) = open.remove(hn) {
-                                    let mut was = BTreeMap::new();
-                                    for (key, prev) in keys {
-                                        was.insert(key.clone(), prev.0.clone());
-                                        close(&mut key_spans, hn, &key, prev, t);
-                                    }
-                                    lost.insert(hn.clone(), was);
-                                }
-                            }
-                        }
-                        FaultEvent::Pause { .. } => {
-                            if let (Some(hn), Some(d)) = (&host, for_) {
-                                paused.push(span(hn, t, t.saturating_add(d)));
-                            }
-                        }
-                        FaultEvent::Partition { .. } | FaultEvent::Isolate { .. } => {
-                            let isolate = matches!(fault, FaultEvent::Isolate { .. });
-                            let who = if isolate { host.clone() } else { None };
-                            match for_ {
-                                Some(d) => partitions.push(PartSpan {
-                                    start: t,
-                                    end: t.saturating_add(d),
-                                    host: who,
-                                }),
-                                None => open_parts.push((t, who)),
-                            }
-                        }
-                        FaultEvent::Heal => {
-                            for (s, who) in open_parts.drain(..) {
-                                partitions.push(PartSpan {
-                                    start: s,
-                                    end: t,
-                                    host: who,
-                                });
-                            }
-                            // A heal also ends timed partitions early.
-                            for p in partitions.iter_mut() {
-                                if p.start <= t && p.end > t {
-                                    p.end = t;
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                    markers.push(fault_marker(index, t, fault, host.as_deref()));
-                }
-                EventKind::FaultSkipped { fault, reason } => {
-                    markers.push(skipped_marker(index, t, fault, *reason))
-                }
-                EventKind::Failover {
-                    old_master,
-                    new_master,
-                } => markers.push(Marker {
-                    time: t,
-                    what: "failover".to_string(),
-                    label: format!("failover→{new_master}"),
-                    text: format!(
-                        "the sentinel promoted {new_master} to master (the old master was {old_master})"
-                    ),
-                    index,
-                }),
-                _ => {}
+    /// Host `hn` crashed at `t`: it goes down, its pause ends, its keys are lost.
+    fn crash(&mut self, hn: &str, t: Duration) {
+        self.down_since.entry(hn.to_string()).or_insert(t);
+        // A pause in progress ends with the process.
+        for p in self.paused.iter_mut() {
+            if p.host == *hn && p.start <= t && p.end > t {
+                p.end = t;
             }
         }
-        for (node, keys) in open {
+        if let Some(keys) = self.open.remove(hn) {
+            let mut was = BTreeMap::new();
             for (key, prev) in keys {
-                close(&mut key_spans, &node, &key, prev, end);
+                was.insert(key.clone(), prev.0.clone());
+                close(&mut self.key_spans, hn, &key, prev, t);
+            }
+            self.lost.insert(hn.to_string(), was);
+        }
+    }
+
+    /// A heal at `t` ends every partition, timed or not.
+    fn heal(&mut self, t: Duration) {
+        for (s, who) in self.open_parts.drain(..) {
+            self.partitions.push(PartSpan {
+                start: s,
+                end: t,
+                host: who,
+            });
+        }
+        // A heal also ends timed partitions early.
+        for p in self.partitions.iter_mut() {
+            if p.start <= t && p.end > t {
+                p.end = t;
             }
         }
-        for (hn, s) in down_since {
-            down.push(span(&hn, s, end.max(s)));
+    }
+
+    /// The facts, spans still open closed at `end`.
+    fn finish(mut self, clients: Vec<String>, nodes: Vec<String>, end: Duration) -> Facts {
+        for (node, keys) in self.open {
+            for (key, prev) in keys {
+                close(&mut self.key_spans, &node, &key, prev, end);
+            }
         }
-        for (hn, s) in call_since {
-            waiting.push(span(&hn, s, end.max(s)));
+        for (hn, s) in self.down_since {
+            self.down.push(span(&hn, s, end.max(s)));
         }
-        for (s, who) in open_parts {
-            partitions.push(PartSpan {
+        for (hn, s) in self.call_since {
+            self.waiting.push(span(&hn, s, end.max(s)));
+        }
+        for (s, who) in self.open_parts {
+            self.partitions.push(PartSpan {
                 start: s,
                 end: end.max(s),
                 host: who,
             });
         }
+        let mut key_spans = self.key_spans;
+        let mut down = self.down;
+        let mut waiting = self.waiting;
         key_spans.sort_by(|a, b| (a.start, &a.node, &a.key).cmp(&(b.start, &b.node, &b.key)));
         down.sort_by(|a, b| (a.start, &a.host).cmp(&(b.start, &b.host)));
         waiting.sort_by(|a, b| (a.start, &a.host).cmp(&(b.start, &b.host)));
         Facts {
             clients,
             nodes,
-            owners,
+            owners: self.owners,
             key_spans,
             down,
-            paused,
+            paused: self.paused,
             waiting,
-            partitions,
-            markers,
+            partitions: self.partitions,
+            markers: self.markers,
             end,
         }
+    }
+}
+
+impl Facts {
+    /// The facts of a run, from its scenario and its history.
+    pub(crate) fn new(out: &RunOutput) -> Facts {
+        let h = out.history;
+        let end = last_time(h);
+        let (clients, nodes, seen_c, seen_n) = hosts(out);
+        let mut scan = Scan {
+            seen_c,
+            seen_n,
+            ..Scan::default()
+        };
+        for (index, e) in h.events.iter().enumerate() {
+            scan.event(index, e);
+        }
+        scan.finish(clients, nodes, end)
     }
 
     /// Who a token belongs to: `c1 #2`, or `a failed attempt (token …)`.

@@ -90,11 +90,36 @@ fn sets_flags(out: &RunOutput) -> Option<String> {
     Some(sets.join(" "))
 }
 
+/// The blocks of the report: heading, verdict, figures, timeline, outcome,
+/// faults, acquisitions and the files.
 fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
+    let mut doc = vec![Block::H(1, format!("redlock-sim run: {}", title(out)))];
+    head(&mut doc, out);
+    figures(&mut doc, out, f);
+    timeline(&mut doc);
+    if out.check.verdict == Verdict::Safe {
+        safe_outcome(&mut doc, out);
+    } else {
+        violations(&mut doc, out, f);
+    }
+    faults(&mut doc, f);
+    acquisitions(&mut doc, out);
+    doc.push(Block::P(vec![
+        t("Files: "),
+        code("history.csv"),
+        t(" (every event), "),
+        code("summary.json"),
+        t(" (the figures), "),
+        code("timeline.svg"),
+        t(" (the chart)."),
+    ]));
+    doc
+}
+
+/// The `--set` flags, the description, the verdict and the setup.
+fn head(doc: &mut Vec<Block>, out: &RunOutput) {
     let c = out.check;
     let s = out.scenario;
-    let l = &c.liveness;
-    let mut doc = vec![Block::H(1, format!("redlock-sim run: {}", title(out)))];
     if let Some(sets) = sets_flags(out) {
         doc.push(Block::P(vec![
             t("Run with "),
@@ -125,7 +150,13 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
         ],
     ));
     doc.push(Block::P(vec![t(setup_sentence(out))]));
+}
 
+/// The section "Figures": a table of the run's figures.
+fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
+    let c = out.check;
+    let s = out.scenario;
+    let l = &c.liveness;
     doc.push(Block::H(2, "Figures".into()));
     let figures = vec![
         ("verdict", c.verdict.as_str().to_string()),
@@ -158,7 +189,10 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
             .map(|(k, v)| row(vec![k.to_string(), v]))
             .collect(),
     ));
+}
 
+/// The section "Timeline": the chart and how to read it.
+fn timeline(doc: &mut Vec<Block>) {
     doc.push(Block::H(2, "Timeline".into()));
     doc.push(Block::Chart(0));
     doc.push(Block::P(vec![t(
@@ -169,210 +203,221 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
          (grey for a failed attempt), when it was down (black) and paused (amber strip). \
          Blue shading marks partitions.",
     )]));
+}
 
-    if c.verdict == Verdict::Safe {
-        doc.push(Block::H(2, "Outcome: safe".into()));
-        let holders = {
-            let mut v: Vec<&str> = c.holds.iter().map(|h| h.client.as_str()).collect();
-            v.sort();
-            v.dedup();
-            v.len()
-        };
-        doc.push(Block::P(vec![
-            b("No violation."),
-            t(format!(
-                " Over {} acquisitions by {} client(s), no two holds of the same lock by \
-                 different clients overlapped, the store applied no write after a later \
-                 acquisition of its lock, and never applied the writes of two acquisitions \
-                 interleaved. {} write(s) were refused by fencing. Of {} lock calls, {} \
-                 succeeded; acquiring took {} at the median and {} at the 99th percentile, and \
-                 for {} in total clients were waiting for the lock while nobody held it.",
-                l.acquisitions,
-                holders,
-                c.rejected_writes,
-                l.attempts,
-                l.acquisitions,
-                fmt_ms(l.acquire_p50_ms),
-                fmt_ms(l.acquire_p99_ms),
-                fmt_ms(l.unavailable_ms),
-            )),
-        ]));
-    } else {
-        doc.push(Block::H(
-            2,
-            format!(
-                "Violations: {} lock overlap(s), {} stale write(s), {} write interleaving(s)",
-                c.overlaps.len(),
-                c.stale_writes.len(),
-                c.interleavings.len()
-            ),
-        ));
-        let mut n = 0;
-        for o in c.overlaps.iter().take(MAX_STORIES) {
-            n += 1;
-            overlap_story(&mut doc, out, f, n, o);
-        }
-        for w in c.stale_writes.iter().take(MAX_STORIES) {
-            n += 1;
-            stale_story(&mut doc, out, f, n, w);
-        }
-        for i in c.interleavings.iter().take(MAX_STORIES) {
-            n += 1;
-            interleaving_story(&mut doc, out, f, n, i);
-        }
-        let rest_o = c.overlaps.iter().skip(MAX_STORIES);
-        let rest_s = c.stale_writes.iter().skip(MAX_STORIES);
-        let rest_i = c.interleavings.iter().skip(MAX_STORIES);
-        let rest = rest_o.len() + rest_s.len() + rest_i.len();
-        if rest > 0 {
-            doc.push(Block::H(3, format!("{rest} more violation(s)")));
-            let mut rows: Vec<Row> = Vec::new();
-            for o in c.overlaps.iter().skip(MAX_STORIES) {
-                rows.push(row(vec![
-                    "lock overlap".into(),
-                    o.a.resource.clone(),
-                    format!(
-                        "{} #{} and {} #{}",
-                        o.a.client, o.a.acq, o.b.client, o.b.acq
-                    ),
-                    format!("{} to {}", fmt_t(o.from), fmt_t(o.to)),
-                ]));
-            }
-            for w in c.stale_writes.iter().skip(MAX_STORIES) {
-                rows.push(row(vec![
-                    "stale write".into(),
-                    w.resource.clone(),
-                    format!(
-                        "{} #{} write {} in {} #{}",
-                        w.writer.0, w.writer.1, w.seq, w.landed_in.0, w.landed_in.1
-                    ),
-                    format!("applied {}", fmt_t(w.applied)),
-                ]));
-            }
-            for i in c.interleavings.iter().skip(MAX_STORIES) {
-                rows.push(row(vec![
-                    "write interleaving".into(),
-                    i.resource.clone(),
-                    format!(
-                        "{} #{} and {} #{}",
-                        i.first.0, i.first.1, i.second.0, i.second.1
-                    ),
-                    i.times.map(fmt_t).join(", "),
-                ]));
-            }
-            let total = rows.len();
-            rows.truncate(MAX_OTHER_ROWS);
-            doc.push(Block::Table(
-                vec![
-                    "kind".into(),
-                    "lock".into(),
-                    "acquisitions".into(),
-                    "times".into(),
-                ],
-                rows,
-            ));
-            if total > MAX_OTHER_ROWS {
-                doc.push(Block::P(vec![t(format!(
-                    "… and {} more (see summary.json and history.csv).",
-                    total - MAX_OTHER_ROWS
-                ))]));
-            }
-        }
+/// The section "Outcome: safe": what did not happen, and the liveness figures.
+fn safe_outcome(doc: &mut Vec<Block>, out: &RunOutput) {
+    let c = out.check;
+    let l = &c.liveness;
+    doc.push(Block::H(2, "Outcome: safe".into()));
+    let holders = {
+        let mut v: Vec<&str> = c.holds.iter().map(|h| h.client.as_str()).collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    doc.push(Block::P(vec![
+        b("No violation."),
+        t(format!(
+            " Over {} acquisitions by {} client(s), no two holds of the same lock by \
+             different clients overlapped, the store applied no write after a later \
+             acquisition of its lock, and never applied the writes of two acquisitions \
+             interleaved. {} write(s) were refused by fencing. Of {} lock calls, {} \
+             succeeded; acquiring took {} at the median and {} at the 99th percentile, and \
+             for {} in total clients were waiting for the lock while nobody held it.",
+            l.acquisitions,
+            holders,
+            c.rejected_writes,
+            l.attempts,
+            l.acquisitions,
+            fmt_ms(l.acquire_p50_ms),
+            fmt_ms(l.acquire_p99_ms),
+            fmt_ms(l.unavailable_ms),
+        )),
+    ]));
+}
+
+/// The section "Violations": a story for each of the first ones, a table of the others.
+fn violations(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
+    let c = out.check;
+    doc.push(Block::H(
+        2,
+        format!(
+            "Violations: {} lock overlap(s), {} stale write(s), {} write interleaving(s)",
+            c.overlaps.len(),
+            c.stale_writes.len(),
+            c.interleavings.len()
+        ),
+    ));
+    let mut n = 0;
+    for o in c.overlaps.iter().take(MAX_STORIES) {
+        n += 1;
+        overlap_story(doc, out, f, n, o);
     }
+    for w in c.stale_writes.iter().take(MAX_STORIES) {
+        n += 1;
+        stale_story(doc, out, f, n, w);
+    }
+    for i in c.interleavings.iter().take(MAX_STORIES) {
+        n += 1;
+        interleaving_story(doc, out, f, n, i);
+    }
+    other_violations(doc, out);
+}
 
+/// The violations past the first [`MAX_STORIES`] of each kind, as a table.
+fn other_violations(doc: &mut Vec<Block>, out: &RunOutput) {
+    let c = out.check;
+    let rest_o = c.overlaps.iter().skip(MAX_STORIES);
+    let rest_s = c.stale_writes.iter().skip(MAX_STORIES);
+    let rest_i = c.interleavings.iter().skip(MAX_STORIES);
+    let rest = rest_o.len() + rest_s.len() + rest_i.len();
+    if rest == 0 {
+        return;
+    }
+    doc.push(Block::H(3, format!("{rest} more violation(s)")));
+    let mut rows: Vec<Row> = Vec::new();
+    for o in c.overlaps.iter().skip(MAX_STORIES) {
+        rows.push(row(vec![
+            "lock overlap".into(),
+            o.a.resource.clone(),
+            format!(
+                "{} #{} and {} #{}",
+                o.a.client, o.a.acq, o.b.client, o.b.acq
+            ),
+            format!("{} to {}", fmt_t(o.from), fmt_t(o.to)),
+        ]));
+    }
+    for w in c.stale_writes.iter().skip(MAX_STORIES) {
+        rows.push(row(vec![
+            "stale write".into(),
+            w.resource.clone(),
+            format!(
+                "{} #{} write {} in {} #{}",
+                w.writer.0, w.writer.1, w.seq, w.landed_in.0, w.landed_in.1
+            ),
+            format!("applied {}", fmt_t(w.applied)),
+        ]));
+    }
+    for i in c.interleavings.iter().skip(MAX_STORIES) {
+        rows.push(row(vec![
+            "write interleaving".into(),
+            i.resource.clone(),
+            format!(
+                "{} #{} and {} #{}",
+                i.first.0, i.first.1, i.second.0, i.second.1
+            ),
+            i.times.map(fmt_t).join(", "),
+        ]));
+    }
+    let total = rows.len();
+    rows.truncate(MAX_OTHER_ROWS);
+    doc.push(Block::Table(
+        vec![
+            "kind".into(),
+            "lock".into(),
+            "acquisitions".into(),
+            "times".into(),
+        ],
+        rows,
+    ));
+    if total > MAX_OTHER_ROWS {
+        doc.push(Block::P(vec![t(format!(
+            "… and {} more (see summary.json and history.csv).",
+            total - MAX_OTHER_ROWS
+        ))]));
+    }
+}
+
+/// The section "Faults": a table of the faults injected.
+fn faults(doc: &mut Vec<Block>, f: &Facts) {
     doc.push(Block::H(2, "Faults".into()));
     if f.markers.is_empty() {
         doc.push(Block::P(vec![t("No fault was injected in this run.")]));
-    } else {
-        let rows: Vec<Row> = f
-            .markers
-            .iter()
-            .take(MAX_LIST_ROWS)
-            .map(|m| row(vec![fmt_t(m.time), m.what.clone(), m.text.clone()]))
-            .collect();
-        doc.push(Block::Table(
-            vec!["time".into(), "fault".into(), "what happened".into()],
-            rows,
-        ));
-        if f.markers.len() > MAX_LIST_ROWS {
-            doc.push(Block::P(vec![t(format!(
-                "… and {} more in history.csv.",
-                f.markers.len() - MAX_LIST_ROWS
-            ))]));
-        }
+        return;
     }
+    let rows: Vec<Row> = f
+        .markers
+        .iter()
+        .take(MAX_LIST_ROWS)
+        .map(|m| row(vec![fmt_t(m.time), m.what.clone(), m.text.clone()]))
+        .collect();
+    doc.push(Block::Table(
+        vec!["time".into(), "fault".into(), "what happened".into()],
+        rows,
+    ));
+    if f.markers.len() > MAX_LIST_ROWS {
+        doc.push(Block::P(vec![t(format!(
+            "… and {} more in history.csv.",
+            f.markers.len() - MAX_LIST_ROWS
+        ))]));
+    }
+}
 
+/// The section "Acquisitions": a table of the holds, overlapping ones in bold.
+fn acquisitions(doc: &mut Vec<Block>, out: &RunOutput) {
+    let c = out.check;
     doc.push(Block::H(2, "Acquisitions".into()));
     if c.holds.is_empty() {
         doc.push(Block::P(vec![t("No client acquired the lock.")]));
-    } else {
-        let overlapping: std::collections::BTreeSet<(&str, u64)> = c
-            .overlaps
-            .iter()
-            .flat_map(|o| {
-                [
-                    (o.a.client.as_str(), o.a.acq),
-                    (o.b.client.as_str(), o.b.acq),
-                ]
-            })
-            .collect();
-        // The lock column only when the run used more than one lock.
-        let several = c.holds.iter().any(|h| h.resource != c.holds[0].resource);
-        let rows: Vec<Row> = c
-            .holds
-            .iter()
-            .take(MAX_LIST_ROWS)
-            .map(|h| Row {
-                strong: overlapping.contains(&(h.client.as_str(), h.acq)),
-                cells: several
-                    .then(|| h.resource.clone())
-                    .into_iter()
-                    .chain([
-                        h.client.clone(),
-                        format!("#{}", h.acq),
-                        short_token(&h.token),
-                        h.fence.map_or("-".to_string(), |x| x.to_string()),
-                        fmt_t(h.start),
-                        fmt_t(h.end),
-                        h.end_reason.as_str().to_string(),
-                    ])
-                    .collect(),
-            })
-            .collect();
-        doc.push(Block::Table(
-            several
-                .then_some("lock")
+        return;
+    }
+    let overlapping: std::collections::BTreeSet<(&str, u64)> = c
+        .overlaps
+        .iter()
+        .flat_map(|o| {
+            [
+                (o.a.client.as_str(), o.a.acq),
+                (o.b.client.as_str(), o.b.acq),
+            ]
+        })
+        .collect();
+    // The lock column only when the run used more than one lock.
+    let several = c.holds.iter().any(|h| h.resource != c.holds[0].resource);
+    let rows: Vec<Row> = c
+        .holds
+        .iter()
+        .take(MAX_LIST_ROWS)
+        .map(|h| Row {
+            strong: overlapping.contains(&(h.client.as_str(), h.acq)),
+            cells: several
+                .then(|| h.resource.clone())
                 .into_iter()
                 .chain([
-                    "client",
-                    "acquisition",
-                    "token",
-                    "fence",
-                    "from",
-                    "to",
-                    "ended by",
+                    h.client.clone(),
+                    format!("#{}", h.acq),
+                    short_token(&h.token),
+                    h.fence.map_or("-".to_string(), |x| x.to_string()),
+                    fmt_t(h.start),
+                    fmt_t(h.end),
+                    h.end_reason.as_str().to_string(),
                 ])
-                .map(String::from)
                 .collect(),
-            rows,
-        ));
-        if c.holds.len() > MAX_LIST_ROWS {
-            doc.push(Block::P(vec![t(format!(
-                "… and {} more in history.csv.",
-                c.holds.len() - MAX_LIST_ROWS
-            ))]));
-        }
+        })
+        .collect();
+    doc.push(Block::Table(
+        several
+            .then_some("lock")
+            .into_iter()
+            .chain([
+                "client",
+                "acquisition",
+                "token",
+                "fence",
+                "from",
+                "to",
+                "ended by",
+            ])
+            .map(String::from)
+            .collect(),
+        rows,
+    ));
+    if c.holds.len() > MAX_LIST_ROWS {
+        doc.push(Block::P(vec![t(format!(
+            "… and {} more in history.csv.",
+            c.holds.len() - MAX_LIST_ROWS
+        ))]));
     }
-    doc.push(Block::P(vec![
-        t("Files: "),
-        code("history.csv"),
-        t(" (every event), "),
-        code("summary.json"),
-        t(" (the figures), "),
-        code("timeline.svg"),
-        t(" (the chart)."),
-    ]));
-    doc
 }
 
 fn setup_sentence(out: &RunOutput) -> String {

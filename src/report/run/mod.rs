@@ -127,18 +127,35 @@ pub const MAX_JSON_VIOLATIONS: usize = 1000;
 pub fn summary_json(out: &RunOutput) -> Value {
     let c = out.check;
     let l = &c.liveness;
-    let hold = |h: &crate::check::Hold| {
-        json!({
-            "client": h.client,
-            "acq": h.acq,
-            "resource": h.resource,
-            "token": h.token,
-            "fence": h.fence,
-            "start_ms": ms(h.start),
-            "end_ms": ms(h.end),
-            "end_reason": h.end_reason.as_str(),
-        })
-    };
+    let violations = violations_json(c);
+    json!({
+        "scenario": out.scenario.name,
+        "seed": out.seed,
+        "verdict": c.verdict.as_str(),
+        "outcome": out.outcome(),
+        "expected": out.scenario.expect.as_str(),
+        "as_expected": out.as_expected(),
+        "lock_overlaps": c.overlaps.len(),
+        "write_interleavings": c.interleavings.len(),
+        "stale_writes": c.stale_writes.len(),
+        "rejected_writes": c.rejected_writes,
+        "attempts": l.attempts,
+        "acquisitions": l.acquisitions,
+        "acquire_p50_ms": finite(l.acquire_p50_ms),
+        "acquire_p99_ms": finite(l.acquire_p99_ms),
+        "unavailable_ms": finite(l.unavailable_ms),
+        "trace": out.trace,
+        "events": out.history.events.len(),
+        "end_ms": ms(last_time(out.history)),
+        "wall_ms": finite(out.wall_ms),
+        "violations_listed": violations.len(),
+        "violations": violations,
+    })
+}
+
+/// The first [`MAX_JSON_VIOLATIONS`] violations of `c`: overlaps, then
+/// stale writes, then interleavings.
+fn violations_json(c: &CheckResult) -> Vec<Value> {
     let mut violations: Vec<Value> = Vec::new();
     for o in c.overlaps.iter().take(MAX_JSON_VIOLATIONS) {
         violations.push(json!({
@@ -147,8 +164,8 @@ pub fn summary_json(out: &RunOutput) -> Value {
             "from_ms": ms(o.from),
             "to_ms": ms(o.to),
             "overlap_ms": ms(o.to.saturating_sub(o.from)),
-            "first": hold(&o.a),
-            "second": hold(&o.b),
+            "first": hold_json(&o.a),
+            "second": hold_json(&o.b),
         }));
     }
     for w in c
@@ -172,45 +189,42 @@ pub fn summary_json(out: &RunOutput) -> Value {
         .iter()
         .take(MAX_JSON_VIOLATIONS - violations.len())
     {
-        let side = |k: usize, (client, acq): &(String, u64)| {
-            json!({
-                "client": client,
-                "acq": acq,
-                "seq": i.seqs[k],
-                "fence": i.fences[k],
-                "time_ms": ms(i.times[k]),
-            })
-        };
-        violations.push(json!({
-            "kind": "write_interleaving",
-            "resource": i.resource,
-            "first": { "client": i.first.0, "acq": i.first.1 },
-            "second": { "client": i.second.0, "acq": i.second.1 },
-            "times_ms": i.times.map(ms),
-            "writes": [side(0, &i.first), side(1, &i.second), side(2, &i.first)],
-        }));
+        violations.push(interleaving_json(i));
     }
+    violations
+}
+
+/// A hold in `summary.json`.
+fn hold_json(h: &crate::check::Hold) -> Value {
     json!({
-        "scenario": out.scenario.name,
-        "seed": out.seed,
-        "verdict": c.verdict.as_str(),
-        "outcome": out.outcome(),
-        "expected": out.scenario.expect.as_str(),
-        "as_expected": out.as_expected(),
-        "lock_overlaps": c.overlaps.len(),
-        "write_interleavings": c.interleavings.len(),
-        "stale_writes": c.stale_writes.len(),
-        "rejected_writes": c.rejected_writes,
-        "attempts": l.attempts,
-        "acquisitions": l.acquisitions,
-        "acquire_p50_ms": finite(l.acquire_p50_ms),
-        "acquire_p99_ms": finite(l.acquire_p99_ms),
-        "unavailable_ms": finite(l.unavailable_ms),
-        "trace": out.trace,
-        "events": out.history.events.len(),
-        "end_ms": ms(last_time(out.history)),
-        "wall_ms": finite(out.wall_ms),
-        "violations_listed": violations.len(),
-        "violations": violations,
+        "client": h.client,
+        "acq": h.acq,
+        "resource": h.resource,
+        "token": h.token,
+        "fence": h.fence,
+        "start_ms": ms(h.start),
+        "end_ms": ms(h.end),
+        "end_reason": h.end_reason.as_str(),
+    })
+}
+
+/// A write interleaving in `summary.json`, with its three writes.
+fn interleaving_json(i: &crate::check::Interleaving) -> Value {
+    let side = |k: usize, (client, acq): &(String, u64)| {
+        json!({
+            "client": client,
+            "acq": acq,
+            "seq": i.seqs[k],
+            "fence": i.fences[k],
+            "time_ms": ms(i.times[k]),
+        })
+    };
+    json!({
+        "kind": "write_interleaving",
+        "resource": i.resource,
+        "first": { "client": i.first.0, "acq": i.first.1 },
+        "second": { "client": i.second.0, "acq": i.second.1 },
+        "times_ms": i.times.map(ms),
+        "writes": [side(0, &i.first), side(1, &i.second), side(2, &i.first)],
     })
 }

@@ -35,6 +35,8 @@ fn hold_sentence(h: &Hold, verb: &str) -> String {
     )
 }
 
+/// The story of lock overlap number `n`: the two holds, where the key was,
+/// the faults before and the events that led to it.
 pub(super) fn overlap_story(
     doc: &mut Vec<Block>,
     out: &RunOutput,
@@ -65,68 +67,8 @@ pub(super) fn overlap_story(
 
     // Where the key was.
     if !f.nodes.is_empty() {
-        let b_nodes = f.nodes_with_token(&bh.token, bh.start);
-        let a_nodes = f.nodes_with_token(&a.token, bh.start);
-        let list = |v: &[String]| {
-            if v.is_empty() {
-                "no node".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
-        let quorum = if out.scenario.cluster.topology == crate::scenario::Topology::Redlock {
-            format!(
-                " A majority is {} of {}.",
-                out.scenario.cluster.nodes / 2 + 1,
-                out.scenario.cluster.nodes
-            )
-        } else {
-            String::new()
-        };
-        doc.push(Block::P(vec![t(format!(
-            "When {} acquired at {}, its token was on {} of {} node(s) ({}), while {}'s token was still on {} ({}).{quorum}",
-            bh.client,
-            fmt_t(bh.start),
-            b_nodes.len(),
-            f.nodes.len(),
-            list(&b_nodes),
-            a.client,
-            a_nodes.len(),
-            list(&a_nodes),
-        ))]));
-        let at_a = format!("when {} acquired ({})", a.client, fmt_t(a.start));
-        let at_b = format!("when {} acquired ({})", bh.client, fmt_t(bh.start));
-        let rows: Vec<Row> = f
-            .nodes
-            .iter()
-            .map(|node| {
-                row(vec![
-                    node.clone(),
-                    f.node_state_at(node, a.start),
-                    f.node_state_at(node, bh.start),
-                ])
-            })
-            .collect();
-        doc.push(Block::P(vec![t(
-            "Who the lock key on each node belonged to (client and acquisition):",
-        )]));
-        doc.push(Block::Table(vec!["node".into(), at_a, at_b], rows));
-
-        let changes: Vec<Vec<In>> = out
-            .history
-            .events
-            .iter()
-            .filter(|e| e.time > a.start && e.time <= bh.start)
-            .filter_map(|e| node_change(f, e))
-            .collect();
-        if !changes.is_empty() {
-            doc.push(Block::P(vec![t(format!(
-                "What changed on the nodes between the two acquisitions ({} to {}):",
-                fmt_t(a.start),
-                fmt_t(bh.start)
-            ))]));
-            doc.push(Block::List(cap_list(changes, 20)));
-        }
+        where_the_key_was(doc, out, f, o);
+        node_changes(doc, out, f, o);
     }
 
     faults_before(doc, f, bh.start, &format!("{} acquired", bh.client));
@@ -153,6 +95,80 @@ pub(super) fn overlap_story(
     );
 }
 
+/// On which nodes each token of overlap `o` was, and a table of the nodes'
+/// keys at the two acquisitions.
+fn where_the_key_was(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, o: &Overlap) {
+    let (a, bh) = (&o.a, &o.b);
+    let b_nodes = f.nodes_with_token(&bh.token, bh.start);
+    let a_nodes = f.nodes_with_token(&a.token, bh.start);
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "no node".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let quorum = if out.scenario.cluster.topology == crate::scenario::Topology::Redlock {
+        format!(
+            " A majority is {} of {}.",
+            out.scenario.cluster.nodes / 2 + 1,
+            out.scenario.cluster.nodes
+        )
+    } else {
+        String::new()
+    };
+    doc.push(Block::P(vec![t(format!(
+        "When {} acquired at {}, its token was on {} of {} node(s) ({}), while {}'s token was still on {} ({}).{quorum}",
+        bh.client,
+        fmt_t(bh.start),
+        b_nodes.len(),
+        f.nodes.len(),
+        list(&b_nodes),
+        a.client,
+        a_nodes.len(),
+        list(&a_nodes),
+    ))]));
+    let at_a = format!("when {} acquired ({})", a.client, fmt_t(a.start));
+    let at_b = format!("when {} acquired ({})", bh.client, fmt_t(bh.start));
+    let rows: Vec<Row> = f
+        .nodes
+        .iter()
+        .map(|node| {
+            row(vec![
+                node.clone(),
+                f.node_state_at(node, a.start),
+                f.node_state_at(node, bh.start),
+            ])
+        })
+        .collect();
+    doc.push(Block::P(vec![t(
+        "Who the lock key on each node belonged to (client and acquisition):",
+    )]));
+    doc.push(Block::Table(vec!["node".into(), at_a, at_b], rows));
+}
+
+/// What changed on the nodes between the two acquisitions of overlap `o`.
+fn node_changes(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, o: &Overlap) {
+    let (a, bh) = (&o.a, &o.b);
+    let changes: Vec<Vec<In>> = out
+        .history
+        .events
+        .iter()
+        .filter(|e| e.time > a.start && e.time <= bh.start)
+        .filter_map(|e| node_change(f, e))
+        .collect();
+    if !changes.is_empty() {
+        doc.push(Block::P(vec![t(format!(
+            "What changed on the nodes between the two acquisitions ({} to {}):",
+            fmt_t(a.start),
+            fmt_t(bh.start)
+        ))]));
+        doc.push(Block::List(cap_list(changes, 20)));
+    }
+}
+
+/// The story of stale write number `n`: when it was sent and applied, why
+/// fencing let it through, the faults before and the events that led to it.
 pub(super) fn stale_story(
     doc: &mut Vec<Block>,
     out: &RunOutput,
@@ -170,6 +186,35 @@ pub(super) fn stale_story(
             acq_name(lc, la)
         ),
     ));
+    doc.push(Block::P(stale_paragraph(out, w)));
+    faults_before(doc, f, w.applied, "the stale write");
+    let from = w.acquired.saturating_sub(Duration::from_secs(1));
+    let keys = [(wc.as_str(), wa), (lc.as_str(), la)];
+    let keep = |e: &Event| involves(e, &keys);
+    events_table(
+        doc,
+        out,
+        from,
+        w.applied,
+        &keep,
+        &format!(
+            "The events that led to it, from {} ({}) to the stale write at {}:",
+            fmt_t(from),
+            if w.acquired >= Duration::from_secs(1) {
+                format!("1 s before {wc} acquired")
+            } else {
+                "the start of the run".to_string()
+            },
+            fmt_t(w.applied)
+        ),
+    );
+}
+
+/// The paragraph telling stale write `w`: its acquisition, when it was sent
+/// and applied, the writer's hold, and fencing.
+fn stale_paragraph(out: &RunOutput, w: &StaleWrite) -> Vec<In> {
+    let (wc, wa) = (&w.writer.0, w.writer.1);
+    let (lc, la) = (&w.landed_in.0, w.landed_in.1);
     let sent = match w.sent {
         Some(s) => format!(
             "It sent write {} at {}; the store applied it at {}, ",
@@ -189,11 +234,7 @@ pub(super) fn stale_story(
             "Its fencing token {x} was accepted: the store had not yet seen a higher one (the later holder had not written yet), so fencing could not refuse it."
         ),
     };
-    let hold = out
-        .check
-        .holds
-        .iter()
-        .find(|h| h.client == *wc && h.acq == wa);
+    let hold = hold_of(out, wc, wa);
     let mut p = vec![
         t(format!(
             "{wc} acquired {} at {} (acquisition #{wa}). {sent}",
@@ -225,30 +266,112 @@ pub(super) fn stale_story(
         }
     }
     p.push(t(fence));
-    doc.push(Block::P(p));
-    faults_before(doc, f, w.applied, "the stale write");
-    let from = w.acquired.saturating_sub(Duration::from_secs(1));
-    let keys = [(wc.as_str(), wa), (lc.as_str(), la)];
-    let keep = |e: &Event| involves(e, &keys);
-    events_table(
-        doc,
-        out,
-        from,
-        w.applied,
-        &keep,
-        &format!(
-            "The events that led to it, from {} ({}) to the stale write at {}:",
-            fmt_t(from),
-            if w.acquired >= Duration::from_secs(1) {
-                format!("1 s before {wc} acquired")
-            } else {
-                "the start of the run".to_string()
-            },
-            fmt_t(w.applied)
-        ),
-    );
+    p
 }
 
+/// The hold of `client`'s acquisition `acq`, if it has one.
+fn hold_of<'a>(out: &'a RunOutput, client: &str, acq: u64) -> Option<&'a Hold> {
+    out.check
+        .holds
+        .iter()
+        .find(|h| h.client == client && h.acq == acq)
+}
+
+/// A fencing token, or `-` without one.
+fn fence_or_dash(x: Option<u64>) -> String {
+    x.map_or("-".to_string(), |v| v.to_string())
+}
+
+/// The table of the three interleaved writes of `i`.
+fn interleaving_table(doc: &mut Vec<Block>, i: &Interleaving) {
+    let (ac, aa) = (&i.first.0, i.first.1);
+    let (bc, ba) = (&i.second.0, i.second.1);
+    let rows = vec![(ac, aa, 0usize), (bc, ba, 1usize), (ac, aa, 2usize)]
+        .into_iter()
+        .map(|(cl, acq, k)| {
+            row(vec![
+                (k + 1).to_string(),
+                fmt_t(i.times[k]),
+                cl.clone(),
+                format!("#{acq}"),
+                i.seqs[k].to_string(),
+                fence_or_dash(i.fences[k]),
+            ])
+        })
+        .collect();
+    doc.push(Block::Table(
+        [
+            "write",
+            "applied at",
+            "client",
+            "acquisition",
+            "seq",
+            "fencing token",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    ));
+}
+
+/// The two holds of interleaving `i`, and which of its writes landed
+/// outside its writer's hold.
+fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<In> {
+    let (ac, aa) = (&i.first.0, i.first.1);
+    let (bc, ba) = (&i.second.0, i.second.1);
+    let mut p: Vec<In> = Vec::new();
+    for (cl, acq) in [(ac, aa), (bc, ba)] {
+        match hold_of(out, cl, acq) {
+            Some(h) => p.push(t(format!(
+                "{}'s hold for acquisition #{}: {} to {}, ended when {}. ",
+                cl,
+                acq,
+                fmt_t(h.start),
+                fmt_t(h.end),
+                h.end_reason.describe()
+            ))),
+            None => p.push(t(format!(
+                "{} has no recorded acquisition #{} (no acquired event). ",
+                cl, acq
+            ))),
+        }
+    }
+    // Which of the three writes landed outside its writer's hold.
+    let mut outside = 0;
+    for (k, (cl, acq)) in [(ac, aa), (bc, ba), (ac, aa)].into_iter().enumerate() {
+        let w = i.times[k];
+        match hold_of(out, cl, acq) {
+            Some(h) if w > h.end => {
+                outside += 1;
+                p.push(b(format!(
+                    "{cl}'s write at {} was applied {} after its hold had ended at {} ({}): it wrote without holding the lock. ",
+                    fmt_t(w),
+                    fmt_len(w.saturating_sub(h.end)),
+                    fmt_t(h.end),
+                    h.end_reason.describe()
+                )));
+            }
+            Some(h) if w < h.start => {
+                outside += 1;
+                p.push(b(format!(
+                    "{cl}'s write at {} was applied before its hold started at {}. ",
+                    fmt_t(w),
+                    fmt_t(h.start)
+                )));
+            }
+            _ => {}
+        }
+    }
+    if outside == 0 {
+        p.push(b(
+            "Every one of these writes was applied while its writer held the lock: the two holds overlapped.",
+        ));
+    }
+    p
+}
+
+/// The story of write interleaving number `n`: the three writes, the holds,
+/// fencing, the faults before and the events around it.
 pub(super) fn interleaving_story(
     doc: &mut Vec<Block>,
     out: &RunOutput,
@@ -277,88 +400,8 @@ pub(super) fn interleaving_story(
         )),
         t("The resource saw the writes of two lock holders mixed."),
     ]));
-    let fence = |x: Option<u64>| x.map_or("-".to_string(), |v| v.to_string());
-    let rows = vec![(ac, aa, 0usize), (bc, ba, 1usize), (ac, aa, 2usize)]
-        .into_iter()
-        .map(|(cl, acq, k)| {
-            row(vec![
-                (k + 1).to_string(),
-                fmt_t(i.times[k]),
-                cl.clone(),
-                format!("#{acq}"),
-                i.seqs[k].to_string(),
-                fence(i.fences[k]),
-            ])
-        })
-        .collect();
-    doc.push(Block::Table(
-        [
-            "write",
-            "applied at",
-            "client",
-            "acquisition",
-            "seq",
-            "fencing token",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-    ));
-    let hold_of = |cl: &str, acq: u64| {
-        out.check
-            .holds
-            .iter()
-            .find(|h| h.client == cl && h.acq == acq)
-    };
-    let mut p: Vec<In> = Vec::new();
-    for (cl, acq) in [(ac, aa), (bc, ba)] {
-        match hold_of(cl, acq) {
-            Some(h) => p.push(t(format!(
-                "{}'s hold for acquisition #{}: {} to {}, ended when {}. ",
-                cl,
-                acq,
-                fmt_t(h.start),
-                fmt_t(h.end),
-                h.end_reason.describe()
-            ))),
-            None => p.push(t(format!(
-                "{} has no recorded acquisition #{} (no acquired event). ",
-                cl, acq
-            ))),
-        }
-    }
-    // Which of the three writes landed outside its writer's hold.
-    let mut outside = 0;
-    for (k, (cl, acq)) in [(ac, aa), (bc, ba), (ac, aa)].into_iter().enumerate() {
-        let w = i.times[k];
-        match hold_of(cl, acq) {
-            Some(h) if w > h.end => {
-                outside += 1;
-                p.push(b(format!(
-                    "{cl}'s write at {} was applied {} after its hold had ended at {} ({}): it wrote without holding the lock. ",
-                    fmt_t(w),
-                    fmt_len(w.saturating_sub(h.end)),
-                    fmt_t(h.end),
-                    h.end_reason.describe()
-                )));
-            }
-            Some(h) if w < h.start => {
-                outside += 1;
-                p.push(b(format!(
-                    "{cl}'s write at {} was applied before its hold started at {}. ",
-                    fmt_t(w),
-                    fmt_t(h.start)
-                )));
-            }
-            _ => {}
-        }
-    }
-    if outside == 0 {
-        p.push(b(
-            "Every one of these writes was applied while its writer held the lock: the two holds overlapped.",
-        ));
-    }
-    doc.push(Block::P(p));
+    interleaving_table(doc, i);
+    doc.push(Block::P(interleaving_holds(out, i)));
     let fences = i.fences;
     let fencing = if fences.iter().all(Option::is_none) {
         "Fencing was off: the store had no token to tell the late write from a current one."
@@ -366,9 +409,9 @@ pub(super) fn interleaving_story(
     } else {
         format!(
             "Fencing tokens: {ac} wrote with {} and {}, {bc} with {}. The store refuses a write whose token is lower than the highest it has accepted.",
-            fence(fences[0]),
-            fence(fences[2]),
-            fence(fences[1])
+            fence_or_dash(fences[0]),
+            fence_or_dash(fences[2]),
+            fence_or_dash(fences[1])
         )
     };
     doc.push(Block::P(vec![t(fencing)]));

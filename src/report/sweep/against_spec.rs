@@ -26,6 +26,24 @@ pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
             ""
         }
     )));
+    table(out, doc);
+    let items: Vec<Vec<In>> = out
+        .caught
+        .iter()
+        .take(MAX_TABLE_ROWS)
+        .filter_map(|c| first_catch(out, c))
+        .collect();
+    if !items.is_empty() {
+        doc.push(p(format!(
+            "The first catch of each variant, and its {BASELINE}-client twin (with \
+             --set expect=safe, the twin's command exits 0 when its run is safe):"
+        )));
+        doc.push(Block::List(items));
+    }
+}
+
+/// The table of the variants against the spec client, caught ones in bold.
+fn table(out: &SweepOutput, doc: &mut Vec<Block>) {
     let mut head: Vec<String> = out.keys.to_vec();
     head.extend(
         [
@@ -66,41 +84,32 @@ pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
             out.caught.len() - MAX_TABLE_ROWS
         )));
     }
-    let items: Vec<Vec<In>> = out
-        .caught
+}
+
+/// The first catch of `c` with the commands replaying it and its twin, and
+/// a link to its report when the sweep wrote one; `None` when not caught.
+fn first_catch(out: &SweepOutput, c: &Caught) -> Option<Vec<In>> {
+    let seed = *c.seeds.first()?;
+    let twin = twin(out.keys, &c.values)?;
+    let text = format!(
+        "{}: {} (and the {BASELINE} client, safe: {})",
+        c.values.join(", "),
+        run_command(out, &c.values, seed),
+        run_command(out, &twin, seed) + " --set expect=safe"
+    );
+    // The run's own report, when the sweep wrote it (runs/).
+    let report = out
+        .replay
         .iter()
-        .take(MAX_TABLE_ROWS)
-        .filter_map(|c| {
-            let seed = *c.seeds.first()?;
-            let twin = twin(out.keys, &c.values)?;
-            let text = format!(
-                "{}: {} (and the {BASELINE} client, safe: {})",
-                c.values.join(", "),
-                run_command(out, &c.values, seed),
-                run_command(out, &twin, seed) + " --set expect=safe"
-            );
-            // The run's own report, when the sweep wrote it (runs/).
-            let report = out
-                .replay
-                .iter()
-                .filter(|(v, _)| *v == c.values)
-                .flat_map(|(_, seeds)| seeds)
-                .find(|(s, _)| *s == seed);
-            Some(match report {
-                Some((_, href)) => {
-                    vec![link(format!("seed {seed}"), href.clone()), t(": "), t(text)]
-                }
-                None => vec![t(text)],
-            })
-        })
-        .collect();
-    if !items.is_empty() {
-        doc.push(p(format!(
-            "The first catch of each variant, and its {BASELINE}-client twin (with \
-             --set expect=safe, the twin's command exits 0 when its run is safe):"
-        )));
-        doc.push(Block::List(items));
-    }
+        .filter(|(v, _)| *v == c.values)
+        .flat_map(|(_, seeds)| seeds)
+        .find(|(s, _)| *s == seed);
+    Some(match report {
+        Some((_, href)) => {
+            vec![link(format!("seed {seed}"), href.clone()), t(": "), t(text)]
+        }
+        None => vec![t(text)],
+    })
 }
 
 /// One sentence: which variants were caught where the spec client was safe,

@@ -345,14 +345,48 @@ impl Panel {
     }
 }
 
-fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<String, String> {
-    let err = |e: &dyn std::fmt::Debug| format!("{e:?}");
-    let n = view.values.len().max(1);
-    let sole = view.groups.len() <= 1;
-    let drawn = view.groups.len().min(MAX_SERIES);
-    let groups = &view.groups[..drawn];
-    let bars = kind == Kind::Violation && groups.len() <= MAX_ERROR_BARS;
+/// The chart's coordinates: the values' slots across, the panel's scale up.
+type Coords =
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+/// A pixel-addressed drawing area of the chart.
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+/// The axes of one panel.
+type PanelChart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Coords>;
 
+/// A drawing result with its error as text.
+fn d<E: std::fmt::Debug>(r: Result<(), E>) -> Result<(), String> {
+    r.map_err(|e| format!("{e:?}"))
+}
+
+/// What drawing a chart needs besides its panels.
+struct Ctx<'a> {
+    out: &'a SweepOutput<'a>,
+    view: &'a KeyView<'a>,
+    kind: Kind,
+    /// Values across (at least 1).
+    n: usize,
+    /// A single series (no other keys).
+    sole: bool,
+    /// Error bars drawn.
+    bars: bool,
+    /// The x labels, and how they are drawn.
+    x: XLabels,
+    /// Height of the panels' captions (0 without).
+    caption_h: u32,
+}
+
+/// The x labels: across when they fit, else upright.
+struct XLabels {
+    labels: Vec<String>,
+    upright: bool,
+    /// Every k-th label is drawn.
+    every: usize,
+    /// Height of the x label area, in px.
+    area: u32,
+}
+
+/// The panels of a `kind` chart, with the points of the drawn `groups`.
+fn panels(kind: Kind, groups: &[Group], bars: bool) -> Vec<Panel> {
     // --- the panels and their points ---
     let point = |r: &SummaryRow, p99: bool| -> Option<(f64, Option<(f64, f64)>)> {
         let y = y_of(kind, r, p99)?;
@@ -396,9 +430,13 @@ fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<St
         p.fit(kind == Kind::Violation);
         panels.push(p);
     }
-    let np = panels.len() as u32;
+    panels
+}
 
+/// The x labels of `view` in panels of `np` side by side.
+fn x_labels(view: &KeyView, np: u32) -> XLabels {
     // --- the x labels: across when they fit, else upright ---
+    let n = view.values.len().max(1);
     let panel_w = WIDTH / np;
     let plot_w = panel_w
         .saturating_sub(MARGIN_L + MARGIN_R + Y_LABEL_W)
@@ -416,21 +454,31 @@ fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<St
     } else {
         1
     };
-    let x_area: u32 = if upright {
+    let area: u32 = if upright {
         widest.ceil() as u32 + 50
     } else {
         54
     };
+    XLabels {
+        labels,
+        upright,
+        every,
+        area,
+    }
+}
 
+/// The legend's entries: the series (at most [`MAX_LEGEND`]), what was left
+/// out, and the error bars.
+fn legend_entries(view: &KeyView, kind: Kind, drawn: usize, bars: bool) -> Vec<Entry> {
     // --- the legend ---
     let mut entries: Vec<Entry> = Vec::new();
-    if !sole {
+    if view.groups.len() > 1 {
         // With one other key, its name once and then its values.
         let one = view.others.len() == 1;
         if one {
             entries.push(Entry::Note(format!("{}:", view.others[0])));
         }
-        for (s, g) in groups.iter().enumerate().take(MAX_LEGEND) {
+        for (s, g) in view.groups[..drawn].iter().enumerate().take(MAX_LEGEND) {
             let (c, m) = series_style(s, false);
             let label = match g.label.split_once(" = ") {
                 Some((_, v)) if one => v.to_string(),
@@ -459,6 +507,18 @@ fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<St
             "no error bars with more than {MAX_ERROR_BARS} lines (intervals in the table)"
         )));
     }
+    entries
+}
+
+/// A chart of `kind` for `view` as SVG text, or why it could not be drawn.
+fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<String, String> {
+    let sole = view.groups.len() <= 1;
+    let drawn = view.groups.len().min(MAX_SERIES);
+    let groups = &view.groups[..drawn];
+    let bars = kind == Kind::Violation && groups.len() <= MAX_ERROR_BARS;
+    let panels = panels(kind, groups, bars);
+    let x = x_labels(view, panels.len() as u32);
+    let entries = legend_entries(view, kind, drawn, bars);
     let legend_x0 = (MARGIN_L + 12) as i32;
     let layout = legend_layout(&entries, legend_x0, WIDTH as i32 - 10);
     let legend_rows = layout.last().map_or(0, |(_, r)| r + 1) as u32;
@@ -472,234 +532,294 @@ fn draw(out: &SweepOutput, view: &KeyView, kind: Kind, title: &str) -> Result<St
     } else {
         0
     };
-    let height = HEADER_H + caption_h + PLOT_H + x_area + legend_h;
+    let height = HEADER_H + caption_h + PLOT_H + x.area + legend_h;
+    let c = Ctx {
+        out,
+        view,
+        kind,
+        n: view.values.len().max(1),
+        sole,
+        bars,
+        x,
+        caption_h,
+    };
 
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        d(root.fill(&WHITE))?;
         let (header, rest) = root.split_vertically(HEADER_H);
-        let (plot_area, legend_area) = rest.split_vertically(caption_h + PLOT_H + x_area);
-        let d = |r: Result<(), _>| r.map_err(|e| err(&e));
-
-        // --- title and subtitle ---
-        let per = out
-            .seeds
-            .end()
-            .checked_sub(*out.seeds.start())
-            .map_or(0, |x| x.saturating_add(1));
-        let caption = format!("{title} — {}", out.scenario.name);
-        let y0 = panels.first().map_or(0.0, |p| p.y0);
-        let sub = match kind {
-            Kind::Violation => {
-                format!("share of runs with at least one violation; {per} seeds per point")
-            }
-            Kind::Acquire if y0 > 0.0 => format!(
-                "acquisitions per lock call; {per} seeds per point; the axis starts at {y0:.0}%"
-            ),
-            Kind::Acquire => format!("acquisitions per lock call; {per} seeds per point"),
-            Kind::Latency => format!(
-                "time from a lock call to its acquisition, in simulated time; {per} seeds per point"
-            ),
-        };
-        d(header.draw(&Text::new(
-            caption,
-            (MARGIN_L as i32 + 12, 10),
-            TextStyle::from((FAMILY, 20).into_font()).color(&BLACK),
-        )))?;
-        d(header.draw(&Text::new(
-            sub,
-            (MARGIN_L as i32 + 12, 38),
-            TextStyle::from((FAMILY, 15).into_font()).color(&GREY_TEXT),
-        )))?;
-
+        let (plot_area, legend_area) = rest.split_vertically(caption_h + PLOT_H + c.x.area);
+        draw_header(&header, &c, &panels, title)?;
         let areas = plot_area.split_evenly((1, panels.len().max(1)));
         for (area, p) in areas.iter().zip(&panels) {
-            let (cap_area, area) = area.split_vertically(caption_h);
-            if !p.caption.is_empty() {
-                d(cap_area.draw(&Text::new(
-                    p.caption.clone(),
-                    ((MARGIN_L + Y_LABEL_W) as i32, 14),
-                    TextStyle::from((FAMILY, 16).into_font())
-                        .color(&BLACK)
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                )))?;
-            }
-            // --- axes ---
-            let (y0, y1) = (p.y0, p.y1);
-            let mut chart = ChartBuilder::on(&area)
-                .margin_left(MARGIN_L)
-                .margin_right(MARGIN_R)
-                .margin_top(6)
-                .x_label_area_size(x_area)
-                .y_label_area_size(Y_LABEL_W)
-                .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), y0..y1)
-                .map_err(|e| err(&e))?;
-            let x_desc = if view.name.is_empty() {
-                format!(
-                    "all runs (seeds {}..={})",
-                    out.seeds.start(),
-                    out.seeds.end()
-                )
-            } else {
-                view.name.clone()
-            };
-            let fmt_y = |y: &f64| y_label(p.percent, y1, *y);
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(0)
-                .y_labels(8)
-                .y_label_formatter(&fmt_y)
-                .y_desc(p.y_desc)
-                .x_desc(x_desc)
-                .label_style((FAMILY, 14))
-                .axis_desc_style((FAMILY, 15))
-                .light_line_style(LIGHT_GRID)
-                .bold_line_style(GRID)
-                .draw()
-                .map_err(|e| err(&e))?;
-
-            // Value labels and a light line at each value.
-            for (k, label) in labels.iter().enumerate() {
-                d(chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(k as f64, y0), (k as f64, y1)],
-                        LIGHT_GRID.stroke_width(1),
-                    )))
-                    .map(|_| ()))?;
-                if k % every != 0 {
-                    continue;
-                }
-                let (px, py) = chart.backend_coord(&(k as f64, y0));
-                let style = TextStyle::from((FAMILY, 14).into_font()).color(&BLACK);
-                let text = if upright {
-                    Text::new(
-                        label.clone(),
-                        (px, py + 8),
-                        style
-                            .transform(FontTransform::Rotate270)
-                            .pos(Pos::new(HPos::Right, VPos::Center)),
-                    )
-                } else {
-                    Text::new(
-                        label.clone(),
-                        (px, py + 8),
-                        style.pos(Pos::new(HPos::Center, VPos::Top)),
-                    )
-                };
-                d(root.draw(&text))?;
-            }
-            if !p.any() {
-                let (px, py) = chart.backend_coord(&((n as f64 - 1.0) / 2.0, (y0 + y1) / 2.0));
-                d(root.draw(&Text::new(
-                    if kind == Kind::Latency {
-                        "no acquisitions"
-                    } else {
-                        "no runs"
-                    },
-                    (px, py),
-                    TextStyle::from((FAMILY, 18).into_font())
-                        .color(&GREY_TEXT)
-                        .pos(Pos::new(HPos::Center, VPos::Center)),
-                )))?;
-            }
-
-            // --- the lines ---
-            let count = p.lines.len().max(1);
-            // Error bars of different lines side by side, not on top of each other.
-            let step = if bars && count > 1 {
-                (0.5 / count as f64).min(0.06)
-            } else {
-                0.0
-            };
-            let width = if count > 20 { 1 } else { 2 };
-            // Caps of the error bars: narrower when values are close.
-            let (px_x, _) = chart.plotting_area().get_pixel_range();
-            let slot_px = (px_x.end - px_x.start).max(1) as f64 / n as f64;
-            let cap = ((slot_px * 0.5 / count as f64).floor() as i32).clamp(2, 5);
-            for (s, line) in p.lines.iter().enumerate() {
-                let (color, mark) = series_style(s, sole);
-                let dx = (s as f64 - (count as f64 - 1.0) / 2.0) * step;
-                let at = |k: usize, y: f64| (k as f64 + dx, y.clamp(y0, y1));
-                // Lines join neighbouring values that both have a point.
-                for k in 1..line.len() {
-                    if let (Some((a, _)), Some((b, _))) = (line[k - 1], line[k]) {
-                        d(chart
-                            .draw_series(std::iter::once(PathElement::new(
-                                vec![at(k - 1, a), at(k, b)],
-                                color.stroke_width(width),
-                            )))
-                            .map(|_| ()))?;
-                    }
-                }
-                for (k, pt) in line.iter().enumerate() {
-                    let Some((y, ci)) = pt else { continue };
-                    if let Some((lo, hi)) = ci {
-                        d(chart
-                            .draw_series(std::iter::once(PathElement::new(
-                                vec![at(k, *lo), at(k, *hi)],
-                                color.stroke_width(1),
-                            )))
-                            .map(|_| ()))?;
-                        for y in [*lo, *hi] {
-                            let (px, py) = chart.backend_coord(&at(k, y));
-                            d(root.draw(&PathElement::new(
-                                vec![(px - cap, py), (px + cap, py)],
-                                color.stroke_width(1),
-                            )))?;
-                        }
-                    }
-                    let (px, py) = chart.backend_coord(&at(k, *y));
-                    draw_mark(&root, mark, (px, py), color)?;
-                    // A lone point gets its figure written beside it.
-                    if n == 1 && count == 1 {
-                        let figure = match (p.percent, ci) {
-                            (true, Some((lo, hi))) => {
-                                format!("{} ({})", pct(y / 100.0), interval(lo / 100.0, hi / 100.0))
-                            }
-                            (true, None) => pct(y / 100.0),
-                            (false, _) => latency(*y),
-                        };
-                        d(root.draw(&Text::new(
-                            figure,
-                            (px + 12, py),
-                            TextStyle::from((FAMILY, 15).into_font())
-                                .color(&BLACK)
-                                .pos(Pos::new(HPos::Left, VPos::Center)),
-                        )))?;
-                    }
-                }
-            }
+            draw_panel(&root, area, &c, p)?;
         }
-
-        // --- the legend ---
-        let item_style = TextStyle::from((FAMILY, 15).into_font())
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        for (e, &(x, row)) in entries.iter().zip(&layout) {
-            let y = 14 + row * 22;
-            match e {
-                Entry::Series(color, mark, text) => {
-                    d(legend_area.draw(&PathElement::new(
-                        vec![(x, y), (x + 26, y)],
-                        color.stroke_width(2),
-                    )))?;
-                    draw_mark(&legend_area, *mark, (x + 13, y), *color)?;
-                    d(legend_area.draw(&Text::new(text.clone(), (x + 34, y), item_style.clone())))?;
-                }
-                Entry::Note(text) => {
-                    d(legend_area.draw(&Text::new(
-                        text.clone(),
-                        (x, y),
-                        item_style.clone().color(&GREY_TEXT),
-                    )))?;
-                }
-            }
-        }
-        root.present().map_err(|e| err(&e))?;
+        draw_legend(&legend_area, &entries, &layout)?;
+        d(root.present())?;
     }
     Ok(buf)
+}
+
+/// The title and the subtitle.
+fn draw_header(header: &Area, c: &Ctx, panels: &[Panel], title: &str) -> Result<(), String> {
+    // --- title and subtitle ---
+    let out = c.out;
+    let per = out
+        .seeds
+        .end()
+        .checked_sub(*out.seeds.start())
+        .map_or(0, |x| x.saturating_add(1));
+    let caption = format!("{title} — {}", out.scenario.name);
+    let y0 = panels.first().map_or(0.0, |p| p.y0);
+    let sub = match c.kind {
+        Kind::Violation => {
+            format!("share of runs with at least one violation; {per} seeds per point")
+        }
+        Kind::Acquire if y0 > 0.0 => format!(
+            "acquisitions per lock call; {per} seeds per point; the axis starts at {y0:.0}%"
+        ),
+        Kind::Acquire => format!("acquisitions per lock call; {per} seeds per point"),
+        Kind::Latency => format!(
+            "time from a lock call to its acquisition, in simulated time; {per} seeds per point"
+        ),
+    };
+    d(header.draw(&Text::new(
+        caption,
+        (MARGIN_L as i32 + 12, 10),
+        TextStyle::from((FAMILY, 20).into_font()).color(&BLACK),
+    )))?;
+    d(header.draw(&Text::new(
+        sub,
+        (MARGIN_L as i32 + 12, 38),
+        TextStyle::from((FAMILY, 15).into_font()).color(&GREY_TEXT),
+    )))
+}
+
+/// Panel `p` on `area`: its caption, axes, value labels and lines.
+fn draw_panel(root: &Area, area: &Area, c: &Ctx, p: &Panel) -> Result<(), String> {
+    let (cap_area, area) = area.split_vertically(c.caption_h);
+    if !p.caption.is_empty() {
+        d(cap_area.draw(&Text::new(
+            p.caption.clone(),
+            ((MARGIN_L + Y_LABEL_W) as i32, 14),
+            TextStyle::from((FAMILY, 16).into_font())
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        )))?;
+    }
+    let mut chart = panel_axes(&area, c, p)?;
+    draw_value_labels(root, &mut chart, c, p)?;
+    draw_lines(root, &mut chart, c, p)
+}
+
+/// The axes of panel `p` on `area`.
+fn panel_axes<'a, 'b>(
+    area: &'a Area<'b>,
+    c: &Ctx,
+    p: &Panel,
+) -> Result<PanelChart<'a, 'b>, String> {
+    // --- axes ---
+    let (y0, y1) = (p.y0, p.y1);
+    let n = c.n;
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(MARGIN_L)
+        .margin_right(MARGIN_R)
+        .margin_top(6)
+        .x_label_area_size(c.x.area)
+        .y_label_area_size(Y_LABEL_W)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), y0..y1)
+        .map_err(|e| format!("{e:?}"))?;
+    let x_desc = if c.view.name.is_empty() {
+        format!(
+            "all runs (seeds {}..={})",
+            c.out.seeds.start(),
+            c.out.seeds.end()
+        )
+    } else {
+        c.view.name.clone()
+    };
+    let fmt_y = |y: &f64| y_label(p.percent, y1, *y);
+    d(chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(8)
+        .y_label_formatter(&fmt_y)
+        .y_desc(p.y_desc)
+        .x_desc(x_desc)
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 15))
+        .light_line_style(LIGHT_GRID)
+        .bold_line_style(GRID)
+        .draw())?;
+    Ok(chart)
+}
+
+/// Value labels and a light line at each value; `no runs` on an empty panel.
+fn draw_value_labels(
+    root: &Area,
+    chart: &mut PanelChart,
+    c: &Ctx,
+    p: &Panel,
+) -> Result<(), String> {
+    let (y0, y1) = (p.y0, p.y1);
+    for (k, label) in c.x.labels.iter().enumerate() {
+        d(chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(k as f64, y0), (k as f64, y1)],
+                LIGHT_GRID.stroke_width(1),
+            )))
+            .map(|_| ()))?;
+        if k % c.x.every != 0 {
+            continue;
+        }
+        let (px, py) = chart.backend_coord(&(k as f64, y0));
+        let style = TextStyle::from((FAMILY, 14).into_font()).color(&BLACK);
+        let text = if c.x.upright {
+            Text::new(
+                label.clone(),
+                (px, py + 8),
+                style
+                    .transform(FontTransform::Rotate270)
+                    .pos(Pos::new(HPos::Right, VPos::Center)),
+            )
+        } else {
+            Text::new(
+                label.clone(),
+                (px, py + 8),
+                style.pos(Pos::new(HPos::Center, VPos::Top)),
+            )
+        };
+        d(root.draw(&text))?;
+    }
+    if !p.any() {
+        let (px, py) = chart.backend_coord(&((c.n as f64 - 1.0) / 2.0, (y0 + y1) / 2.0));
+        d(root.draw(&Text::new(
+            if c.kind == Kind::Latency {
+                "no acquisitions"
+            } else {
+                "no runs"
+            },
+            (px, py),
+            TextStyle::from((FAMILY, 18).into_font())
+                .color(&GREY_TEXT)
+                .pos(Pos::new(HPos::Center, VPos::Center)),
+        )))?;
+    }
+    Ok(())
+}
+
+/// The lines of panel `p`: a line per series, its points and error bars.
+fn draw_lines(root: &Area, chart: &mut PanelChart, c: &Ctx, p: &Panel) -> Result<(), String> {
+    // --- the lines ---
+    let (y0, y1) = (p.y0, p.y1);
+    let count = p.lines.len().max(1);
+    // Error bars of different lines side by side, not on top of each other.
+    let step = if c.bars && count > 1 {
+        (0.5 / count as f64).min(0.06)
+    } else {
+        0.0
+    };
+    let width = if count > 20 { 1 } else { 2 };
+    // Caps of the error bars: narrower when values are close.
+    let (px_x, _) = chart.plotting_area().get_pixel_range();
+    let slot_px = (px_x.end - px_x.start).max(1) as f64 / c.n as f64;
+    let cap = ((slot_px * 0.5 / count as f64).floor() as i32).clamp(2, 5);
+    for (s, line) in p.lines.iter().enumerate() {
+        let (color, mark) = series_style(s, c.sole);
+        let dx = (s as f64 - (count as f64 - 1.0) / 2.0) * step;
+        let at = |k: usize, y: f64| (k as f64 + dx, y.clamp(y0, y1));
+        // Lines join neighbouring values that both have a point.
+        for k in 1..line.len() {
+            if let (Some((a, _)), Some((b, _))) = (line[k - 1], line[k]) {
+                d(chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![at(k - 1, a), at(k, b)],
+                        color.stroke_width(width),
+                    )))
+                    .map(|_| ()))?;
+            }
+        }
+        for (k, pt) in line.iter().enumerate() {
+            let Some((y, ci)) = pt else { continue };
+            if let Some((lo, hi)) = ci {
+                d(chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![at(k, *lo), at(k, *hi)],
+                        color.stroke_width(1),
+                    )))
+                    .map(|_| ()))?;
+                for y in [*lo, *hi] {
+                    let (px, py) = chart.backend_coord(&at(k, y));
+                    d(root.draw(&PathElement::new(
+                        vec![(px - cap, py), (px + cap, py)],
+                        color.stroke_width(1),
+                    )))?;
+                }
+            }
+            let (px, py) = chart.backend_coord(&at(k, *y));
+            draw_mark(root, mark, (px, py), color)?;
+            // A lone point gets its figure written beside it.
+            if c.n == 1 && count == 1 {
+                draw_figure(root, p, (px, py), *y, *ci)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The figure of a lone point `y` (with its interval `ci`) beside it, at pixel `at`.
+fn draw_figure(
+    root: &Area,
+    p: &Panel,
+    (px, py): (i32, i32),
+    y: f64,
+    ci: Option<(f64, f64)>,
+) -> Result<(), String> {
+    let figure = match (p.percent, ci) {
+        (true, Some((lo, hi))) => {
+            format!("{} ({})", pct(y / 100.0), interval(lo / 100.0, hi / 100.0))
+        }
+        (true, None) => pct(y / 100.0),
+        (false, _) => latency(y),
+    };
+    d(root.draw(&Text::new(
+        figure,
+        (px + 12, py),
+        TextStyle::from((FAMILY, 15).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center)),
+    )))
+}
+
+/// The legend's entries at their places.
+fn draw_legend(legend_area: &Area, entries: &[Entry], layout: &[(i32, i32)]) -> Result<(), String> {
+    // --- the legend ---
+    let item_style = TextStyle::from((FAMILY, 15).into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (e, &(x, row)) in entries.iter().zip(layout) {
+        let y = 14 + row * 22;
+        match e {
+            Entry::Series(color, mark, text) => {
+                d(legend_area.draw(&PathElement::new(
+                    vec![(x, y), (x + 26, y)],
+                    color.stroke_width(2),
+                )))?;
+                draw_mark(legend_area, *mark, (x + 13, y), *color)?;
+                d(legend_area.draw(&Text::new(text.clone(), (x + 34, y), item_style.clone())))?;
+            }
+            Entry::Note(text) => {
+                d(legend_area.draw(&Text::new(
+                    text.clone(),
+                    (x, y),
+                    item_style.clone().color(&GREY_TEXT),
+                )))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A point's mark at pixel `at`.

@@ -207,38 +207,16 @@ fn and_list(items: &[String]) -> String {
 // ---------------------------------------------------------------------------
 // Conclusions.
 
+/// The overall sentences: the violations over all combinations, and those
+/// the scenario's `expect` did not allow.
 fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
-    let runs: u64 = ran.iter().map(|r| r.runs).sum();
-    let violating: u64 = ran.iter().map(|r| r.violating_runs).sum();
     let with: Vec<&SummaryRow> = ran
         .iter()
         .copied()
         .filter(|r| r.violating_runs > 0)
         .collect();
     if out.keys.is_empty() || ran.len() == 1 {
-        let r = ran[0];
-        let head = if r.violating_runs > 0 {
-            format!(
-                "{} of {} runs violated: {} ({} at 95%).",
-                r.violating_runs,
-                r.runs,
-                pct(r.violation_rate),
-                interval(r.ci_low, r.ci_high)
-            )
-        } else {
-            format!("{}.", zero_claim(&[r], "combination"))
-        };
-        let acq = if r.acquire_rate > 0.0 {
-            format!(
-                " Acquisitions: {} of lock calls; acquisition latency p50 {}, p99 {}.",
-                pct(r.acquire_rate),
-                latency(r.acquire_p50_ms),
-                latency(r.acquire_p99_ms)
-            )
-        } else {
-            " No lock call acquired the lock.".to_string()
-        };
-        lines.push(head + &acq);
+        lines.push(single_overall(ran[0]));
     } else if with.is_empty() {
         lines.push(format!(
             "No combination had a violation: {} over {} combinations.",
@@ -246,6 +224,8 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
             ran.len()
         ));
     } else {
+        let runs: u64 = ran.iter().map(|r| r.runs).sum();
+        let violating: u64 = ran.iter().map(|r| r.violating_runs).sum();
         let worst = with
             .iter()
             .copied()
@@ -259,21 +239,6 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
             violated(worst)
         ));
     }
-    let listed = |rows: &[&SummaryRow]| {
-        let mut names: Vec<String> = rows
-            .iter()
-            .take(MAX_LISTED)
-            .map(|r| combination(out.keys, r))
-            .collect();
-        if rows.len() > MAX_LISTED {
-            names.push(format!("{} more", rows.len() - MAX_LISTED));
-        }
-        if out.keys.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", names.join("; "))
-        }
-    };
     // The file's `expect` is about every combination only when it asks
     // for no violation (what `sweep --strict` checks).
     if matches!(out.scenario.expect, Expect::Safe | Expect::Degraded) && !with.is_empty() {
@@ -281,8 +246,53 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
             "The scenario expects no violation, but {} of {} combination(s) had some{}.",
             with.len(),
             ran.len(),
-            listed(&with)
+            listed(out, &with)
         ));
+    }
+}
+
+/// The overall sentence of a sweep of one combination: its violations and
+/// its acquisitions.
+fn single_overall(r: &SummaryRow) -> String {
+    let head = if r.violating_runs > 0 {
+        format!(
+            "{} of {} runs violated: {} ({} at 95%).",
+            r.violating_runs,
+            r.runs,
+            pct(r.violation_rate),
+            interval(r.ci_low, r.ci_high)
+        )
+    } else {
+        format!("{}.", zero_claim(&[r], "combination"))
+    };
+    let acq = if r.acquire_rate > 0.0 {
+        format!(
+            " Acquisitions: {} of lock calls; acquisition latency p50 {}, p99 {}.",
+            pct(r.acquire_rate),
+            latency(r.acquire_p50_ms),
+            latency(r.acquire_p99_ms)
+        )
+    } else {
+        " No lock call acquired the lock.".to_string()
+    };
+    head + &acq
+}
+
+/// `: c1; c2; 3 more`: the first [`MAX_LISTED`] combinations of `rows`
+/// (nothing without varied keys).
+fn listed(out: &SweepOutput, rows: &[&SummaryRow]) -> String {
+    let mut names: Vec<String> = rows
+        .iter()
+        .take(MAX_LISTED)
+        .map(|r| combination(out.keys, r))
+        .collect();
+    if rows.len() > MAX_LISTED {
+        names.push(format!("{} more", rows.len() - MAX_LISTED));
+    }
+    if out.keys.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", names.join("; "))
     }
 }
 
@@ -299,6 +309,68 @@ fn lead(label: &str, rest: &str) -> String {
     }
 }
 
+/// A value (its index in the key's values) and its row.
+type Pt<'a> = (usize, &'a SummaryRow);
+
+/// The rows of `p`.
+fn rows_of<'r>(p: &[Pt<'r>]) -> Vec<&'r SummaryRow> {
+    p.iter().map(|(_, r)| *r).collect()
+}
+
+/// Had the value violations?
+fn bad(p: &Pt) -> bool {
+    p.1.violating_runs > 0
+}
+
+/// The values of an ordered key that ran, for one combination of the other
+/// keys, by rank (ties keep the written order).
+struct Ordered<'a> {
+    view: &'a KeyView<'a>,
+    pts: Vec<Pt<'a>>,
+}
+
+impl Ordered<'_> {
+    /// The value at index `k`.
+    fn name(&self, k: usize) -> String {
+        self.view.values[k].clone()
+    }
+
+    /// The values of `p`.
+    fn names_of(&self, p: &[Pt]) -> Vec<String> {
+        p.iter().map(|(k, _)| self.name(*k)).collect()
+    }
+
+    /// ` (the largest value tested)` / ` (tested: a, b)`.
+    fn tested(&self, p: &[Pt], edge: &str) -> String {
+        if p.len() == 1 {
+            format!(" (the {edge} value tested)")
+        } else {
+            format!(" (tested: {})", self.names_of(p).join(", "))
+        }
+    }
+
+    /// The values of `p` without violations.
+    fn zeros(&self, p: &[Pt]) -> Vec<String> {
+        p.iter()
+            .filter(|x| !bad(x))
+            .map(|(k, _)| self.name(*k))
+            .collect()
+    }
+
+    /// The values of `p` without violations, said to lie between values with.
+    fn between(&self, p: &[Pt]) -> String {
+        let gaps = self.zeros(p);
+        if gaps.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " {} had 0 violations, but lie between values with violations.",
+                and_list(&gaps)
+            )
+        }
+    }
+}
+
 /// The threshold sentences for an ordered key, for one combination of the
 /// other keys. Larger values are taken to be the safer ones (a longer
 /// restart delay); when violations are at the top of the range instead (a
@@ -306,7 +378,7 @@ fn lead(label: &str, rest: &str) -> String {
 fn ordered_findings(view: &KeyView, g: &Group, ranks: &[f64], lines: &mut Vec<String>) {
     let key = &view.name;
     // (value, row), rows that ran, by rank (ties keep the written order).
-    let mut pts: Vec<(usize, &SummaryRow)> = g
+    let mut pts: Vec<Pt> = g
         .cells
         .iter()
         .enumerate()
@@ -316,118 +388,107 @@ fn ordered_findings(view: &KeyView, g: &Group, ranks: &[f64], lines: &mut Vec<St
     if pts.is_empty() {
         return;
     }
-    let name = |k: usize| view.values[k].clone();
-    fn rows_of<'r>(p: &[(usize, &'r SummaryRow)]) -> Vec<&'r SummaryRow> {
-        p.iter().map(|(_, r)| *r).collect()
-    }
-    let names_of = |p: &[(usize, &SummaryRow)]| p.iter().map(|(k, _)| name(*k)).collect::<Vec<_>>();
-    let bad = |p: &(usize, &SummaryRow)| p.1.violating_runs > 0;
-    let tested = |p: &[(usize, &SummaryRow)], edge: &str| {
-        if p.len() == 1 {
-            format!(" (the {edge} value tested)")
-        } else {
-            format!(" (tested: {})", names_of(p).join(", "))
-        }
-    };
-    let zeros = |p: &[(usize, &SummaryRow)]| {
-        p.iter()
-            .filter(|x| !bad(x))
-            .map(|(k, _)| name(*k))
-            .collect::<Vec<_>>()
-    };
+    let o = Ordered { view, pts };
+    let pts = &o.pts;
     let last = pts.len() - 1;
     let (Some(fv), Some(lv)) = (pts.iter().position(bad), pts.iter().rposition(bad)) else {
         let range = if pts.len() == 1 {
-            name(pts[0].0)
+            o.name(pts[0].0)
         } else {
-            format!("from {} to {}", name(pts[0].0), name(pts[last].0))
+            format!("from {} to {}", o.name(pts[0].0), o.name(pts[last].0))
         };
         lines.push(lead(
             &g.label,
             &format!(
                 "with {key} {range}: {}.",
-                zero_claim(&rows_of(&pts), "value")
+                zero_claim(&rows_of(pts), "value")
             ),
         ));
         return;
     };
     if lv < last {
-        // Every value above the last violation had none.
-        let (lk, lr) = pts[lv];
-        let (tk, tr) = pts[lv + 1];
-        let gaps = zeros(&pts[..lv]);
-        let reappear = if gaps.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " {} had 0 violations, but violations reappear at larger values.",
-                and_list(&gaps)
-            )
-        };
-        lines.push(lead(
-            &g.label,
-            &format!(
-                "with {key} ≥ {}{}: {}. The largest {key} with violations is {}: {}.{reappear}",
-                name(tk),
-                tested(&pts[lv + 1..], "largest"),
-                zero_claim(&rows_of(&pts[lv + 1..]), "value"),
-                name(lk),
-                violated(lr)
-            ),
-        ));
-        // What that value costs against the smallest one tested.
-        let (bk, br) = pts[0];
-        let lat = |r: &SummaryRow| {
-            if r.acquire_rate > 0.0 {
-                latency(r.acquire_p99_ms)
-            } else {
-                "n/a (no acquisitions)".to_string()
-            }
-        };
-        let acq_text = format!(
-            "acquisition rate {} → {}",
-            pct(br.acquire_rate),
-            pct(tr.acquire_rate)
-        );
-        let lat_text = format!("p99 acquisition latency {} → {}", lat(br), lat(tr));
-        let what = match costs(tr, br) {
-            (false, false) => format!("costs no availability: {acq_text}, {lat_text}"),
-            (true, false) => format!("costs acquisitions: {acq_text} ({lat_text})"),
-            (false, true) => format!("costs latency: {lat_text} ({acq_text})"),
-            (true, true) => format!("costs acquisitions and latency: {acq_text}, {lat_text}"),
-        };
-        lines.push(lead(
-            &g.label,
-            &format!("moving {key} from {} to {} {what}.", name(bk), name(tk)),
-        ));
-        return;
+        safe_above(&o, lv, &g.label, lines);
+    } else {
+        // The largest value tested had violations.
+        lines.push(lead(&g.label, &violated_at_top(&o, fv)));
     }
-    // The largest value tested had violations.
-    let between = |p: &[(usize, &SummaryRow)]| {
-        let gaps = zeros(p);
-        if gaps.is_empty() {
-            String::new()
+}
+
+/// The sentences when every value above the last violation (at `lv`) had
+/// none: the threshold, and what it costs against the smallest value.
+fn safe_above(o: &Ordered, lv: usize, label: &str, lines: &mut Vec<String>) {
+    let key = &o.view.name;
+    let pts = &o.pts;
+    // Every value above the last violation had none.
+    let (lk, lr) = pts[lv];
+    let (tk, tr) = pts[lv + 1];
+    let gaps = o.zeros(&pts[..lv]);
+    let reappear = if gaps.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " {} had 0 violations, but violations reappear at larger values.",
+            and_list(&gaps)
+        )
+    };
+    lines.push(lead(
+        label,
+        &format!(
+            "with {key} ≥ {}{}: {}. The largest {key} with violations is {}: {}.{reappear}",
+            o.name(tk),
+            o.tested(&pts[lv + 1..], "largest"),
+            zero_claim(&rows_of(&pts[lv + 1..]), "value"),
+            o.name(lk),
+            violated(lr)
+        ),
+    ));
+    // What that value costs against the smallest one tested.
+    let (bk, br) = pts[0];
+    let lat = |r: &SummaryRow| {
+        if r.acquire_rate > 0.0 {
+            latency(r.acquire_p99_ms)
         } else {
-            format!(
-                " {} had 0 violations, but lie between values with violations.",
-                and_list(&gaps)
-            )
+            "n/a (no acquisitions)".to_string()
         }
     };
-    let text = if fv > 0 {
+    let acq_text = format!(
+        "acquisition rate {} → {}",
+        pct(br.acquire_rate),
+        pct(tr.acquire_rate)
+    );
+    let lat_text = format!("p99 acquisition latency {} → {}", lat(br), lat(tr));
+    let what = match costs(tr, br) {
+        (false, false) => format!("costs no availability: {acq_text}, {lat_text}"),
+        (true, false) => format!("costs acquisitions: {acq_text} ({lat_text})"),
+        (false, true) => format!("costs latency: {lat_text} ({acq_text})"),
+        (true, true) => format!("costs acquisitions and latency: {acq_text}, {lat_text}"),
+    };
+    lines.push(lead(
+        label,
+        &format!("moving {key} from {} to {} {what}.", o.name(bk), o.name(tk)),
+    ));
+}
+
+/// The sentence when the largest value tested had violations (the first
+/// one at `fv`): the range below them free of violations, if any.
+fn violated_at_top(o: &Ordered, fv: usize) -> String {
+    let key = &o.view.name;
+    let pts = &o.pts;
+    let last = pts.len() - 1;
+    if fv > 0 {
         // Every value below the first violation had none.
         let (fk, fr) = pts[fv];
         format!(
             "with {key} ≤ {}{}: {}. The smallest {key} with violations is {}: {}.{}",
-            name(pts[fv - 1].0),
-            tested(&pts[..fv], "smallest"),
+            o.name(pts[fv - 1].0),
+            o.tested(&pts[..fv], "smallest"),
             zero_claim(&rows_of(&pts[..fv]), "value"),
-            name(fk),
+            o.name(fk),
             violated(fr),
-            between(&pts[fv + 1..])
+            o.between(&pts[fv + 1..])
         )
     } else if pts.len() == 1 {
-        format!("with {key} = {}: {}.", name(pts[0].0), violated(pts[0].1))
+        format!("with {key} = {}: {}.", o.name(pts[0].0), violated(pts[0].1))
     } else {
         let (fk, fr) = pts[0];
         let (lk, lr) = pts[last];
@@ -438,14 +499,13 @@ fn ordered_findings(view: &KeyView, g: &Group, ranks: &[f64], lines: &mut Vec<St
         };
         format!(
             "{every}: at {}, {}; at {}, {}. No tested range of {key} is free of them.{}",
-            name(fk),
+            o.name(fk),
             violated(fr),
-            name(lk),
+            o.name(lk),
             violated(lr),
-            between(&pts[1..last])
+            o.between(&pts[1..last])
         )
-    };
-    lines.push(lead(&g.label, &text));
+    }
 }
 
 /// The side-by-side sentence for a categorical key, for one combination of
@@ -480,7 +540,13 @@ fn categorical_findings(view: &KeyView, g: &Group, lines: &mut Vec<String>) {
         })
         .collect();
     let mut text = format!("by {key}: {}.", parts.join("; "));
-    // Can the sweep tell the values apart?
+    tell_apart(&pts, &mut text);
+    categorical_tradeoff(&pts, &mut text);
+    lines.push(lead(&g.label, &text));
+}
+
+/// Can the sweep tell the values apart? Appended to `text`.
+fn tell_apart(pts: &[(&str, &SummaryRow)], text: &mut String) {
     let lowest = pts
         .iter()
         .min_by(|a, b| a.1.violation_rate.total_cmp(&b.1.violation_rate));
@@ -500,7 +566,11 @@ fn categorical_findings(view: &KeyView, g: &Group, lines: &mut Vec<String>) {
             );
         }
     }
-    // Trade-off: the best value without violations against the best with.
+}
+
+/// The trade-off: the best value without violations against the best with,
+/// appended to `text`.
+fn categorical_tradeoff(pts: &[(&str, &SummaryRow)], text: &mut String) {
     let best = |zero: bool| {
         pts.iter()
             .filter(|(_, r)| (r.violating_runs == 0) == zero)
@@ -538,7 +608,6 @@ fn categorical_findings(view: &KeyView, g: &Group, lines: &mut Vec<String>) {
             );
         }
     }
-    lines.push(lead(&g.label, &text));
 }
 
 #[cfg(test)]

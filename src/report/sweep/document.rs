@@ -32,8 +32,50 @@ fn seeds_text(seeds: &RangeInclusive<u64>) -> String {
 /// The document; `tradeoff`: the index of the trade-off chart among the
 /// figures (after `charts`), when there is one.
 pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usize>) -> Vec<Block> {
+    let mut doc = vec![Block::H(
+        1,
+        format!("redlock-sim sweep: {}", out.scenario.name),
+    )];
+    intro(&mut doc, out);
+
+    doc.push(Block::H(2, "Conclusions".into()));
+    doc.push(list(conclusions(out)));
+    doc.push(p(
+        "A violation is a run in which two clients held the same lock at once, or the store \
+         applied a write after a later acquisition of its lock had succeeded (a stale write; \
+         writes of two acquisitions interleaved are counted too). Rates are the share of runs with at least \
+         one violation; intervals are 95% Wilson score intervals. \"0 violations in N runs\" \
+         bounds the rate, it does not prove it zero."
+            .into(),
+    ));
+    // The chart that shows the answer: the violation rate along the first
+    // varied key (it is not repeated under Charts).
+    let headline = (!out.keys.is_empty() && !charts.is_empty()).then_some(0);
+    if let Some(k) = headline {
+        doc.push(Block::Chart(k));
+    }
+    if let Some(k) = tradeoff {
+        costs::section(out, k, &mut doc);
+    }
+
+    summary(&mut doc, out);
+    if out.rows.len() > 1 {
+        ranking(&mut doc, out);
+    }
+    if !out.caught.is_empty() {
+        against_spec::section(out, &mut doc);
+    }
+    if !out.replay.is_empty() {
+        violating_runs(&mut doc, out);
+    }
+    charts_section(&mut doc, out, charts, headline);
+    files(&mut doc, out, charts, tradeoff);
+    doc
+}
+
+/// The description, the setup, and the varied keys with their values.
+fn intro(doc: &mut Vec<Block>, out: &SweepOutput) {
     let s = out.scenario;
-    let mut doc = vec![Block::H(1, format!("redlock-sim sweep: {}", s.name))];
     if !s.description.trim().is_empty() {
         doc.push(p(s.description.trim().to_string()));
     }
@@ -65,27 +107,10 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
         doc.push(p("Varied keys and their values:".into()));
         doc.push(list(items));
     }
+}
 
-    doc.push(Block::H(2, "Conclusions".into()));
-    doc.push(list(conclusions(out)));
-    doc.push(p(
-        "A violation is a run in which two clients held the same lock at once, or the store \
-         applied a write after a later acquisition of its lock had succeeded (a stale write; \
-         writes of two acquisitions interleaved are counted too). Rates are the share of runs with at least \
-         one violation; intervals are 95% Wilson score intervals. \"0 violations in N runs\" \
-         bounds the rate, it does not prove it zero."
-            .into(),
-    ));
-    // The chart that shows the answer: the violation rate along the first
-    // varied key (it is not repeated under Charts).
-    let headline = (!out.keys.is_empty() && !charts.is_empty()).then_some(0);
-    if let Some(k) = headline {
-        doc.push(Block::Chart(k));
-    }
-    if let Some(k) = tradeoff {
-        costs::section(out, k, &mut doc);
-    }
-
+/// The section "Summary": a row per combination, and what the columns mean.
+fn summary(doc: &mut Vec<Block>, out: &SweepOutput) {
     doc.push(Block::H(2, "Summary".into()));
     let mut head: Vec<String> = out.keys.to_vec();
     head.extend(
@@ -106,29 +131,7 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
         .rows
         .iter()
         .take(MAX_TABLE_ROWS)
-        .map(|r| {
-            let mut cells: Vec<String> = (0..out.keys.len())
-                .map(|j| value_at(r, j).to_string())
-                .collect();
-            cells.extend([
-                r.runs.to_string(),
-                r.violating_runs.to_string(),
-                pct(r.violation_rate),
-                interval(r.ci_low, r.ci_high),
-                pct(r.acquire_rate),
-                latency(r.acquire_p50_ms),
-                latency(r.acquire_p99_ms),
-                latency(r.unavailable_mean_ms),
-                r.unavailable_ci_ms
-                    .map_or("n/a (1 run)".to_string(), |(lo, hi)| {
-                        format!("{}–{}", latency(lo), latency(hi))
-                    }),
-            ]);
-            Row {
-                cells,
-                strong: r.violating_runs > 0,
-            }
-        })
+        .map(|r| summary_row(out, r))
         .collect();
     doc.push(Block::Table(head, rows));
     if out.rows.len() > MAX_TABLE_ROWS {
@@ -146,79 +149,113 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
          Combinations with violations are in bold."
             .into(),
     ));
+}
 
-    if out.rows.len() > 1 {
-        doc.push(Block::H(2, "Ranking".into()));
-        doc.push(p(
-            "Combinations from the most to the least often violated (ties: the higher upper \
-             bound first)."
-                .into(),
-        ));
-        let mut ranked: Vec<&SummaryRow> = out.rows.iter().collect();
-        ranked.sort_by(|a, b| {
-            b.violation_rate
-                .total_cmp(&a.violation_rate)
-                .then(b.ci_high.total_cmp(&a.ci_high))
-        });
-        let mut head = vec!["rank".to_string()];
-        head.extend(out.keys.iter().cloned());
-        head.extend(["violation rate", "95% interval", "violating runs"].map(String::from));
-        let rows = ranked
-            .iter()
-            .take(MAX_TABLE_ROWS)
-            .enumerate()
-            .map(|(i, r)| {
-                let mut cells = vec![(i + 1).to_string()];
-                cells.extend((0..out.keys.len()).map(|j| value_at(r, j).to_string()));
-                cells.extend([
-                    pct(r.violation_rate),
-                    interval(r.ci_low, r.ci_high),
-                    format!("{} of {}", r.violating_runs, r.runs),
-                ]);
-                Row {
-                    cells,
-                    strong: r.violating_runs > 0,
-                }
-            })
-            .collect();
-        doc.push(Block::Table(head, rows));
+/// The summary table's row of combination `r`, in bold with violations.
+fn summary_row(out: &SweepOutput, r: &SummaryRow) -> Row {
+    let mut cells: Vec<String> = (0..out.keys.len())
+        .map(|j| value_at(r, j).to_string())
+        .collect();
+    cells.extend([
+        r.runs.to_string(),
+        r.violating_runs.to_string(),
+        pct(r.violation_rate),
+        interval(r.ci_low, r.ci_high),
+        pct(r.acquire_rate),
+        latency(r.acquire_p50_ms),
+        latency(r.acquire_p99_ms),
+        latency(r.unavailable_mean_ms),
+        r.unavailable_ci_ms
+            .map_or("n/a (1 run)".to_string(), |(lo, hi)| {
+                format!("{}–{}", latency(lo), latency(hi))
+            }),
+    ]);
+    Row {
+        cells,
+        strong: r.violating_runs > 0,
     }
-    if !out.caught.is_empty() {
-        against_spec::section(out, &mut doc);
-    }
-    if !out.replay.is_empty() {
-        doc.push(Block::H(2, "Violating runs".into()));
-        doc.push(p(
-            "The first violating seeds of each combination. Each links to that run's own \
-             report (its timeline, the violation and the events that led to it), written by \
-             the sweep under runs/; the command beside it reruns the run exactly (same trace)."
-                .into(),
-        ));
-        let mut items = Vec::new();
-        for (values, seeds) in out.replay.iter().take(MAX_TABLE_ROWS) {
-            let combination = out
-                .keys
-                .iter()
-                .zip(values)
-                .map(|(k, v)| format!("{k} = {v}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            for (seed, href) in seeds {
-                let text = if combination.is_empty() {
-                    format!("seed {seed}")
-                } else {
-                    format!("{combination}, seed {seed}")
-                };
-                items.push(vec![
-                    link(text, href.clone()),
-                    t(": "),
-                    code(run_command(out, values, *seed)),
-                ]);
+}
+
+/// The section "Ranking": the combinations from the most to the least often violated.
+fn ranking(doc: &mut Vec<Block>, out: &SweepOutput) {
+    doc.push(Block::H(2, "Ranking".into()));
+    doc.push(p(
+        "Combinations from the most to the least often violated (ties: the higher upper \
+         bound first)."
+            .into(),
+    ));
+    let mut ranked: Vec<&SummaryRow> = out.rows.iter().collect();
+    ranked.sort_by(|a, b| {
+        b.violation_rate
+            .total_cmp(&a.violation_rate)
+            .then(b.ci_high.total_cmp(&a.ci_high))
+    });
+    let mut head = vec!["rank".to_string()];
+    head.extend(out.keys.iter().cloned());
+    head.extend(["violation rate", "95% interval", "violating runs"].map(String::from));
+    let rows = ranked
+        .iter()
+        .take(MAX_TABLE_ROWS)
+        .enumerate()
+        .map(|(i, r)| {
+            let mut cells = vec![(i + 1).to_string()];
+            cells.extend((0..out.keys.len()).map(|j| value_at(r, j).to_string()));
+            cells.extend([
+                pct(r.violation_rate),
+                interval(r.ci_low, r.ci_high),
+                format!("{} of {}", r.violating_runs, r.runs),
+            ]);
+            Row {
+                cells,
+                strong: r.violating_runs > 0,
             }
-        }
-        doc.push(Block::List(items));
-    }
+        })
+        .collect();
+    doc.push(Block::Table(head, rows));
+}
 
+/// The section "Violating runs": links to their reports and the commands
+/// that replay them.
+fn violating_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
+    doc.push(Block::H(2, "Violating runs".into()));
+    doc.push(p(
+        "The first violating seeds of each combination. Each links to that run's own \
+         report (its timeline, the violation and the events that led to it), written by \
+         the sweep under runs/; the command beside it reruns the run exactly (same trace)."
+            .into(),
+    ));
+    let mut items = Vec::new();
+    for (values, seeds) in out.replay.iter().take(MAX_TABLE_ROWS) {
+        let combination = out
+            .keys
+            .iter()
+            .zip(values)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (seed, href) in seeds {
+            let text = if combination.is_empty() {
+                format!("seed {seed}")
+            } else {
+                format!("{combination}, seed {seed}")
+            };
+            items.push(vec![
+                link(text, href.clone()),
+                t(": "),
+                code(run_command(out, values, *seed)),
+            ]);
+        }
+    }
+    doc.push(Block::List(items));
+}
+
+/// The section "Charts": every chart but the `headline` one, under its key.
+fn charts_section(
+    doc: &mut Vec<Block>,
+    out: &SweepOutput,
+    charts: &[Chart],
+    headline: Option<usize>,
+) {
     doc.push(Block::H(2, "Charts".into()));
     doc.push(p(if out.keys.is_empty() {
         "The violation rate with its 95% interval, the acquisition rate, and the acquisition \
@@ -241,6 +278,10 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
         }
         doc.push(Block::Chart(k));
     }
+}
+
+/// The line naming the sweep's files.
+fn files(doc: &mut Vec<Block>, out: &SweepOutput, charts: &[Chart], tradeoff: Option<usize>) {
     let mut files = vec![
         "runs.csv (one row per run)".to_string(),
         "summary.csv (one row per combination)".to_string(),
@@ -253,7 +294,6 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
         files.push("runs/ (the reports of the violating runs listed)".to_string());
     }
     doc.push(p(format!("Files: {}.", files.join(", "))));
-    doc
 }
 
 /// The command that replays the run of the combination `values` at `seed`.

@@ -222,22 +222,35 @@ enum Label {
     Number(usize, (f64, f64, HPos)),
 }
 
-/// The SVG and the legend lines it used; `legend_rows`: the room to leave
-/// for the legend (`None`: as much as it could take).
-fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize), String> {
-    let err = |e: &dyn std::fmt::Debug| format!("{e:?}");
-    let (points, series) = points(out);
-    let sole = series.is_empty();
-    let x_hi = points
-        .iter()
-        .map(|p| p.x_ci.map_or(p.x, |c| c.1).max(p.x))
-        .fold(0.0, f64::max);
-    let y_hi = points.iter().map(|p| p.y_ci.1.max(p.y)).fold(0.0, f64::max);
-    let x1 = nice_top(x_hi);
-    let y1 = nice_top(y_hi).min(100.0);
-    let x_in_s = x1 >= 2_000.0;
-    // Runs per point: the seeds of the sweep, fewer in a shard or a
-    // partial merge.
+/// The chart's coordinates: waiting (ms) across, violation rate (%) up.
+type Coords =
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+/// A pixel-addressed drawing area of the chart.
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// A drawing result with its error as text.
+fn d<E: std::fmt::Debug>(r: Result<(), E>) -> Result<(), String> {
+    r.map_err(|e| format!("{e:?}"))
+}
+
+/// The drawn axes, and their tops, to place values in pixels.
+struct Axes<'a, 'b> {
+    chart: ChartContext<'a, SVGBackend<'b>, Coords>,
+    x1: f64,
+    y1: f64,
+}
+
+impl Axes<'_, '_> {
+    /// The pixel of `(x, y)`, clamped to the axes.
+    fn px(&self, x: f64, y: f64) -> (i32, i32) {
+        self.chart
+            .backend_coord(&(x.clamp(0.0, self.x1), y.clamp(0.0, self.y1)))
+    }
+}
+
+/// `4 runs each` (or `3 to 4 runs each`): the runs per point, fewer in a
+/// shard or a partial merge.
+fn runs_per_point(out: &SweepOutput) -> String {
     let runs: Vec<u64> = out
         .rows
         .iter()
@@ -248,11 +261,26 @@ fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize)
         runs.iter().copied().min().unwrap_or(0),
         runs.iter().copied().max().unwrap_or(0),
     );
-    let per = if fewest == most {
+    if fewest == most {
         format!("{most} runs each")
     } else {
         format!("{fewest} to {most} runs each")
-    };
+    }
+}
+
+/// The SVG and the legend lines it used; `legend_rows`: the room to leave
+/// for the legend (`None`: as much as it could take).
+fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize), String> {
+    let (points, series) = points(out);
+    let sole = series.is_empty();
+    let x_hi = points
+        .iter()
+        .map(|p| p.x_ci.map_or(p.x, |c| c.1).max(p.x))
+        .fold(0.0, f64::max);
+    let y_hi = points.iter().map(|p| p.y_ci.1.max(p.y)).fold(0.0, f64::max);
+    let x1 = nice_top(x_hi);
+    let y1 = nice_top(y_hi).min(100.0);
+    let per = runs_per_point(out);
     // Legend lines: the series, then numbered labels (filled in below).
     let legend_rows = legend_rows.unwrap_or(1 + series.len().min(MAX_LEGEND) + 1 + 3 + 1);
     let height = HEADER_H + PLOT_H + 60 + legend_rows as u32 * 22 + 12;
@@ -260,10 +288,9 @@ fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize)
     let used;
     {
         let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
+        d(root.fill(&WHITE))?;
         let (header, rest) = root.split_vertically(HEADER_H);
         let (plot_area, legend_area) = rest.split_vertically(PLOT_H + 60);
-        let d = |r: Result<(), _>| r.map_err(|e| err(&e));
         d(header.draw(&Text::new(
             format!("{TITLE} — {}", out.scenario.name),
             (MARGIN_L as i32 + 12, 10),
@@ -274,179 +301,224 @@ fn draw(out: &SweepOutput, legend_rows: Option<usize>) -> Result<(String, usize)
             (MARGIN_L as i32 + 12, 38),
             TextStyle::from((FAMILY, 15).into_font()).color(&GREY_TEXT),
         )))?;
-        let mut chart = ChartBuilder::on(&plot_area)
-            .margin_left(MARGIN_L)
-            .margin_right(MARGIN_R)
-            .margin_top(10)
-            .x_label_area_size(60)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d(0f64..x1, 0f64..y1)
-            .map_err(|e| err(&e))?;
-        let fmt_x = |x: &f64| {
-            if x_in_s {
-                let decimals = if x1 >= 20_000.0 { 0 } else { 1 };
-                format!("{:.decimals$} s", x / 1000.0)
-            } else {
-                format!("{x:.0} ms")
-            }
-        };
-        let fmt_y = |y: &f64| y_label(true, y1, *y);
-        chart
-            .configure_mesh()
-            .x_labels(10)
-            .y_labels(8)
-            .x_label_formatter(&fmt_x)
-            .y_label_formatter(&fmt_y)
-            .y_desc("runs with a violation")
-            .x_desc("time clients waited while nobody held the lock (mean per run)")
-            .label_style((FAMILY, 14))
-            .axis_desc_style((FAMILY, 15))
-            .light_line_style(LIGHT_GRID)
-            .bold_line_style(GRID)
-            .draw()
-            .map_err(|e| err(&e))?;
-
-        // --- the points and their bars ---
-        let px = |x: f64, y: f64| chart.backend_coord(&(x.clamp(0.0, x1), y.clamp(0.0, y1)));
-        for p in &points {
-            let (color, mark) = series_style(p.series, sole);
-            let (cx, cy) = px(p.x, p.y);
-            let bar = |a: (i32, i32), b: (i32, i32)| {
-                root.draw(&PathElement::new(vec![a, b], color.stroke_width(1)))
-            };
-            let (_, lo) = px(p.x, p.y_ci.0);
-            let (_, hi) = px(p.x, p.y_ci.1);
-            d(bar((cx, lo), (cx, hi)))?;
-            for y in [lo, hi] {
-                d(bar((cx - 4, y), (cx + 4, y)))?;
-            }
-            if let Some((a, b)) = p.x_ci {
-                let (l, _) = px(a, p.y);
-                let (r, _) = px(b, p.y);
-                d(bar((l, cy), (r, cy)))?;
-                for x in [l, r] {
-                    d(bar((x, cy - 4), (x, cy + 4)))?;
-                }
-            }
-            draw_mark(&root, mark, (cx, cy), color)?;
-        }
-
-        // --- the labels ---
-        let (xr, yr) = chart.plotting_area().get_pixel_range();
-        let area = (
-            xr.start as f64,
-            yr.start as f64,
-            xr.end as f64,
-            yr.end as f64,
-        );
-        let at: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| {
-                let (x, y) = px(p.x, p.y);
-                (x as f64, y as f64)
-            })
-            .collect();
-        let texts: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
-        let placed = place_labels(&at, &texts, area);
-        let mut numbered: Vec<String> = Vec::new();
-        let label_style = TextStyle::from((FAMILY, 14).into_font()).color(&BLACK);
-        for (p, label) in points.iter().zip(&placed) {
-            let (text, (ax, ay, h_pos)) = match label {
-                Label::Text(spot) => (p.label.clone(), *spot),
-                Label::Number(n, spot) => {
-                    numbered.push(p.label.clone());
-                    (n.to_string(), *spot)
-                }
-            };
-            d(root.draw(&Text::new(
-                text,
-                (ax as i32, ay as i32),
-                label_style.clone().pos(Pos::new(h_pos, VPos::Center)),
-            )))?;
-        }
-
-        // --- the legend: series, then numbered points ---
-        let item = TextStyle::from((FAMILY, 15).into_font())
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        let x0 = MARGIN_L as i32 + 12;
-        let mut row = 0;
-        let mut line = |text: String, swatch: Option<usize>| -> Result<(), String> {
-            let y = 14 + row * 22;
-            row += 1;
-            let mut x = x0;
-            if let Some(s) = swatch {
-                let (color, mark) = series_style(s, false);
-                d(legend_area.draw(&PathElement::new(
-                    vec![(x, y), (x + 26, y)],
-                    color.stroke_width(2),
-                )))?;
-                draw_mark(&legend_area, mark, (x + 13, y), color)?;
-                x += 34;
-            }
-            d(legend_area.draw(&Text::new(text, (x, y), item.clone())))
-        };
-        if let Some(first) = out.keys.first() {
-            line(
-                if sole {
-                    format!("points labelled by {}", out.keys.join(", "))
-                } else {
-                    format!("points labelled by {first}; colours:")
-                },
-                None,
-            )?;
-        }
-        for (s, label) in series.iter().enumerate().take(MAX_LEGEND) {
-            line(label.clone(), Some(s))?;
-        }
-        if series.len() > MAX_LEGEND {
-            line(
-                format!(
-                    "… {} more colours not in this legend",
-                    series.len() - MAX_LEGEND
-                ),
-                None,
-            )?;
-        }
-        if !numbered.is_empty() {
-            let shown: Vec<String> = numbered
-                .iter()
-                .enumerate()
-                .map(|(i, l)| format!("{} = {l}", i + 1))
-                .collect();
-            // Wrapped at the chart's width, at most three lines.
-            let per_line = ((WIDTH as f64 - 40.0) / (CHAR_W * 1.1)) as usize;
-            let mut current = String::new();
-            let mut lines = Vec::new();
-            for s in shown {
-                if !current.is_empty() && current.chars().count() + s.chars().count() + 3 > per_line
-                {
-                    lines.push(std::mem::take(&mut current));
-                }
-                if !current.is_empty() {
-                    current.push_str(";  ");
-                }
-                current.push_str(&s);
-            }
-            lines.push(current);
-            let more = lines.len() > 3;
-            for l in lines.into_iter().take(3) {
-                line(l, None)?;
-            }
-            if more {
-                line("… the rest in summary.csv".to_string(), None)?;
-            }
-        }
-        if out.rows.len() > MAX_POINTS {
-            line(
-                format!("({MAX_POINTS} of {} combinations drawn)", out.rows.len()),
-                None,
-            )?;
-        }
-        used = row as usize;
-        root.present().map_err(|e| err(&e))?;
+        let axes = draw_axes(&plot_area, x1, y1)?;
+        draw_points(&root, &axes, &points, sole)?;
+        let numbered = draw_labels(&root, &axes, &points)?;
+        used = draw_legend(&legend_area, out, &series, &numbered)?;
+        d(root.present())?;
     }
     Ok((buf, used))
+}
+
+/// The axes on `plot_area`, from 0 to `x1` across and 0 to `y1` up.
+fn draw_axes<'a, 'b>(plot_area: &'a Area<'b>, x1: f64, y1: f64) -> Result<Axes<'a, 'b>, String> {
+    let x_in_s = x1 >= 2_000.0;
+    let mut chart = ChartBuilder::on(plot_area)
+        .margin_left(MARGIN_L)
+        .margin_right(MARGIN_R)
+        .margin_top(10)
+        .x_label_area_size(60)
+        .y_label_area_size(Y_LABEL_W)
+        .build_cartesian_2d(0f64..x1, 0f64..y1)
+        .map_err(|e| format!("{e:?}"))?;
+    let fmt_x = |x: &f64| {
+        if x_in_s {
+            let decimals = if x1 >= 20_000.0 { 0 } else { 1 };
+            format!("{:.decimals$} s", x / 1000.0)
+        } else {
+            format!("{x:.0} ms")
+        }
+    };
+    let fmt_y = |y: &f64| y_label(true, y1, *y);
+    d(chart
+        .configure_mesh()
+        .x_labels(10)
+        .y_labels(8)
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&fmt_y)
+        .y_desc("runs with a violation")
+        .x_desc("time clients waited while nobody held the lock (mean per run)")
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 15))
+        .light_line_style(LIGHT_GRID)
+        .bold_line_style(GRID)
+        .draw())?;
+    Ok(Axes { chart, x1, y1 })
+}
+
+/// The points and their bars.
+fn draw_points(root: &Area, axes: &Axes, points: &[Point], sole: bool) -> Result<(), String> {
+    // --- the points and their bars ---
+    for p in points {
+        let (color, mark) = series_style(p.series, sole);
+        let (cx, cy) = axes.px(p.x, p.y);
+        let bar = |a: (i32, i32), b: (i32, i32)| {
+            root.draw(&PathElement::new(vec![a, b], color.stroke_width(1)))
+        };
+        let (_, lo) = axes.px(p.x, p.y_ci.0);
+        let (_, hi) = axes.px(p.x, p.y_ci.1);
+        d(bar((cx, lo), (cx, hi)))?;
+        for y in [lo, hi] {
+            d(bar((cx - 4, y), (cx + 4, y)))?;
+        }
+        if let Some((a, b)) = p.x_ci {
+            let (l, _) = axes.px(a, p.y);
+            let (r, _) = axes.px(b, p.y);
+            d(bar((l, cy), (r, cy)))?;
+            for x in [l, r] {
+                d(bar((x, cy - 4), (x, cy + 4)))?;
+            }
+        }
+        draw_mark(root, mark, (cx, cy), color)?;
+    }
+    Ok(())
+}
+
+/// The points' labels; the labels of the points numbered instead, in order.
+fn draw_labels(root: &Area, axes: &Axes, points: &[Point]) -> Result<Vec<String>, String> {
+    // --- the labels ---
+    let (xr, yr) = axes.chart.plotting_area().get_pixel_range();
+    let area = (
+        xr.start as f64,
+        yr.start as f64,
+        xr.end as f64,
+        yr.end as f64,
+    );
+    let at: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| {
+            let (x, y) = axes.px(p.x, p.y);
+            (x as f64, y as f64)
+        })
+        .collect();
+    let texts: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
+    let placed = place_labels(&at, &texts, area);
+    let mut numbered: Vec<String> = Vec::new();
+    let label_style = TextStyle::from((FAMILY, 14).into_font()).color(&BLACK);
+    for (p, label) in points.iter().zip(&placed) {
+        let (text, (ax, ay, h_pos)) = match label {
+            Label::Text(spot) => (p.label.clone(), *spot),
+            Label::Number(n, spot) => {
+                numbered.push(p.label.clone());
+                (n.to_string(), *spot)
+            }
+        };
+        d(root.draw(&Text::new(
+            text,
+            (ax as i32, ay as i32),
+            label_style.clone().pos(Pos::new(h_pos, VPos::Center)),
+        )))?;
+    }
+    Ok(numbered)
+}
+
+/// The legend under the chart, one line after another.
+struct Legend<'a, 'b> {
+    area: &'a Area<'b>,
+    item: TextStyle<'static>,
+    /// Lines drawn so far.
+    row: i32,
+}
+
+impl Legend<'_, '_> {
+    /// The next line: `text`, after the swatch of series `swatch` if any.
+    fn line(&mut self, text: String, swatch: Option<usize>) -> Result<(), String> {
+        let x0 = MARGIN_L as i32 + 12;
+        let y = 14 + self.row * 22;
+        self.row += 1;
+        let mut x = x0;
+        if let Some(s) = swatch {
+            let (color, mark) = series_style(s, false);
+            d(self.area.draw(&PathElement::new(
+                vec![(x, y), (x + 26, y)],
+                color.stroke_width(2),
+            )))?;
+            draw_mark(self.area, mark, (x + 13, y), color)?;
+            x += 34;
+        }
+        d(self.area.draw(&Text::new(text, (x, y), self.item.clone())))
+    }
+}
+
+/// The legend: series, then numbered points; the lines it took.
+fn draw_legend(
+    legend_area: &Area,
+    out: &SweepOutput,
+    series: &[String],
+    numbered: &[String],
+) -> Result<usize, String> {
+    // --- the legend: series, then numbered points ---
+    let sole = series.is_empty();
+    let mut legend = Legend {
+        area: legend_area,
+        item: TextStyle::from((FAMILY, 15).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center)),
+        row: 0,
+    };
+    if let Some(first) = out.keys.first() {
+        legend.line(
+            if sole {
+                format!("points labelled by {}", out.keys.join(", "))
+            } else {
+                format!("points labelled by {first}; colours:")
+            },
+            None,
+        )?;
+    }
+    for (s, label) in series.iter().enumerate().take(MAX_LEGEND) {
+        legend.line(label.clone(), Some(s))?;
+    }
+    if series.len() > MAX_LEGEND {
+        legend.line(
+            format!(
+                "… {} more colours not in this legend",
+                series.len() - MAX_LEGEND
+            ),
+            None,
+        )?;
+    }
+    if !numbered.is_empty() {
+        let lines = numbered_lines(numbered);
+        let more = lines.len() > 3;
+        for l in lines.into_iter().take(3) {
+            legend.line(l, None)?;
+        }
+        if more {
+            legend.line("… the rest in summary.csv".to_string(), None)?;
+        }
+    }
+    if out.rows.len() > MAX_POINTS {
+        legend.line(
+            format!("({MAX_POINTS} of {} combinations drawn)", out.rows.len()),
+            None,
+        )?;
+    }
+    Ok(legend.row as usize)
+}
+
+/// `1 = label;  2 = label`, wrapped at the chart's width.
+fn numbered_lines(numbered: &[String]) -> Vec<String> {
+    let shown: Vec<String> = numbered
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("{} = {l}", i + 1))
+        .collect();
+    // Wrapped at the chart's width (the legend shows at most three lines).
+    let per_line = ((WIDTH as f64 - 40.0) / (CHAR_W * 1.1)) as usize;
+    let mut current = String::new();
+    let mut lines = Vec::new();
+    for s in shown {
+        if !current.is_empty() && current.chars().count() + s.chars().count() + 3 > per_line {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push_str(";  ");
+        }
+        current.push_str(&s);
+    }
+    lines.push(current);
+    lines
 }
 
 #[cfg(test)]
