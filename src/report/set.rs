@@ -14,7 +14,8 @@ use std::ops::RangeInclusive;
 use std::path::Path;
 
 use super::doc::{b, code, link, p, shell_word, t, to_html, to_md, Block, In, Row};
-use super::sweep::{interval, pct, STYLE};
+use super::sweep::format::{interval, pct};
+use super::sweep::STYLE;
 use crate::scenario::{Expect, Scenario};
 use crate::sweep::stats::{SummaryRow, SUMMARY_COLUMNS};
 

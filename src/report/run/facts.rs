@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::RunOutput;
+use super::output::RunOutput;
 use crate::history::{sides_text, Event, EventKind, FaultEvent, History, SkipReason, SkippedFault};
 
 /// Milliseconds, rounded to the microsecond as in `history.csv`.

@@ -8,8 +8,9 @@
 
 use std::fmt::Write as _;
 
+use super::facts::{fmt_len, fmt_ms, fmt_t, short_token, Facts};
+use super::output::RunOutput;
 use super::stories::{interleaving_story, overlap_story, stale_story};
-use super::{fmt_len, fmt_ms, fmt_t, short_token, Facts, RunOutput};
 use crate::check::Verdict;
 use crate::report::doc::{b, code, row, t, to_html, to_md, Block, Figure, Row, Style};
 

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use super::{excerpt, fmt_len, fmt_t, short_token, Facts, RunOutput};
+use super::facts::{excerpt, fmt_len, fmt_t, short_token, Facts};
+use super::output::RunOutput;
 use crate::check::{Hold, Interleaving, Overlap, StaleWrite};
 use crate::history::{Event, EventKind, FaultEvent};
 use crate::report::doc::{b, row, t, Block, In, Row};

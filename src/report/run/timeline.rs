@@ -14,7 +14,8 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{Facts, RunOutput};
+use super::facts::Facts;
+use super::output::RunOutput;
 use crate::history::EventKind;
 use crate::report::fonts::{ensure_font, FAMILY, PALETTE};
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::{run_command, SweepOutput, MAX_TABLE_ROWS};
+use super::output::{run_command, SweepOutput, MAX_TABLE_ROWS};
 use crate::report::doc::{link, p, t, Block, In, Row};
 use crate::sweep::baseline::{twin, Caught, BASELINE};
 

@@ -16,7 +16,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::FontTransform;
 
-use super::{interval, key_view, latency, pct, Group, KeyView, SweepOutput};
+use super::format::{interval, latency, pct};
+use super::output::SweepOutput;
+use super::view::{key_view, Group, KeyView};
 use crate::sweep::stats::SummaryRow;
 
 use crate::report::fonts::{ensure_font, FAMILY, PALETTE};

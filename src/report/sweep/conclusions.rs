@@ -9,7 +9,9 @@
 
 use std::fmt::Write as _;
 
-use super::{interval, key_view, latency, pct, value_at, Group, KeyView, SweepOutput};
+use super::format::{interval, latency, pct};
+use super::output::SweepOutput;
+use super::view::{key_view, value_at, Group, KeyView};
 use crate::scenario::{Expect, Scenario};
 use crate::stats::{wilson, Z95};
 use crate::sweep::stats::SummaryRow;
@@ -612,7 +614,7 @@ fn categorical_tradeoff(pts: &[(&str, &SummaryRow)], text: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::report::sweep::conclusions::*;
 
     #[test]
     fn ordering_of_values() {

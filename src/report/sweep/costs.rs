@@ -6,7 +6,7 @@
 //! intervals.
 
 use super::format::{interval, latency, pct};
-use super::SweepOutput;
+use super::output::SweepOutput;
 use crate::report::doc::{list, p, Block};
 use crate::sweep::stats::SummaryRow;
 

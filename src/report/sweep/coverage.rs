@@ -51,7 +51,7 @@ pub fn stdout_line(c: &Coverage) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::report::sweep::coverage::*;
 
     #[test]
     fn the_notice_gives_runs_held_of_all_and_the_shards() {

@@ -6,9 +6,10 @@ use std::ops::RangeInclusive;
 use super::charts::Chart;
 use super::conclusions::conclusions;
 use super::format::{interval, latency, pct};
+use super::output::{run_command, SweepOutput, MAX_TABLE_ROWS};
 use super::view::{key_view, value_at};
-use super::{against_spec, costs, SweepOutput, MAX_TABLE_ROWS};
-use crate::report::doc::{code, link, list, p, shell_word, t, Block, Row};
+use super::{against_spec, costs};
+use crate::report::doc::{code, link, list, p, t, Block, Row};
 use crate::scenario::Expect;
 use crate::sweep::stats::SummaryRow;
 
@@ -294,18 +295,4 @@ fn files(doc: &mut Vec<Block>, out: &SweepOutput, charts: &[Chart], tradeoff: Op
         files.push("runs/ (the reports of the violating runs listed)".to_string());
     }
     doc.push(p(format!("Files: {}.", files.join(", "))));
-}
-
-/// The command that replays the run of the combination `values` at `seed`.
-pub(crate) fn run_command(out: &SweepOutput, values: &[String], seed: u64) -> String {
-    let sets: String = out
-        .keys
-        .iter()
-        .zip(values)
-        .map(|(k, v)| format!(" --set {k}={}", shell_word(v)))
-        .collect();
-    format!(
-        "redlock-sim run {} --seed {seed}{sets}",
-        shell_word(out.file)
-    )
 }

@@ -11,7 +11,6 @@
 //! rows whose values do not match the keys, rates at 0 or 1.
 
 use std::io;
-use std::ops::RangeInclusive;
 use std::path::Path;
 
 mod against_spec;
@@ -20,7 +19,8 @@ mod conclusions;
 mod costs;
 mod coverage;
 mod document;
-mod format;
+pub(crate) mod format;
+mod output;
 #[cfg(test)]
 mod tests;
 pub mod tradeoff;
@@ -28,44 +28,11 @@ mod view;
 
 pub use self::conclusions::conclusions;
 pub use self::coverage::stdout_line;
-pub(crate) use self::document::run_command;
-pub(crate) use self::format::{interval, latency, pct};
-pub(crate) use self::view::{key_view, value_at, Group, KeyView};
 use crate::report::doc::{md_escape, to_html, to_md, Figure, Style};
-use crate::scenario::Scenario;
-use crate::sweep::baseline::Caught;
-use crate::sweep::stats::SummaryRow;
 use document::{document, title};
 
+pub use self::output::SweepOutput;
 pub use crate::sweep::tally::{Coverage, Replay};
-
-/// Everything the report of a sweep is made from.
-pub struct SweepOutput<'a> {
-    /// The scenario swept (without overrides).
-    pub scenario: &'a Scenario,
-    /// The varied keys, in `[sweep.vary]` order (`cluster.restart`).
-    pub keys: &'a [String],
-    /// One row per combination, in sweep order (the first key changes
-    /// slowest); values as written (`0.5ttl`, `immediate`, `3`).
-    pub rows: &'a [SummaryRow],
-    /// The seeds each combination ran.
-    pub seeds: RangeInclusive<u64>,
-    /// Runs in all.
-    pub total_runs: u64,
-    /// The scenario file as the user named it, for replay commands.
-    pub file: &'a str,
-    /// Per combination with violations (values as in `rows`), the first
-    /// violating seeds, to replay with `redlock-sim run --seed --set`, each
-    /// with its run report's `index.html`, relative to the sweep's directory
-    /// (`runs/seed-3--cluster.restart=0.95ttl/index.html`).
-    pub replay: &'a [Replay],
-    /// When `clients.variant` is varied with `spec` among its values: each
-    /// other variant against the spec client, seed by seed.
-    pub caught: &'a [Caught],
-    /// When the report holds only part of the sweep (a shard, or a merge
-    /// lacking runs): how much; `None` when it holds every run.
-    pub coverage: Option<&'a Coverage>,
-}
 
 /// Creates `dir` (and its parents) and writes `report.md`, `index.html` and
 /// the charts: for each varied key `violation_rate-<key>.svg`,
@@ -118,6 +85,3 @@ ul.conclusions li{margin:.35em 0}\
 .chart{overflow-x:auto;border:1px solid #eee;padding:4px;margin:.6em 0 1.2em}.chart svg{display:block;max-width:100%;height:auto}\
 "
 );
-
-/// Rows of the summary table in the report (summary.csv has them all).
-pub(crate) const MAX_TABLE_ROWS: usize = 1000;

@@ -1,8 +1,12 @@
 //! Unit tests of the sweep report: conclusions, charts and files.
 
+use super::format::{interval, latency, pct};
 use super::*;
 use crate::report::doc::html_escape;
+use crate::scenario::Scenario;
 use crate::stats::{wilson, Z95};
+use crate::sweep::baseline::Caught;
+use crate::sweep::stats::SummaryRow;
 
 const SCENARIO: &str = r#"
 name = "restart-sweep"

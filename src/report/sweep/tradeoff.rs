@@ -17,7 +17,8 @@ use super::charts::{
     draw_mark, fallback, nice_top, series_style, short, y_label, Chart, CHAR_W, GREY_TEXT, GRID,
     HEADER_H, LIGHT_GRID, MARGIN_L, MARGIN_R, MAX_LEGEND, PLOT_H, WIDTH, Y_LABEL_W,
 };
-use super::{key_view, SweepOutput};
+use super::output::SweepOutput;
+use super::view::key_view;
 use crate::report::fonts::{ensure_font, FAMILY};
 
 /// The chart's file name.

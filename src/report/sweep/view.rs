@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::SweepOutput;
+use super::output::SweepOutput;
 use crate::sweep::stats::SummaryRow;
 
 /// One varied key: its values and, for each combination of the other keys,

@@ -1,0 +1,51 @@
+//! What the outputs of one run are made from ([`RunOutput`]).
+
+use crate::check::CheckResult;
+use crate::history::History;
+use crate::scenario::Scenario;
+
+/// Everything the outputs of one run are made from.
+pub struct RunOutput<'a> {
+    /// The scenario that ran.
+    pub scenario: &'a Scenario,
+    /// The seed it ran with.
+    pub seed: u64,
+    /// The finished history.
+    pub history: &'a History,
+    /// What the checkers found in it.
+    pub check: &'a CheckResult,
+    /// `history.trace()`: 16 hex digits.
+    pub trace: String,
+    /// Wall-clock time the run took, in ms (not deterministic).
+    pub wall_ms: f64,
+    /// The `--set KEY=VALUE` overrides it ran with, as given (empty: none;
+    /// the report then says nothing of them).
+    pub sets: &'a [(String, toml::Value)],
+}
+
+impl<'a> RunOutput<'a> {
+    /// The outputs of `run`, without `--set` overrides.
+    pub fn of(run: &'a crate::runner::Run) -> Self {
+        RunOutput {
+            scenario: &run.scenario,
+            seed: run.seed,
+            history: &run.history,
+            check: &run.check,
+            trace: run.trace.clone(),
+            wall_ms: run.wall_ms,
+            sets: &[],
+        }
+    }
+
+    /// Whether the run shows what the scenario's `expect` asks for: the one
+    /// rule, [`crate::check::verdict::as_expected_of`] (`degraded` asks for a safe run
+    /// that is degraded by the rule of [`crate::check::verdict::DEGRADED_UNAVAILABLE`]).
+    pub fn as_expected(&self) -> bool {
+        crate::check::verdict::as_expected_of(self.scenario, self.check)
+    }
+
+    /// `safe`, `violation` or `degraded`: [`crate::check::verdict::outcome_of`].
+    pub fn outcome(&self) -> &'static str {
+        crate::check::verdict::outcome_of(self.scenario, self.check)
+    }
+}
