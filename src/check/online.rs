@@ -98,6 +98,14 @@ pub struct Checker {
     call_spans: Vec<(Name, Duration, Duration)>,
 }
 
+/// The fields of an `acquired` event the checker keeps.
+struct Acquired<'e> {
+    acq: u64,
+    token: &'e str,
+    valid_until: Duration,
+    fence: Option<u64>,
+}
+
 impl Checker {
     fn id(&mut self, name: &str) -> Name {
         if let Some(&i) = self.ids.get(name) {
@@ -152,39 +160,13 @@ impl Checker {
                 fence,
                 ..
             } => {
-                self.acquisitions += 1;
-                if let Some((start, r)) = self.calls.remove(&host) {
-                    self.latencies.push(ms(t.saturating_sub(start)));
-                    self.call_spans.push((r, start, t));
-                }
-                let resource = self.id(resource);
-                // Acquisition ids are the client's count of its acquisitions:
-                // a repeated one is a bug of the harness, never a verdict.
-                assert!(
-                    self.find((host, *acq)).is_none(),
-                    "checker: {} acquired twice with acq={acq} (a bug in redlock-sim)",
-                    e.host
-                );
-                let i = self.accs.len();
-                let mine = self.index.entry(host).or_default();
-                if *acq == mine.len() as u64 + 1 {
-                    mine.push(i);
-                } else {
-                    self.odd.insert((host, *acq), i);
-                }
-                self.latest.insert(resource, i);
-                self.accs.push(Acc {
-                    client: host,
+                let acquired = Acquired {
                     acq: *acq,
-                    resource,
-                    token: token.clone(),
-                    start: t,
+                    token,
                     valid_until: *valid_until,
                     fence: *fence,
-                    release: None,
-                    lost: None,
-                    written: None,
-                });
+                };
+                self.acquired(e, host, resource, acquired);
             }
             EventKind::LockFailed { .. } => {
                 if let Some((start, r)) = self.calls.remove(&host) {
@@ -252,6 +234,44 @@ impl Checker {
             }
             _ => {}
         }
+    }
+
+    /// An `acquired` event: the call ends, the acquisition starts its hold.
+    fn acquired(&mut self, e: &crate::history::Event, host: Name, resource: &str, a: Acquired) {
+        let (t, acq) = (e.time, a.acq);
+        self.acquisitions += 1;
+        if let Some((start, r)) = self.calls.remove(&host) {
+            self.latencies.push(ms(t.saturating_sub(start)));
+            self.call_spans.push((r, start, t));
+        }
+        let resource = self.id(resource);
+        // Acquisition ids are the client's count of its acquisitions:
+        // a repeated one is a bug of the harness, never a verdict.
+        assert!(
+            self.find((host, acq)).is_none(),
+            "checker: {} acquired twice with acq={acq} (a bug in redlock-sim)",
+            e.host
+        );
+        let i = self.accs.len();
+        let mine = self.index.entry(host).or_default();
+        if acq == mine.len() as u64 + 1 {
+            mine.push(i);
+        } else {
+            self.odd.insert((host, acq), i);
+        }
+        self.latest.insert(resource, i);
+        self.accs.push(Acc {
+            client: host,
+            acq,
+            resource,
+            token: a.token.to_string(),
+            start: t,
+            valid_until: a.valid_until,
+            fence: a.fence,
+            release: None,
+            lost: None,
+            written: None,
+        });
     }
 
     /// The index in `accs` of acquisition `k`.

@@ -194,16 +194,18 @@ fn same_client_holds_never_count() {
 
 #[test]
 fn release_start_or_validity_end_whichever_is_earlier() {
+    // In time order, as the simulation records them (the checker panics
+    // on anything else).
     let h = history(vec![
         // Validity ends (500) before the release starts (800).
         acquired(0, "c1", 1, 500),
+        // c2 acquires after c1's validity ended but before its release.
+        acquired(600, "c2", 1, 5000),
         release(800, "c1", 1),
+        release(900, "c2", 1),
         // The release starts (1300) before the validity ends (1500).
         acquired(1000, "c1", 2, 1500),
         release(1300, "c1", 2),
-        // c2 acquires after c1's validity ended but before its release.
-        acquired(600, "c2", 1, 5000),
-        release(900, "c2", 1),
         end(2000),
     ]);
     let r = check(&h);
@@ -545,7 +547,9 @@ fn run_report_with_one_overlap() {
 
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(html.contains("<svg"));
+    // The page shows the timeline from its file, not from a second copy.
+    assert!(html.contains("<img src=\"timeline.svg\""), "{html}");
+    assert!(!html.contains("<svg"));
     assert!(html.contains("c2 &lt;locks&gt; n1+n2 &amp; both hold"));
     assert!(!html.contains("<locks>"));
 
