@@ -7,7 +7,7 @@
 
 use super::world::{Timer, World};
 use crate::history::{FaultEvent, SkipReason, SkippedFault};
-use crate::scenario::{FaultAction, Target};
+use crate::scenario::{DurRange, FaultAction, Restart, Target};
 use std::time::Duration;
 
 /// `d` in whole milliseconds, as the history records it.
@@ -30,35 +30,7 @@ impl World<'_> {
         match action {
             FaultAction::Crash { host, restart } => {
                 let host = self.resolve(&host);
-                if self.down.contains_key(&host) {
-                    let skipped = SkippedFault::Crash { host };
-                    self.record_skipped(now, skipped, SkipReason::AlreadyDown);
-                    return false;
-                }
-                // Power loss: first cut off (what is in flight is lost), then stopped.
-                let others: Vec<String> =
-                    self.hosts.iter().filter(|h| **h != host).cloned().collect();
-                for o in &others {
-                    self.net.cut(&host, o, (id, "crash"));
-                    self.net.cut(o, &host, (id, "crash"));
-                }
-                self.net.apply(&mut self.sim, &self.hosts);
-                self.sim.crash(host.as_str());
-                // A pause in progress dies with the process.
-                self.ctx.clock(&host).end_pauses(now);
-                if let Some(d) = self.disks.get(&host) {
-                    d.lock().unwrap_or_else(|e| e.into_inner()).crash();
-                }
-                self.down.insert(host.clone(), id);
-                self.ctx.node_down(&host, true);
-                let policy = restart.unwrap_or(self.scenario.cluster.restart);
-                let restart = policy;
-                let fault = FaultEvent::Crash {
-                    host: host.clone(),
-                    restart,
-                };
-                self.record_fault(now, fault);
-                self.schedule_restart(now, &host, id, policy);
+                return self.crash(now, id, host, restart);
             }
             FaultAction::Restart { host } => {
                 let host = self.resolve(&host);
@@ -68,30 +40,7 @@ impl World<'_> {
                 sides,
                 oneway,
                 for_,
-            } => {
-                for (i, a_side) in sides.iter().enumerate() {
-                    for b_side in &sides[i + 1..] {
-                        for a in a_side {
-                            for b in b_side {
-                                self.net.cut(a, b, (id, "partition"));
-                                if !oneway {
-                                    self.net.cut(b, a, (id, "partition"));
-                                }
-                            }
-                        }
-                    }
-                }
-                if let Some(f) = for_ {
-                    self.after(now + f, Timer::Clear(id));
-                }
-                let for_ms = for_.map(ms);
-                let fault = FaultEvent::Partition {
-                    sides,
-                    oneway,
-                    for_ms,
-                };
-                self.record_fault(now, fault);
-            }
+            } => self.partition(now, id, sides, oneway, for_),
             FaultAction::Isolate { host, for_ } => {
                 let host = self.resolve(&host);
                 for o in self.hosts.clone().iter().filter(|h| **h != host) {
@@ -110,20 +59,7 @@ impl World<'_> {
             }
             FaultAction::Pause { host, for_ } => {
                 let host = self.resolve(&host);
-                // A node that is down runs nothing to pause.
-                if self.down.contains_key(&host) {
-                    let for_ms = ms(for_);
-                    let skipped = SkippedFault::Pause { host, for_ms };
-                    self.record_skipped(due, skipped, SkipReason::Down);
-                    return false;
-                }
-                // A triggered pause already took effect inside its host, at `due`.
-                let end = due + for_;
-                // The host's clock and sockets wait it out (see `pause`); the
-                // network keeps delivering what it sent before.
-                self.ctx.add_pause(&host, due, end);
-                let for_ms = ms(for_);
-                self.record_fault(due, FaultEvent::Pause { host, for_ms });
+                return self.pause(due, host, for_);
             }
             FaultAction::ClockJump { host, by_ms } => {
                 let host = self.resolve(&host);
@@ -146,24 +82,120 @@ impl World<'_> {
                 self.record_fault(now, FaultEvent::ClockRate { host, rate, from });
             }
             FaultAction::Latency {
-                between: (a, b),
+                between,
                 latency,
                 for_,
-            } => {
-                let value = latency.draw(&mut self.rng);
-                self.slowed.insert((a.clone(), b.clone()), id);
-                self.sim.set_link_latency(a.as_str(), b.as_str(), value);
-                if let Some(f) = for_ {
-                    self.after(now + f, Timer::RestoreLatency(a.clone(), b.clone(), id));
-                }
-                let fault = FaultEvent::Latency {
-                    between: (a, b),
-                    latency_ms: ms(value),
-                    for_ms: for_.map(ms),
-                };
-                self.record_fault(now, fault);
-            }
+            } => self.slow_link(now, id, between, latency, for_),
         }
         true
+    }
+
+    /// Power loss of `host`: cut off first (what is in flight is lost),
+    /// then stopped, its disk crashed, its restart scheduled by `restart`
+    /// (default `cluster.restart`); false when it is already down.
+    fn crash(&mut self, now: Duration, id: u64, host: String, restart: Option<Restart>) -> bool {
+        if self.down.contains_key(&host) {
+            let skipped = SkippedFault::Crash { host };
+            self.record_skipped(now, skipped, SkipReason::AlreadyDown);
+            return false;
+        }
+        let others: Vec<String> = self.hosts.iter().filter(|h| **h != host).cloned().collect();
+        for o in &others {
+            self.net.cut(&host, o, (id, "crash"));
+            self.net.cut(o, &host, (id, "crash"));
+        }
+        self.net.apply(&mut self.sim, &self.hosts);
+        self.sim.crash(host.as_str());
+        // A pause in progress dies with the process.
+        self.ctx.clock(&host).end_pauses(now);
+        if let Some(d) = self.disks.get(&host) {
+            d.lock().unwrap_or_else(|e| e.into_inner()).crash();
+        }
+        self.down.insert(host.clone(), id);
+        self.ctx.node_down(&host, true);
+        let policy = restart.unwrap_or(self.scenario.cluster.restart);
+        let fault = FaultEvent::Crash {
+            host: host.clone(),
+            restart: policy,
+        };
+        self.record_fault(now, fault);
+        self.schedule_restart(now, &host, id, policy);
+        true
+    }
+
+    /// Cuts every link between two of `sides` (only side 1 -> side 2 when
+    /// `oneway`), healed after `for_` when given.
+    fn partition(
+        &mut self,
+        now: Duration,
+        id: u64,
+        sides: Vec<Vec<String>>,
+        oneway: bool,
+        for_: Option<Duration>,
+    ) {
+        for (i, a_side) in sides.iter().enumerate() {
+            for b_side in &sides[i + 1..] {
+                for a in a_side {
+                    for b in b_side {
+                        self.net.cut(a, b, (id, "partition"));
+                        if !oneway {
+                            self.net.cut(b, a, (id, "partition"));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(f) = for_ {
+            self.after(now + f, Timer::Clear(id));
+        }
+        let for_ms = for_.map(ms);
+        let fault = FaultEvent::Partition {
+            sides,
+            oneway,
+            for_ms,
+        };
+        self.record_fault(now, fault);
+    }
+
+    /// Pauses `host` from `due` for `for_` (a triggered pause already took
+    /// effect inside its host, at `due`); false when the host is down.
+    fn pause(&mut self, due: Duration, host: String, for_: Duration) -> bool {
+        // A node that is down runs nothing to pause.
+        if self.down.contains_key(&host) {
+            let for_ms = ms(for_);
+            let skipped = SkippedFault::Pause { host, for_ms };
+            self.record_skipped(due, skipped, SkipReason::Down);
+            return false;
+        }
+        // The host's clock and sockets wait it out (see `pause`); the
+        // network keeps delivering what it sent before.
+        self.ctx.add_pause(&host, due, due + for_);
+        let for_ms = ms(for_);
+        self.record_fault(due, FaultEvent::Pause { host, for_ms });
+        true
+    }
+
+    /// Sets the latency of the link `a` -> `b` to a value drawn from
+    /// `latency`, restored after `for_` when given.
+    fn slow_link(
+        &mut self,
+        now: Duration,
+        id: u64,
+        (a, b): (String, String),
+        latency: DurRange,
+        for_: Option<Duration>,
+    ) {
+        let value = latency.draw(&mut self.rng);
+        self.slowed.insert((a.clone(), b.clone()), id);
+        self.sim.set_link_latency(a.as_str(), b.as_str(), value);
+        if let Some(f) = for_ {
+            self.after(now + f, Timer::RestoreLatency(a.clone(), b.clone(), id));
+        }
+        let fault = FaultEvent::Latency {
+            between: (a, b),
+            latency_ms: ms(value),
+            for_ms: for_.map(ms),
+        };
+        self.record_fault(now, fault);
     }
 }
