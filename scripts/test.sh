@@ -6,7 +6,9 @@
 #   - python3 with a venv of the Python lock libraries (PyPI, pinned in
 #     tests/libs/python/requirements.txt) and Node's (npm, pinned by
 #     tests/libs/node/package-lock.json), run by tests/redis/lock_libraries.rs;
-#   - then `cargo fmt --check`, `cargo clippy --all-targets -- -D warnings`
+#   - then `cargo fmt --check`, the layering (scripts/layers.py: no import
+#     cycle, report/ written only by the command layer),
+#     `cargo clippy --all-targets -- -D warnings`
 #     and `cargo test --release`.
 # Without these installs the tests that need them fail, naming this script;
 # none is skipped. `cargo test --release --test sim` needs none of them.
@@ -70,6 +72,10 @@ done
 
 echo "scripts/test.sh: cargo fmt --check"
 cargo fmt --check
+# One direction of data: no import cycle between the crate's files, and
+# nothing outside the command layer (main.rs, cli/) imports report/.
+echo "scripts/test.sh: python3 scripts/layers.py src --into report/ --writer main.rs --writer cli/"
+python3 scripts/layers.py src --into report/ --writer main.rs --writer cli/
 echo "scripts/test.sh: cargo clippy --release --all-targets -- -D warnings"
 cargo clippy --release --all-targets -- -D warnings
 echo "scripts/test.sh: cargo test --release"
