@@ -3,8 +3,9 @@
 `python3 scripts/layers.py src --into report/ --writer main.rs --writer cli/`.)
 Import graph of a Rust crate's src/, file by file, from `use crate::`, `use super::` and inline
 `crate::a::b` paths. Prints the import cycles (strongly connected components of more than one file)
-and, given --writers DIR..., the files outside those that import report-writing code.
-Usage: layers.py SRC [--allow-cycle-within PREFIX]... [--only-from PREFIX... --into PREFIX]"""
+and, given --into PREFIX, every import of a file under PREFIX from a file outside it and outside
+the --writer prefixes. Exits 1 when it prints any.
+Usage: layers.py SRC [--allow-cycle-within PREFIX]... [--into PREFIX [--writer PREFIX]...]"""
 import re, sys, os
 from itertools import chain
 

@@ -9,6 +9,8 @@
 //! - [`transport`]: how hosts open byte streams (tokio TCP, turmoil TCP);
 //! - [`clock`]: monotonic and wall clocks, system and simulated;
 //! - [`duration`]: durations as users write them;
+//! - [`stats`]: intervals and percentiles shared by the checker, sweeps
+//!   and reports;
 //! - [`node`]: the Redis-like server (keyspace, expiry, one file per command
 //!   family, Lua scripting, persistence, replication);
 //! - [`client`]: the real lock client (Redlock, the single-instance lock,
@@ -20,7 +22,6 @@
 //!   nemesis, the sentinel, the protected store);
 //! - [`check`]: the checkers (mutual exclusion at the lock and at the
 //!   resource, liveness figures) and the verdict rules;
-//! - [`stats`]: intervals and percentiles shared by sweeps and reports;
 //! - [`runner`]: one run as a library call (load, run, check), writing nothing;
 //! - [`sweep`]: many seeds times many combinations, on threads, tallied;
 //! - [`search`]: `shrink` (a minimal violating scenario) and `frontier`

@@ -1,6 +1,7 @@
-//! `redlock-sim run` and `redlock-sim check` as library calls: load and
-//! validate a scenario, run one seed, check the history, write the outputs.
-//! The command line only parses flags, calls these and prints.
+//! One run as a library call: load and validate a scenario (`--set`
+//! overrides included), simulate one seed, check the history as it comes.
+//! Writes nothing: the command layer ([`crate::cli::run`]) writes the
+//! report, prints and picks the exit code.
 
 use crate::check::verdict::{as_expected_of, outcome_of};
 use crate::check::{self, CheckResult};

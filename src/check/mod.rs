@@ -251,7 +251,9 @@ pub struct CheckResult {
 }
 
 /// Runs every checker over `history` (whose events are in time order, as
-/// [`crate::history::Recorder::finish`] gives them).
+/// [`crate::history::Recorder::finish`] gives them). Panics (a bug of the
+/// harness, exit 70) on an event out of time order or an acquisition id
+/// seen twice: see [`Checker::feed`].
 pub fn check(history: &History) -> CheckResult {
     let mut c = Checker::default();
     for e in &history.events {
@@ -301,29 +303,6 @@ fn overlaps(holds: &[Hold]) -> Vec<Overlap> {
     out
 }
 
-/// Nearest-rank percentile of a sorted list (0 when empty).
-fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nearest_rank_matches_definition() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(nearest_rank(&v, 50.0), 2.0);
-        assert_eq!(nearest_rank(&v, 99.0), 4.0);
-        assert_eq!(nearest_rank(&[], 50.0), 0.0);
-        assert_eq!(nearest_rank(&[7.0], 99.0), 7.0);
-    }
 }

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{
-    ms, nearest_rank, overlaps, CheckResult, Hold, HoldEnd, Interleaving, Liveness, StaleWrite,
-    Verdict,
+    ms, overlaps, CheckResult, Hold, HoldEnd, Interleaving, Liveness, StaleWrite, Verdict,
 };
 use crate::history::{EventKind, FaultEvent};
+use crate::stats::percentile;
 
 /// A client or resource name, interned: an index into `Checker::names`.
 type Name = u32;
@@ -416,8 +416,8 @@ impl Checker {
         let liveness = Liveness {
             attempts: self.attempts,
             acquisitions: self.acquisitions,
-            acquire_p50_ms: nearest_rank(&self.latencies, 50.0),
-            acquire_p99_ms: nearest_rank(&self.latencies, 99.0),
+            acquire_p50_ms: percentile(&self.latencies, 0.5),
+            acquire_p99_ms: percentile(&self.latencies, 0.99),
             unavailable_ms: ms(unavailable),
         };
         let mut interleavings = self.interleavings;

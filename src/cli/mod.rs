@@ -18,6 +18,7 @@ pub mod run;
 pub mod set;
 pub mod shrink;
 pub mod sweep;
+pub mod sweep_files;
 
 #[derive(Parser)]
 #[command(

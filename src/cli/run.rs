@@ -35,7 +35,7 @@ pub fn run_scenario(
 }
 
 /// [`run_scenario`] for a scenario loaded with the `--set` overrides
-/// `sets`: they name the default directory ([`dir_name`]) and the report
+/// `sets`: they name the default directory ([`crate::runner::dir_name`]) and the report
 /// says it ran with them.
 pub fn run_scenario_with(
     scenario: Scenario,

@@ -53,7 +53,7 @@ pub fn sweep_set(
         for plan in &plans {
             let sub = dir.join(&plan.base.name);
             let meta = meta::Meta::of(plan, None);
-            if let Err(e) = meta::prepare(&sub, plan, &meta, false) {
+            if let Err(e) = meta::check(&sub, plan, &meta, false) {
                 if e.kind() != std::io::ErrorKind::NotFound {
                     eprintln!("redlock-sim sweep: {e}");
                     return ExitCode::from(2);

@@ -5,6 +5,7 @@
 //! report from its [`Tally`], print the answer and pick the exit code.
 
 use super::progress::Progress;
+use super::sweep_files::{discard, write_meta, write_rows};
 use super::EXIT_SOFTWARE;
 use crate::report::sweep::{conclusions, stdout_line, write_sweep, SweepOutput};
 use crate::report::{self, RunOutput};
@@ -57,7 +58,7 @@ impl Finished {
 }
 
 /// Runs the sweep, resuming from the rows already in `out/runs.csv` (see
-/// [`meta::prepare`] for what is refused, and what `--fresh` deletes).
+/// [`meta::check`] for what is refused, and what `--fresh` deletes).
 pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     std::fs::create_dir_all(&opts.out).map_err(|e| {
         io::Error::new(
@@ -69,14 +70,16 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
         )
     })?;
     let meta = meta::Meta::of(plan, opts.shard);
-    meta::prepare(&opts.out, plan, &meta, opts.fresh)?;
+    if meta::check(&opts.out, plan, &meta, opts.fresh)? {
+        discard(&opts.out)?;
+    }
     let copy = opts.out.join(SCENARIO_COPY);
     if !copy.exists() {
         std::fs::write(&copy, &plan.text)?;
     }
     let path = opts.out.join("runs.csv");
     let done = done_runs(plan, &path)?;
-    meta::write(&opts.out, &meta)?;
+    write_meta(&opts.out, &meta)?;
     let todo: Vec<usize> = (0..plan.total_runs())
         .filter(|i| opts.shard.is_none_or(|(k, n)| i % n == k - 1))
         .filter(|i| !done.contains(i))
@@ -89,8 +92,8 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     write_all(plan, t, &opts.out, ran)
 }
 
-/// The runs `runs.csv` already holds (a file without a header gets one);
-/// rows of another sweep are refused (`InvalidInput`: exit 2).
+/// The runs `runs.csv` already holds (a missing file is created with the
+/// header); rows of another sweep are refused (`InvalidInput`: exit 2).
 fn done_runs(plan: &Plan, path: &Path) -> io::Result<BTreeSet<usize>> {
     let mut done = BTreeSet::new();
     if !path.exists() {
@@ -158,7 +161,7 @@ fn append_runs(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) 
 /// sweep's report into `out`.
 fn write_all(plan: &Plan, t: Tally, out: &Path, ran: usize) -> io::Result<Finished> {
     std::fs::create_dir_all(out)?;
-    rows::write(&out.join("runs.csv"), &plan.keys, &t.rows)?;
+    write_rows(&out.join("runs.csv"), &plan.keys, &t.rows)?;
     write_summary(&out.join("summary.csv"), &plan.keys, &t.summary)?;
     write_run_reports(plan, &t.replayed, out)?;
     let output = SweepOutput {
@@ -252,7 +255,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, jobs: usize) -> Result<Finished, Merg
     // What a sweep leaves for a later merge: the scenario and the whole
     // sweep's seeds (so a merge of this merge knows the whole).
     std::fs::write(out.join(SCENARIO_COPY), &plan.text).map_err(failed)?;
-    meta::write(out, &meta::Meta::of(&plan, None)).map_err(failed)?;
+    write_meta(out, &meta::Meta::of(&plan, None)).map_err(failed)?;
     Ok(done)
 }
 

@@ -1,7 +1,8 @@
 //! The document model shared by the run report ([`super::run`]) and the
 //! sweep report ([`super::sweep`]): blocks of text, rendered as Markdown and
-//! as a self-contained HTML page. What differs between the two reports is
-//! said by a [`Style`].
+//! as an HTML page with its CSS inline (and its charts too, but for those
+//! shown from a file, [`Figure::file`]). What differs between the reports
+//! is said by a [`Style`].
 
 use std::fmt::Write as _;
 
@@ -268,7 +269,8 @@ fn html_inline(spans: &[In]) -> String {
         .collect()
 }
 
-/// The HTML page of `doc`, titled `title`, with `charts` inlined.
+/// The HTML page of `doc`, titled `title`, with `charts` inlined (or shown
+/// from their files).
 pub(crate) fn to_html(doc: &[Block], title: &str, style: &Style, charts: &[Figure]) -> String {
     let mut s = String::new();
     let _ = write!(
@@ -349,7 +351,8 @@ fn html_table(s: &mut String, head: &[String], rows: &[Row], style: &Style) {
     s.push_str("</tbody>\n</table>\n");
 }
 
-/// A chart in HTML: its SVG inlined in a `div`, titled when it has a title.
+/// A chart in HTML: its SVG inlined in a `div` (an `<img>` of its file
+/// when it has one), titled when it has a title.
 fn html_chart(s: &mut String, c: &Figure) {
     match c.title {
         Some(title) => {

@@ -3,8 +3,8 @@
 //! finds where violations stop along one numeric key.
 //!
 //! Both sit above the runner: each step is a deterministic replay of a
-//! scenario by [`crate::runner`], and what they write is a scenario file and
-//! reports (`crate::report`).
+//! scenario by [`crate::runner`]. They return data (a scenario's text and
+//! its run, a frontier); the command layer ([`crate::cli`]) writes them.
 
 pub mod explicit;
 pub mod frontier;

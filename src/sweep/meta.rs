@@ -1,8 +1,10 @@
 //! What a sweep directory is: `sweep.json` (its seeds, its shard, how many
 //! runs the whole sweep and this shard have), what `sweep` checks before it
 //! writes into a directory (another scenario's sweep is refused; another text,
-//! seeds or shard of the same scenario is refused unless `--fresh`), what
-//! `--fresh` deletes, and how `merge` tells which part of a sweep it holds.
+//! seeds or shard of the same scenario is refused unless `--fresh`), which
+//! files are the sweep's (what `--fresh` deletes), and how `merge` tells
+//! which part of a sweep it holds. It reads directories; the command layer
+//! (`cli::sweep_files`) writes and deletes.
 
 use super::{Plan, MAX_RUNS, SCENARIO_COPY};
 use serde::{Deserialize, Serialize};
@@ -15,7 +17,7 @@ pub const META_FILE: &str = "sweep.json";
 
 /// The files a sweep writes beside its charts and `runs/` (all that
 /// `--fresh` deletes, with those).
-const SWEEP_FILES: [&str; 6] = [
+pub const SWEEP_FILES: [&str; 6] = [
     "runs.csv",
     "summary.csv",
     "report.md",
@@ -25,7 +27,7 @@ const SWEEP_FILES: [&str; 6] = [
 ];
 
 /// The beginnings of the sweep's chart files (`<prefix>…svg`).
-const CHART_PREFIXES: [&str; 4] = [
+pub const CHART_PREFIXES: [&str; 4] = [
     "violation_rate",
     "acquire_rate",
     "acquire_latency",
@@ -110,11 +112,6 @@ pub fn read(dir: &Path) -> Result<Option<Meta>, String> {
     Ok(Some(meta))
 }
 
-pub fn write(dir: &Path, meta: &Meta) -> io::Result<()> {
-    let text = serde_json::to_string_pretty(meta).map_err(io::Error::other)?;
-    std::fs::write(dir.join(META_FILE), text + "\n")
-}
-
 fn refuse(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
 }
@@ -125,13 +122,13 @@ fn copy_name(text: &str) -> Option<String> {
     table.get("name")?.as_str().map(String::from)
 }
 
-/// Checks `dir` before a sweep writes into it, and with `fresh` deletes the
-/// sweep's files there. Refused (`InvalidInput`, nothing touched): a copy of
-/// a scenario of another name (even with `fresh`); without `fresh`, a copy of
-/// another text, or a `sweep.json` of other seeds or another shard; with
-/// `fresh`, a `runs.csv` without a scenario copy (not known to be this
-/// scenario's).
-pub fn prepare(dir: &Path, plan: &Plan, new: &Meta, fresh: bool) -> io::Result<()> {
+/// Checks `dir` before a sweep writes into it; reads only. `Ok(true)`: with
+/// `fresh`, an earlier sweep of this scenario is there, whose files the
+/// caller is to delete. Refused (`InvalidInput`): a copy of a scenario of
+/// another name (even with `fresh`); without `fresh`, a copy of another
+/// text, or a `sweep.json` of other seeds or another shard; with `fresh`, a
+/// `runs.csv` without a scenario copy (not known to be this scenario's).
+pub fn check(dir: &Path, plan: &Plan, new: &Meta, fresh: bool) -> io::Result<bool> {
     let shown = dir.display();
     let name = &plan.base.name;
     let again = "add --fresh to discard it and run every run again, or choose another --out";
@@ -166,13 +163,13 @@ pub fn prepare(dir: &Path, plan: &Plan, new: &Meta, fresh: bool) -> io::Result<(
             }
             // No earlier sweep here: --fresh has nothing to discard.
             if fresh {
-                return Ok(());
+                return Ok(false);
             }
         }
         Err(e) => return Err(e),
     }
     if fresh {
-        return discard(dir);
+        return Ok(true);
     }
     if let Some(old) = read(dir).map_err(refuse)? {
         if old.seeds() != new.seeds() || old.shard != new.shard {
@@ -183,28 +180,7 @@ pub fn prepare(dir: &Path, plan: &Plan, new: &Meta, fresh: bool) -> io::Result<(
             )));
         }
     }
-    Ok(())
-}
-
-/// Deletes the files a sweep writes in `dir` (and its `runs/`), nothing else.
-fn discard(dir: &Path) -> io::Result<()> {
-    let mut names: Vec<String> = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let chart = name.ends_with(".svg") && CHART_PREFIXES.iter().any(|p| name.starts_with(p));
-        if (chart || SWEEP_FILES.contains(&name.as_str())) && entry.file_type()?.is_file() {
-            names.push(name);
-        }
-    }
-    names.sort();
-    for name in names {
-        std::fs::remove_file(dir.join(name))?;
-    }
-    match std::fs::remove_dir_all(dir.join("runs")) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
+    Ok(false)
 }
 
 /// What part of the sweep a merge holds, in words, from its directories'

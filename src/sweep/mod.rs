@@ -9,7 +9,8 @@
 //! keeps it). [`tally::tally`] puts the rows in run order, so the outputs
 //! are byte-identical (but `wall_ms`) whatever `--jobs` was, and computes
 //! the summary and the run reports' runs from them. [`read_shards`] reads
-//! the shards a `merge` joins. Nothing here writes a file.
+//! the shards a `merge` joins. Nothing here writes a file (the command
+//! layer does, `cli::sweep` and `cli::sweep_files`).
 
 pub mod baseline;
 pub mod meta;
@@ -179,7 +180,8 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 /// Runs the runs `todo` (indices into the plan's runs) on `jobs` worker
 /// threads, handing each finished row to `on_row` in this thread as it
 /// comes (in completion order). Past the first failure (a run's or
-/// `on_row`'s) no other run starts; it is returned once the workers stop.
+/// `on_row`'s) no other run starts; once the workers stop, `on_row`'s
+/// failure is returned, else the run's.
 pub fn execute(
     plan: &Arc<Plan>,
     todo: Vec<usize>,
@@ -208,22 +210,33 @@ pub fn execute(
         })
         .collect::<io::Result<Vec<_>>>()?;
     drop(tx);
-    let mut failure: Option<io::Error> = None;
+    // A run's failure stops new runs; a failure of `on_row` (writing) also
+    // stops handing rows over, and is the one returned.
+    let (mut failed_run, mut failed_row): (Option<io::Error>, Option<io::Error>) = (None, None);
     for result in rx {
-        let handled = result
-            .map_err(io::Error::other)
-            .and_then(|row| on_row(&row));
-        if let Err(e) = handled {
-            failure.get_or_insert(e);
-            next.store(usize::MAX / 2, Ordering::SeqCst);
+        match result {
+            Ok(row) if failed_row.is_none() => {
+                if let Err(e) = on_row(&row) {
+                    failed_row = Some(e);
+                    next.store(usize::MAX / 2, Ordering::SeqCst);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                failed_run.get_or_insert(io::Error::other(e));
+                next.store(usize::MAX / 2, Ordering::SeqCst);
+            }
         }
     }
     for h in workers {
         if h.join().is_err() {
-            failure.get_or_insert_with(|| io::Error::other("a sweep worker panicked"));
+            failed_run.get_or_insert_with(|| io::Error::other("a sweep worker panicked"));
         }
     }
-    failure.map_or(Ok(()), Err)
+    match failed_row.or(failed_run) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Reads the shards of a merge: the plan, every row, and which shards they

@@ -152,17 +152,3 @@ pub fn read(path: &Path, keys: &[String]) -> io::Result<Vec<RunRow>> {
     }
     Ok(rows)
 }
-
-/// Writes a complete `runs.csv` (header and rows).
-pub fn write(path: &Path, keys: &[String], rows: &[RunRow]) -> io::Result<()> {
-    let tmp = path.with_extension("csv.tmp");
-    {
-        let mut w = csv::Writer::from_path(&tmp)?;
-        w.write_record(header(keys))?;
-        for r in rows {
-            w.write_record(r.fields())?;
-        }
-        w.flush()?;
-    }
-    std::fs::rename(tmp, path)
-}

@@ -4,7 +4,8 @@
 //! `expect`, the figures, the chart, and for each violation a story for a
 //! reader who never saw the code: who held the lock when, where the key
 //! was on each node, which faults came before, and the events that led to
-//! it. The HTML page is self-contained (inline CSS, the SVG inlined).
+//! it. The HTML page has its CSS inline and shows the chart from
+//! `timeline.svg` beside it.
 
 use std::fmt::Write as _;
 

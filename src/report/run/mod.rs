@@ -3,8 +3,8 @@
 //! `timeline.svg`, plus the summary printed on stdout.
 //!
 //! Everything here reads a finished run ([`RunOutput`]) and never panics,
-//! whatever the history holds: event details are parsed defensively (unknown
-//! keys are ignored, malformed values skipped).
+//! whatever the history holds (fault events are typed: nothing is parsed
+//! back out of strings).
 
 mod csv;
 mod facts;
