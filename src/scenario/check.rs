@@ -518,8 +518,10 @@ pub(super) fn is_node(k: Kind) -> bool {
     k == Kind::Node
 }
 
-pub(super) fn is_node_or_client(k: Kind) -> bool {
-    matches!(k, Kind::Node | Kind::Client(_))
+/// What a `pause` may stop: a client, a node, or the store (a slow
+/// database: the writes it holds land late).
+pub(super) fn pausable(k: Kind) -> bool {
+    matches!(k, Kind::Node | Kind::Client(_) | Kind::Store)
 }
 
 pub(super) fn any_host(_: Kind) -> bool {

@@ -559,8 +559,8 @@ fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> 
             host: hosts.target(
                 cx,
                 &get("host")?,
-                is_node_or_client,
-                "pause applies to a client or a node",
+                pausable,
+                "pause applies to a client, a node or the store",
             )?,
             for_: for_.unwrap_or_default(),
         },

@@ -1,5 +1,5 @@
 //! The protected resource: a host that applies writes in arrival order and
-//! records each one. With fencing, a write whose token is lower than the
+//! records each one; a `pause` of the store holds them until it ends. With fencing, a write whose token is lower than the
 //! highest the store has accepted for that resource is refused.
 //!
 //! Protocol (RESP): `WRITE client acq seq fence|- resource`, answered `+OK`
@@ -17,8 +17,12 @@ pub const PORT: u16 = 7000;
 pub async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
     let listener = super::sockets::KeepAliveListener::bind(PORT).await?;
     let highest: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
+    let clock = ctx.clock("store");
     loop {
-        let stream = listener.accept().await?;
+        // A paused store (a slow database) neither reads nor answers: the
+        // writes sent to it wait in its sockets and are applied, in
+        // order, when it runs again.
+        let stream = super::pause::Paused::new(listener.accept().await?, clock.clone());
         let (ctx, highest) = (ctx.clone(), highest.clone());
         tokio::spawn(async move {
             let mut conn = Connection::new(stream);

@@ -283,6 +283,81 @@ for = "2s"
     );
 }
 
+/// A paused store (a slow database) applies nothing while paused: the
+/// writes sent to it wait in its sockets and land, in the order they were
+/// sent, when it resumes; a write sent long before, under a lock that has
+/// since changed hands, is then a stale write (the shipped
+/// `paused_store_stale_write.toml` is that case).
+#[test]
+fn a_paused_store_holds_the_writes_and_applies_them_when_it_resumes() {
+    let h = history_of(
+        r#"
+duration = "3s"
+[cluster]
+nodes = 1
+[network]
+latency = "2ms..2ms"
+[clients]
+count = 2
+ttl = "10s"
+hold = "100ms"
+writes = 1
+think = "3s"
+[hosts.c2]
+resource = "other"
+start = "50ms"
+[[faults]]
+at = "1ms"
+do = "pause"
+host = "store"
+for = "1s"
+"#,
+    );
+    let ms = std::time::Duration::from_millis;
+    let applied: Vec<_> = h
+        .of("store")
+        .filter(|e| e.kind.name() == "write_applied")
+        .collect();
+    assert_eq!(applied.len(), 2, "{:#?}", h.events);
+    // Both writes were sent during the pause and applied when it ended,
+    // c1's (sent first) first.
+    assert!(first_at(&h, "c1", "write_sent") < ms(1001));
+    assert!(first_at(&h, "c2", "write_sent") < ms(1001));
+    for e in &applied {
+        assert!(e.time >= ms(1001) && e.time <= ms(1003), "{e:?}");
+    }
+    let writers: Vec<String> = applied
+        .iter()
+        .map(|e| match &e.kind {
+            EventKind::WriteApplied { client, .. } => client.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(writers, ["c1", "c2"]);
+}
+
+/// `pause` stops clients, nodes and the store; anything else is refused,
+/// naming what it applies to.
+#[test]
+fn a_pause_of_the_sentinel_is_refused_naming_what_can_be_paused() {
+    let text = r#"
+duration = "3s"
+[cluster]
+topology = "single"
+nodes = 3
+[[faults]]
+at = "1s"
+do = "pause"
+host = "sentinel"
+for = "1s"
+"#;
+    let e = scenario::parse_str(text, "t.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("pause applies to a client, a node or the store"),
+        "{e}"
+    );
+}
+
 /// A fault that can do nothing is not dropped: crashing a node that is
 /// already down and restarting one that is up are recorded as skipped, in
 /// history.csv and in the report, and the skipped crash is not drawn as one.
