@@ -176,7 +176,7 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
         ("acquire latency p50", fmt_ms(l.acquire_p50_ms)),
         ("acquire latency p99", fmt_ms(l.acquire_p99_ms)),
         (
-            "unavailable (clients waiting, nobody holding)",
+            "unavailable (clients waiting, nobody holding; per resource, summed, to the last event)",
             fmt_ms(l.unavailable_ms),
         ),
         ("events", out.history.events.len().to_string()),
@@ -226,7 +226,8 @@ fn safe_outcome(doc: &mut Vec<Block>, out: &RunOutput) {
              acquisition of its lock, and never applied the writes of two acquisitions \
              interleaved. {} write(s) were refused by fencing. Of {} lock calls, {} \
              succeeded; acquiring took {} at the median and {} at the 99th percentile, and \
-             for {} in total clients were waiting for the lock while nobody held it.",
+             for {} in total clients were waiting for the lock while nobody held it (per \
+             resource, summed over resources, up to the last event).",
             l.acquisitions,
             holders,
             c.rejected_writes,
