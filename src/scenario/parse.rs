@@ -490,6 +490,40 @@ fn faults_of(
 
 /// One `[[faults]]` table.
 fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> R<Fault> {
+    let (kind, t) = fault_table(cx, t)?;
+    let at_v = t.require(cx, "at")?;
+    let at = at_v.duration(cx, Some(ttl))?;
+    if let Some((_, required, _)) = FAULT_KEYS.iter().find(|(k, _, _)| *k == kind) {
+        for key in *required {
+            t.require(cx, key)?;
+        }
+    }
+    let action = fault_action(cx, &t, kind, hosts, ttl)?;
+    let after = match t.get("after") {
+        Some(v) => trigger(cx, &v, hosts)?,
+        None => Trigger::Start,
+    };
+    if after == Trigger::Start && at > duration {
+        return Err(at_v.err(
+            cx,
+            format!(
+                "{} is beyond the scenario's duration ({}): the fault would never happen; move it within the duration, or make it follow a client's lock with `after`",
+                duration::format(at),
+                duration::format(duration)
+            ),
+        ));
+    }
+    Ok(Fault {
+        at,
+        after,
+        line: t.line.unwrap_or(0),
+        action,
+    })
+}
+
+/// The fault's kind (`do`, one of [`FaultAction::KINDS`]) and its table,
+/// named by its kind, checked for keys the kind does not take.
+fn fault_table<'a>(cx: &Cx, t: &Tbl<'a>) -> R<(&'static str, Tbl<'a>)> {
     let do_v = t.require(cx, "do")?;
     let kind = do_v.str(cx)?;
     let Some((kind, required, optional)) = FAULT_KEYS.iter().find(|(k, _, _)| *k == kind) else {
@@ -514,11 +548,12 @@ fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> 
         what: format!("{} (do = \"{kind}\")", t.what),
     };
     t.check_keys(cx, &allowed)?;
-    let at_v = t.require(cx, "at")?;
-    let at = at_v.duration(cx, Some(ttl))?;
-    for key in *required {
-        t.require(cx, key)?;
-    }
+    Ok((kind, t))
+}
+
+/// What a fault of `kind` does, from its table (its required keys are
+/// there).
+fn fault_action(cx: &Cx, t: &Tbl, kind: &str, hosts: &Hosts, ttl: Duration) -> R<FaultAction> {
     let get = |key: &str| {
         t.get(key)
             .ok_or_else(|| cx.err(&join(&t.path, key), t.line, "missing"))
@@ -528,7 +563,7 @@ fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> 
         None => None,
     };
     let node_only = "crash and restart apply to nodes (n1..nN) or \"master\"";
-    let action = match *kind {
+    Ok(match kind {
         "crash" => FaultAction::Crash {
             host: hosts.target(cx, &get("host")?, is_node, node_only)?,
             restart: match t.get("restart") {
@@ -572,50 +607,32 @@ fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> 
             host: hosts.target(cx, &get("host")?, any_host, "")?,
             rate: rate(cx, &get("rate")?)?,
         },
-        _ => {
-            let between = get("between")?;
-            let items = between.array(cx)?;
-            if items.len() != 2 {
-                return Err(between.err(
-                    cx,
-                    format!("`between` names exactly two hosts, not {}", items.len()),
-                ));
-            }
-            let (a, _) = hosts.host(cx, &items[0])?;
-            let (b, _) = hosts.host(cx, &items[1])?;
-            if a == b {
-                return Err(between.err(
-                    cx,
-                    format!("`between` needs two different hosts, not {a:?} twice"),
-                ));
-            }
-            FaultAction::Latency {
-                between: (a, b),
-                latency: get("latency")?.dur_range(cx)?,
-                for_,
-            }
-        }
-    };
-    let after = match t.get("after") {
-        Some(v) => trigger(cx, &v, hosts)?,
-        None => Trigger::Start,
-    };
-    if after == Trigger::Start && at > duration {
-        return Err(at_v.err(
+        _ => FaultAction::Latency {
+            between: between(cx, &get("between")?, hosts)?,
+            latency: get("latency")?.dur_range(cx)?,
+            for_,
+        },
+    })
+}
+
+/// A latency fault's `between`: two different hosts.
+fn between(cx: &Cx, between: &Val, hosts: &Hosts) -> R<(String, String)> {
+    let items = between.array(cx)?;
+    if items.len() != 2 {
+        return Err(between.err(
             cx,
-            format!(
-                "{} is beyond the scenario's duration ({}): the fault would never happen; move it within the duration, or make it follow a client's lock with `after`",
-                duration::format(at),
-                duration::format(duration)
-            ),
+            format!("`between` names exactly two hosts, not {}", items.len()),
         ));
     }
-    Ok(Fault {
-        at,
-        after,
-        line: t.line.unwrap_or(0),
-        action,
-    })
+    let (a, _) = hosts.host(cx, &items[0])?;
+    let (b, _) = hosts.host(cx, &items[1])?;
+    if a == b {
+        return Err(between.err(
+            cx,
+            format!("`between` needs two different hosts, not {a:?} twice"),
+        ));
+    }
+    Ok((a, b))
 }
 
 /// `after = "c1:acquired"`.
