@@ -221,16 +221,7 @@ impl Checker {
                     seq: *seq,
                     fence: *fence,
                 };
-                let (c, resource) = (self.id(client), self.id(resource));
-                let sent = self.sent.remove(&(c, *acq, *seq));
-                let writer = (c, *acq);
-                self.interleave(writer, resource, w);
-                self.pending.push(Pending {
-                    writer,
-                    resource,
-                    w,
-                    sent,
-                });
+                self.write_applied(client, *acq, resource, w);
             }
             _ => {}
         }
@@ -271,6 +262,21 @@ impl Checker {
             release: None,
             lost: None,
             written: None,
+        });
+    }
+
+    /// A `write_applied` event: checked for interleaving now, for
+    /// staleness once no acquisition can start at its instant any more.
+    fn write_applied(&mut self, client: &str, acq: u64, resource: &str, w: W) {
+        let (c, resource) = (self.id(client), self.id(resource));
+        let sent = self.sent.remove(&(c, acq, w.seq));
+        let writer = (c, acq);
+        self.interleave(writer, resource, w);
+        self.pending.push(Pending {
+            writer,
+            resource,
+            w,
+            sent,
         });
     }
 

@@ -350,33 +350,13 @@ impl Client {
 
     async fn hold(&mut self, driver: &mut Driver, held: Held, acq: u64) {
         let fence = self.spec.fencing.then(|| self.ctx.next_fence());
-        self.ctx.record(
-            &self.name,
-            EventKind::Acquired {
-                acq,
-                resource: self.spec.resource.clone(),
-                token: held.token().to_string(),
-                validity: held.validity(),
-                valid_until: self.global_of(held.valid_until()),
-                nodes: held.nodes(),
-                fence,
-            },
-        );
+        self.record_acquired(&held, acq, fence);
         let dog = if self.spec.renew {
             driver.watchdog(&held)
         } else {
             None
         };
-        let hold = match self.spec.hold {
-            Hold::For(range) => range.draw(&mut self.rng),
-            // The rest of the validity; a validity past the run's end
-            // (one no correct client computes) is held to the end.
-            Hold::Validity => {
-                let rest = held.valid_until().saturating_sub(self.clock.now());
-                let to_end = self.ctx.end.saturating_sub(sim_now());
-                rest.min(to_end.max(self.spec.ttl))
-            }
-        };
+        let hold = self.hold_length(&held);
         let watcher = dog.as_ref().map(|d| self.watch(d, acq));
         let writes = self.spec.writes;
         let gap = if writes > 1 {
@@ -392,44 +372,13 @@ impl Client {
             if seq > 1 {
                 self.clock.sleep(gap).await;
                 self.ctx.pause_point(&self.name).await;
-                let (valid_until, lost) = match &dog {
-                    Some(d) => {
-                        let s = d.status();
-                        (s.lock.valid_until, s.lost.is_some())
-                    }
-                    None => (held.valid_until(), false),
-                };
-                if lost || self.clock.now() >= valid_until {
+                if !self.still_valid(&held, &dog) {
                     self.ctx
                         .record(&self.name, EventKind::ValidityExpired { acq });
                     break;
                 }
             }
-            self.ctx.pause_point(&self.name).await;
-            self.ctx
-                .record(&self.name, EventKind::WriteSent { acq, seq });
-            let fence_arg = fence.map_or("-".to_string(), |f| f.to_string());
-            let cmd = Frame::command([
-                "WRITE",
-                &self.name,
-                &acq.to_string(),
-                &seq.to_string(),
-                &fence_arg,
-                &self.spec.resource,
-            ]);
-            // Wait for the store's acknowledgement while the lock is valid
-            // (at least WRITE_TIMEOUT): a write still in flight when the lock
-            // runs out is the hazard the stale-write check reports.
-            let valid_until = dog
-                .as_ref()
-                .map_or(held.valid_until(), |d| d.status().lock.valid_until);
-            let wait = valid_until
-                .saturating_sub(self.clock.now())
-                .max(WRITE_TIMEOUT);
-            let _ = self
-                .store
-                .request(&self.connector(), &self.clock, &cmd, wait)
-                .await;
+            self.write(&held, &dog, acq, seq, fence).await;
             if seq == 1 && !self.reenter(driver, &held, &dog, acq, &mut nested).await {
                 holding = false;
                 break;
@@ -456,6 +405,86 @@ impl Client {
         }
         self.ctx
             .record(&self.name, EventKind::Released { acq, nodes });
+    }
+
+    /// Records the `acquired` event of `held`.
+    fn record_acquired(&self, held: &Held, acq: u64, fence: Option<u64>) {
+        self.ctx.record(
+            &self.name,
+            EventKind::Acquired {
+                acq,
+                resource: self.spec.resource.clone(),
+                token: held.token().to_string(),
+                validity: held.validity(),
+                valid_until: self.global_of(held.valid_until()),
+                nodes: held.nodes(),
+                fence,
+            },
+        );
+    }
+
+    /// How long to hold `held`, on the client's clock: drawn from `hold`,
+    /// or the rest of its validity.
+    fn hold_length(&mut self, held: &Held) -> Duration {
+        match self.spec.hold {
+            Hold::For(range) => range.draw(&mut self.rng),
+            // The rest of the validity; a validity past the run's end
+            // (one no correct client computes) is held to the end.
+            Hold::Validity => {
+                let rest = held.valid_until().saturating_sub(self.clock.now());
+                let to_end = self.ctx.end.saturating_sub(sim_now());
+                rest.min(to_end.max(self.spec.ttl))
+            }
+        }
+    }
+
+    /// Is the lock still held, by the client's clock (and its watchdog's
+    /// word, with one)?
+    fn still_valid(&self, held: &Held, dog: &Option<Watchdog>) -> bool {
+        let (valid_until, lost) = match dog {
+            Some(d) => {
+                let s = d.status();
+                (s.lock.valid_until, s.lost.is_some())
+            }
+            None => (held.valid_until(), false),
+        };
+        !lost && self.clock.now() < valid_until
+    }
+
+    /// Write `seq` of acquisition `acq` to the store; waits for the
+    /// acknowledgement while the lock is valid (at least WRITE_TIMEOUT): a
+    /// write still in flight when the lock runs out is the hazard the
+    /// stale-write check reports.
+    async fn write(
+        &mut self,
+        held: &Held,
+        dog: &Option<Watchdog>,
+        acq: u64,
+        seq: u32,
+        fence: Option<u64>,
+    ) {
+        self.ctx.pause_point(&self.name).await;
+        self.ctx
+            .record(&self.name, EventKind::WriteSent { acq, seq });
+        let fence_arg = fence.map_or("-".to_string(), |f| f.to_string());
+        let cmd = Frame::command([
+            "WRITE",
+            &self.name,
+            &acq.to_string(),
+            &seq.to_string(),
+            &fence_arg,
+            &self.spec.resource,
+        ]);
+        let valid_until = dog
+            .as_ref()
+            .map_or(held.valid_until(), |d| d.status().lock.valid_until);
+        let wait = valid_until
+            .saturating_sub(self.clock.now())
+            .max(WRITE_TIMEOUT);
+        let _ = self
+            .store
+            .request(&self.connector(), &self.clock, &cmd, wait)
+            .await;
     }
 
     /// Holds while the watchdog keeps the lock, as an application that
