@@ -277,66 +277,14 @@ impl Aimer {
         master: &str,
         placed: &[Due],
     ) -> Due {
-        let ttl = self.ttl;
-        let time =
-            match at {
-                Point::AfterAcquire => now + ttl.mul_f64(0.02 * a.when),
-                Point::ValidityEnd => (hold.valid_until + ttl.mul_f64(0.15 * a.when))
-                    .saturating_sub(ttl.mul_f64(0.10)),
-                Point::Release | Point::Acquisition => now,
-                Point::Extension => match hold.period {
-                    // Just before to just after the next extension is due.
-                    Some(p) => (hold.last + p + ttl.mul_f64(0.05 * a.when))
-                        .saturating_sub(ttl.mul_f64(0.025)),
-                    None => (hold.valid_until + ttl.mul_f64(0.15 * a.when))
-                        .saturating_sub(ttl.mul_f64(0.10)),
-                },
-            }
-            .max(now);
-        let key_nodes: Vec<String> = self
-            .nodes
-            .iter()
-            .filter(|n| !self.down.contains(*n))
-            .filter(|n| self.keys.get(&((*n).clone(), hold.resource.clone())) == Some(&hold.token))
-            .cloned()
-            .collect();
-        let up: Vec<String> = self
-            .nodes
-            .iter()
-            .filter(|n| !self.down.contains(*n))
-            .cloned()
-            .collect();
-        // Nodes involved: those holding the key, else the master, else any up.
-        let involved: Vec<String> = if self.single {
-            vec![master.to_string()]
-        } else if !key_nodes.is_empty() {
-            key_nodes.clone()
-        } else if !up.is_empty() {
-            up.clone()
-        } else {
-            self.nodes.clone()
-        };
+        let time = self.aimed_time(now, hold, a.when, at);
+        let (key_nodes, involved) = self.involved(hold, master);
         let pick = |from: &[String]| from[(a.pick % from.len() as u64) as usize].clone();
         let action = match a.action {
             FaultAction::Crash { host, restart } => FaultAction::Crash {
                 host: match host {
                     Target::Master => Target::Master,
-                    Target::Host(_) => {
-                        // Crashes placed at the same event take different nodes.
-                        let crashed: Vec<&Target> = placed
-                            .iter()
-                            .filter_map(|d| match &d.action {
-                                FaultAction::Crash { host, .. } => Some(host),
-                                _ => None,
-                            })
-                            .collect();
-                        let fresh: Vec<String> = involved
-                            .iter()
-                            .filter(|n| !crashed.contains(&&Target::Host((*n).clone())))
-                            .cloned()
-                            .collect();
-                        Target::Host(pick(if fresh.is_empty() { &involved } else { &fresh }))
-                    }
+                    Target::Host(_) => Target::Host(pick(&uncrashed(&involved, placed))),
                 },
                 restart,
             },
@@ -376,6 +324,58 @@ impl Aimer {
             action,
             origin: Origin::Nemesis,
         }
+    }
+
+    /// When a fault aimed at `at` of `hold` falls, from the event at `now`
+    /// (never before it); `when` in [0, 1) places it in its window.
+    fn aimed_time(&self, now: Duration, hold: &HoldSeen, when: f64, at: Point) -> Duration {
+        let ttl = self.ttl;
+        match at {
+            Point::AfterAcquire => now + ttl.mul_f64(0.02 * when),
+            Point::ValidityEnd => {
+                (hold.valid_until + ttl.mul_f64(0.15 * when)).saturating_sub(ttl.mul_f64(0.10))
+            }
+            Point::Release | Point::Acquisition => now,
+            Point::Extension => {
+                match hold.period {
+                    // Just before to just after the next extension is due.
+                    Some(p) => (hold.last + p + ttl.mul_f64(0.05 * when))
+                        .saturating_sub(ttl.mul_f64(0.025)),
+                    None => (hold.valid_until + ttl.mul_f64(0.15 * when))
+                        .saturating_sub(ttl.mul_f64(0.10)),
+                }
+            }
+        }
+        .max(now)
+    }
+
+    /// The up nodes holding `hold`'s key, and the nodes a fault aimed at
+    /// the hold involves: those, else the master (`single`: always), else
+    /// any up node, else any node.
+    fn involved(&self, hold: &HoldSeen, master: &str) -> (Vec<String>, Vec<String>) {
+        let key_nodes: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| !self.down.contains(*n))
+            .filter(|n| self.keys.get(&((*n).clone(), hold.resource.clone())) == Some(&hold.token))
+            .cloned()
+            .collect();
+        let up: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| !self.down.contains(*n))
+            .cloned()
+            .collect();
+        let involved: Vec<String> = if self.single {
+            vec![master.to_string()]
+        } else if !key_nodes.is_empty() {
+            key_nodes.clone()
+        } else if !up.is_empty() {
+            up
+        } else {
+            self.nodes.clone()
+        };
+        (key_nodes, involved)
     }
 
     /// A partition aimed at `holder`: with an even pick, the holder and the
@@ -418,5 +418,28 @@ impl Aimer {
         mine.sort();
         rest.sort();
         vec![mine, rest]
+    }
+}
+
+/// The nodes of `involved` no crash placed at the same event took yet
+/// (crashes placed together take different nodes), or all of them when
+/// every one was taken.
+fn uncrashed(involved: &[String], placed: &[Due]) -> Vec<String> {
+    let crashed: Vec<&Target> = placed
+        .iter()
+        .filter_map(|d| match &d.action {
+            FaultAction::Crash { host, .. } => Some(host),
+            _ => None,
+        })
+        .collect();
+    let fresh: Vec<String> = involved
+        .iter()
+        .filter(|n| !crashed.contains(&&Target::Host((*n).clone())))
+        .cloned()
+        .collect();
+    if fresh.is_empty() {
+        involved.to_vec()
+    } else {
+        fresh
     }
 }
