@@ -260,116 +260,144 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
         return Ok(None);
     };
     let after_line = *pos + 1 + body.len() + 2;
+    let line = |pos: &mut usize, f: Frame| {
+        *pos = after_line;
+        Ok(Some(f))
+    };
     match tag {
-        b'+' | b'-' => {
-            let s = String::from_utf8_lossy(body).into_owned();
-            *pos = after_line;
-            Ok(Some(if tag == b'+' {
-                Frame::Simple(s)
-            } else {
-                Frame::Error(s)
-            }))
-        }
+        b'+' => line(
+            pos,
+            Frame::Simple(String::from_utf8_lossy(body).into_owned()),
+        ),
+        b'-' => line(
+            pos,
+            Frame::Error(String::from_utf8_lossy(body).into_owned()),
+        ),
         b':' => {
             let n = parse_int(body)?;
-            *pos = after_line;
-            Ok(Some(Frame::Integer(n)))
+            line(pos, Frame::Integer(n))
         }
-        b'$' => {
-            let len = parse_int(body)?;
-            if len == -1 {
-                *pos = after_line;
-                return Ok(Some(Frame::Null));
-            }
-            if !(0..=MAX_BULK_LEN).contains(&len) {
-                return perr("invalid bulk length");
-            }
-            let len = len as usize;
-            let end = after_line + len;
-            if buf.len() < end + 2 {
-                return Ok(None);
-            }
-            if &buf[end..end + 2] != b"\r\n" {
-                return perr("bulk string not terminated by CRLF");
-            }
-            *pos = end + 2;
-            Ok(Some(Frame::Bulk(Bytes::copy_from_slice(
-                &buf[after_line..end],
-            ))))
-        }
-        b'_' if body.is_empty() => {
-            *pos = after_line;
-            Ok(Some(Frame::Null))
-        }
-        b'#' if body == b"t" || body == b"f" => {
-            *pos = after_line;
-            Ok(Some(Frame::Boolean(body == b"t")))
-        }
-        b',' => {
-            *pos = after_line;
-            Ok(Some(Frame::Double(
-                String::from_utf8_lossy(body).into_owned(),
-            )))
-        }
-        b'=' => {
-            let len = parse_int(body)?;
-            if !(4..=MAX_BULK_LEN).contains(&len) {
-                return perr("invalid verbatim length");
-            }
-            let end = after_line + len as usize;
-            if buf.len() < end + 2 {
-                return Ok(None);
-            }
-            if &buf[end..end + 2] != b"\r\n" || buf[after_line + 3] != b':' {
-                return perr("malformed verbatim string");
-            }
-            *pos = end + 2;
-            Ok(Some(Frame::Verbatim(Bytes::copy_from_slice(
-                &buf[after_line + 4..end],
-            ))))
-        }
-        b'%' => {
-            let len = parse_int(body)?;
-            if !(0..=MAX_ARRAY_LEN).contains(&len) {
-                return perr("invalid map length");
-            }
-            let mut p = after_line;
-            let mut pairs = Vec::new();
-            for _ in 0..len {
-                let Some(k) = parse_at(buf, &mut p, depth + 1)? else {
-                    return Ok(None);
-                };
-                let Some(v) = parse_at(buf, &mut p, depth + 1)? else {
-                    return Ok(None);
-                };
-                pairs.push((k, v));
-            }
-            *pos = p;
-            Ok(Some(Frame::Map(pairs)))
-        }
-        b'*' => {
-            let len = parse_int(body)?;
-            if len == -1 {
-                *pos = after_line;
-                return Ok(Some(Frame::Null));
-            }
-            if !(0..=MAX_ARRAY_LEN).contains(&len) {
-                return perr("invalid multibulk length");
-            }
-            let mut p = after_line;
-            // Grow as elements arrive: never trust the length for allocation.
-            let mut items = Vec::new();
-            for _ in 0..len {
-                match parse_at(buf, &mut p, depth + 1)? {
-                    Some(f) => items.push(f),
-                    None => return Ok(None),
-                }
-            }
-            *pos = p;
-            Ok(Some(Frame::Array(items)))
-        }
+        b'$' => parse_bulk(buf, pos, body, after_line),
+        b'_' if body.is_empty() => line(pos, Frame::Null),
+        b'#' if body == b"t" || body == b"f" => line(pos, Frame::Boolean(body == b"t")),
+        b',' => line(
+            pos,
+            Frame::Double(String::from_utf8_lossy(body).into_owned()),
+        ),
+        b'=' => parse_verbatim(buf, pos, body, after_line),
+        b'%' => parse_map(buf, pos, body, after_line, depth),
+        b'*' => parse_array(buf, pos, body, after_line, depth),
         other => perr(format!("unexpected type byte {other:#04x}")),
     }
+}
+
+/// A bulk string (`$<len>`, or `$-1`: null) whose data starts at
+/// `after_line`.
+fn parse_bulk(
+    buf: &[u8],
+    pos: &mut usize,
+    body: &[u8],
+    after_line: usize,
+) -> Result<Option<Frame>, ProtocolError> {
+    let len = parse_int(body)?;
+    if len == -1 {
+        *pos = after_line;
+        return Ok(Some(Frame::Null));
+    }
+    if !(0..=MAX_BULK_LEN).contains(&len) {
+        return perr("invalid bulk length");
+    }
+    let end = after_line + len as usize;
+    if buf.len() < end + 2 {
+        return Ok(None);
+    }
+    if &buf[end..end + 2] != b"\r\n" {
+        return perr("bulk string not terminated by CRLF");
+    }
+    *pos = end + 2;
+    Ok(Some(Frame::Bulk(Bytes::copy_from_slice(
+        &buf[after_line..end],
+    ))))
+}
+
+/// A RESP3 verbatim string (`=<len>`, `txt:` and the text).
+fn parse_verbatim(
+    buf: &[u8],
+    pos: &mut usize,
+    body: &[u8],
+    after_line: usize,
+) -> Result<Option<Frame>, ProtocolError> {
+    let len = parse_int(body)?;
+    if !(4..=MAX_BULK_LEN).contains(&len) {
+        return perr("invalid verbatim length");
+    }
+    let end = after_line + len as usize;
+    if buf.len() < end + 2 {
+        return Ok(None);
+    }
+    if &buf[end..end + 2] != b"\r\n" || buf[after_line + 3] != b':' {
+        return perr("malformed verbatim string");
+    }
+    *pos = end + 2;
+    Ok(Some(Frame::Verbatim(Bytes::copy_from_slice(
+        &buf[after_line + 4..end],
+    ))))
+}
+
+/// A RESP3 map (`%<pairs>`): its keys and values, one level deeper.
+fn parse_map(
+    buf: &[u8],
+    pos: &mut usize,
+    body: &[u8],
+    after_line: usize,
+    depth: usize,
+) -> Result<Option<Frame>, ProtocolError> {
+    let len = parse_int(body)?;
+    if !(0..=MAX_ARRAY_LEN).contains(&len) {
+        return perr("invalid map length");
+    }
+    let mut p = after_line;
+    let mut pairs = Vec::new();
+    for _ in 0..len {
+        let Some(k) = parse_at(buf, &mut p, depth + 1)? else {
+            return Ok(None);
+        };
+        let Some(v) = parse_at(buf, &mut p, depth + 1)? else {
+            return Ok(None);
+        };
+        pairs.push((k, v));
+    }
+    *pos = p;
+    Ok(Some(Frame::Map(pairs)))
+}
+
+/// An array (`*<len>`, or `*-1`: null): its elements, one level deeper.
+fn parse_array(
+    buf: &[u8],
+    pos: &mut usize,
+    body: &[u8],
+    after_line: usize,
+    depth: usize,
+) -> Result<Option<Frame>, ProtocolError> {
+    let len = parse_int(body)?;
+    if len == -1 {
+        *pos = after_line;
+        return Ok(Some(Frame::Null));
+    }
+    if !(0..=MAX_ARRAY_LEN).contains(&len) {
+        return perr("invalid multibulk length");
+    }
+    let mut p = after_line;
+    // Grow as elements arrive: never trust the length for allocation.
+    let mut items = Vec::new();
+    for _ in 0..len {
+        match parse_at(buf, &mut p, depth + 1)? {
+            Some(f) => items.push(f),
+            None => return Ok(None),
+        }
+    }
+    *pos = p;
+    Ok(Some(Frame::Array(items)))
 }
 
 /// The bytes of the line starting at `start`, without its CRLF.
