@@ -7,7 +7,7 @@
 #     tests/libs/python/requirements.txt) and Node's (npm, pinned by
 #     tests/libs/node/package-lock.json), run by tests/redis/lock_libraries.rs;
 #   - then `cargo fmt --check`, the layering (scripts/layers.py: no import
-#     cycle, report/ written only by the command layer),
+#     cycle but Lua's, report/ written only by the command layer),
 #     `cargo clippy --all-targets -- -D warnings`
 #     and `cargo test --release`.
 # Without these installs the tests that need them fail, naming this script;
@@ -74,8 +74,11 @@ echo "scripts/test.sh: cargo fmt --check"
 cargo fmt --check
 # One direction of data: no import cycle between the crate's files, and
 # nothing outside the command layer (main.rs, cli/) imports report/.
-echo "scripts/test.sh: python3 scripts/layers.py src --into report/ --writer main.rs --writer cli/"
-python3 scripts/layers.py src --into report/ --writer main.rs --writer cli/
+# The one cycle allowed is Lua's: the keyspace holds the script cache and
+# its interpreter, whose redis.call dispatches commands on the keyspace.
+layers="python3 scripts/layers.py src --allow-cycle node/keyspace.rs,node/scripting/mod.rs --into report/ --writer main.rs --writer cli/"
+echo "scripts/test.sh: $layers"
+$layers
 echo "scripts/test.sh: cargo clippy --release --all-targets -- -D warnings"
 cargo clippy --release --all-targets -- -D warnings
 echo "scripts/test.sh: cargo test --release"
