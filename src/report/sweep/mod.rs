@@ -32,7 +32,6 @@ use crate::report::doc::{md_escape, to_html, to_md, Figure, Style};
 use document::{document, title};
 
 pub use self::output::SweepOutput;
-pub use crate::sweep::tally::{Coverage, Replay};
 
 /// Creates `dir` (and its parents) and writes `report.md`, `index.html` and
 /// the charts: for each varied key `violation_rate-<key>.svg`,
