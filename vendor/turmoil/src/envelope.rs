@@ -29,6 +29,9 @@ pub struct Datagram(pub Bytes);
 #[derive(Debug)]
 pub enum Segment {
     Syn(Syn),
+    /// The server's answer to a [`Syn`], which completes the connect when
+    /// it arrives: a connect takes a round trip, as over real TCP.
+    SynAck(SynAck),
     Data(u64, Bytes),
     Fin(u64),
     Rst,
@@ -36,6 +39,11 @@ pub enum Segment {
 
 #[derive(Debug)]
 pub struct Syn {
+    pub(crate) ack: oneshot::Sender<()>,
+}
+
+#[derive(Debug)]
+pub struct SynAck {
     pub(crate) ack: oneshot::Sender<()>,
 }
 
@@ -58,6 +66,7 @@ impl Display for Segment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Segment::Syn(_) => write!(f, "TCP SYN"),
+            Segment::SynAck(_) => write!(f, "TCP SYN-ACK"),
             Segment::Data(_, data) => hex("TCP", data, f),
             Segment::Fin(_) => write!(f, "TCP FIN"),
             Segment::Rst => write!(f, "TCP RST"),

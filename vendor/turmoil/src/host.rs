@@ -501,6 +501,10 @@ impl Tcp {
         segment: Segment,
     ) -> Result<(), Protocol> {
         match segment {
+            // A SYN whose connect was given up is answered by nothing (the
+            // client's reset to the SYN-ACK ends it): it takes no place in
+            // the accept queue.
+            Segment::Syn(syn) if syn.ack.is_closed() => {}
             Segment::Syn(syn) => {
                 // If bound, queue the syn; else we drop the syn triggering
                 // connection refused on the client.
@@ -513,6 +517,13 @@ impl Tcp {
                         b.deque.push_back((syn, src));
                         b.notify.notify_one();
                     }
+                }
+            }
+            // The connect completes; one given up meanwhile resets the
+            // server's socket, as the client's kernel would.
+            Segment::SynAck(syn_ack) => {
+                if syn_ack.ack.send(()).is_err() {
+                    return Err(Protocol::Tcp(Segment::Rst));
                 }
             }
             Segment::Data(seq, data) => match self.sockets.get_mut(&SocketPair::new(dst, src)) {

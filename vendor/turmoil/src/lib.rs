@@ -316,6 +316,22 @@ pub fn hold(a: impl ToIpAddrs, b: impl ToIpAddrs) {
     World::current(|world| world.hold_many(a, b))
 }
 
+/// Hold messages from `from` to `to`, those on the way and those sent later,
+/// until [`release_oneway`]: a cut that TCP rides out.
+///
+/// Must be called from within a Turmoil simulation.
+pub fn hold_oneway(from: impl ToIpAddrs, to: impl ToIpAddrs) {
+    World::current(|world| world.hold_oneway_many(from, to))
+}
+
+/// The opposite of [`hold_oneway`]: held messages keep their order per
+/// connection and their latency (see [`Sim::release_oneway`]).
+///
+/// Must be called from within a Turmoil simulation.
+pub fn release_oneway(from: impl ToIpAddrs, to: impl ToIpAddrs) {
+    World::current(|world| world.release_oneway_many(from, to))
+}
+
 /// The opposite of [`hold`]. All held messages are immediately delivered.
 ///
 /// Must be called from within a Turmoil simulation.

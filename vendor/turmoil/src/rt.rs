@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 use tokio::task::LocalSet;
-use tokio::time::{sleep, Duration, Instant};
+use tokio::time::{advance, sleep_until, Duration, Instant};
 
 use super::Result;
 
@@ -66,6 +66,10 @@ pub struct Rt<'a> {
 
     /// Runtime configuration.
     config: Config,
+
+    /// Where the runtime's timer wheel starts counting its whole
+    /// milliseconds (see [`step_to`]).
+    origin: Instant,
 }
 
 impl<'a> Rt<'a> {
@@ -73,7 +77,7 @@ impl<'a> Rt<'a> {
     where
         F: Future<Output = Result> + 'static,
     {
-        let (tokio, local) = init(&mut config);
+        let (tokio, local, origin) = init(&mut config);
 
         let handle = with(&tokio, &local, || tokio::task::spawn_local(client));
 
@@ -84,6 +88,7 @@ impl<'a> Rt<'a> {
             nodename,
             handle: Some(handle),
             config,
+            origin,
         }
     }
 
@@ -92,7 +97,7 @@ impl<'a> Rt<'a> {
         F: Fn() -> Fut + 'a,
         Fut: Future<Output = Result> + 'static,
     {
-        let (tokio, local) = init(&mut config);
+        let (tokio, local, origin) = init(&mut config);
 
         let software: Software = Box::new(move || Box::pin(software()));
         let handle = with(&tokio, &local, || tokio::task::spawn_local(software()));
@@ -104,12 +109,13 @@ impl<'a> Rt<'a> {
             nodename,
             handle: Some(handle),
             config,
+            origin,
         }
     }
 
     pub(crate) fn no_software() -> Self {
         let mut config = Config::default();
-        let (tokio, local) = init(&mut config);
+        let (tokio, local, origin) = init(&mut config);
 
         Self {
             kind: Kind::NoSoftware,
@@ -118,6 +124,7 @@ impl<'a> Rt<'a> {
             nodename: String::new().into(),
             handle: None,
             config,
+            origin,
         }
     }
 
@@ -160,14 +167,14 @@ impl<'a> Rt<'a> {
     // Returns whether the software has finished successfully or the error
     // that caused failure. Subsequent calls do not return the error as it is
     // expected to fail the simulation.
+    //
+    // Time advances by exactly `duration`, also when it is not a whole
+    // number of milliseconds (see [`step_to`]).
     pub(crate) fn tick(&mut self, duration: Duration) -> Result<bool> {
-        self.tokio.block_on(async {
-            self.local
-                .run_until(async {
-                    sleep(duration).await;
-                })
-                .await
-        });
+        let end = self.now() + duration;
+        let origin = self.origin;
+        self.tokio
+            .block_on(async { self.local.run_until(step_to(end, origin)).await });
 
         // pull for software completion
         match &self.handle {
@@ -222,14 +229,72 @@ impl<'a> Rt<'a> {
     ///
     /// Both the [`Runtime`] and [`LocalSet`] are replaced with new instances.
     fn cancel_tasks(&mut self) {
-        let (tokio, local) = init(&mut self.config);
+        let (tokio, local, origin) = init(&mut self.config);
 
         _ = mem::replace(&mut self.tokio, tokio);
         drop(mem::replace(&mut self.local, local));
+        self.origin = origin;
     }
 }
 
-fn init(config: &mut Config) -> (Runtime, LocalSet) {
+/// Runs the runtime's tasks until its clock reads exactly `end`.
+///
+/// Tokio's timer wheel counts whole milliseconds from `origin`: a sleep ends
+/// on the first whole millisecond at or after its deadline, and the paused
+/// clock jumps to the next timer correctly only from a whole millisecond. A
+/// plain `sleep(duration)` therefore advances a whole millisecond when
+/// `duration` is shorter, so a tick of 100us ran every host ten times too
+/// fast. Here a step that starts or ends between whole milliseconds advances
+/// the clock explicitly over the parts where no timer can fall, and sleeps
+/// (firing timers in order, as before) from one whole millisecond to the
+/// next. Steps of whole milliseconds take the old path unchanged.
+async fn step_to(end: Instant, origin: Instant) {
+    let now = Instant::now();
+    if on_grid(now, origin) && on_grid(end, origin) {
+        sleep_until(end).await;
+        return;
+    }
+    // What is ready runs at the step's start, as on the old path.
+    tokio::task::yield_now().await;
+    let next = grid_ceil(now, origin).min(end);
+    if next > now {
+        advance(next - now).await;
+    }
+    let floor = grid_floor(end, origin);
+    if floor > Instant::now() {
+        sleep_until(floor).await;
+        // Tasks woken at `floor` run at `floor`.
+        tokio::task::yield_now().await;
+    }
+    let now = Instant::now();
+    if end > now {
+        advance(end - now).await;
+    }
+}
+
+const MS: u128 = 1_000_000;
+
+fn on_grid(t: Instant, origin: Instant) -> bool {
+    (t - origin).as_nanos() % MS == 0
+}
+
+/// The last whole millisecond of the wheel at or before `t`.
+fn grid_floor(t: Instant, origin: Instant) -> Instant {
+    let nanos = (t - origin).as_nanos();
+    origin + Duration::from_nanos((nanos - nanos % MS) as u64)
+}
+
+/// The first whole millisecond of the wheel at or after `t`.
+fn grid_ceil(t: Instant, origin: Instant) -> Instant {
+    let floor = grid_floor(t, origin);
+    if floor == t {
+        t
+    } else {
+        floor + Duration::from_millis(1)
+    }
+}
+
+fn init(config: &mut Config) -> (Runtime, LocalSet, Instant) {
     let mut tokio_builder = tokio::runtime::Builder::new_current_thread();
 
     #[cfg(tokio_unstable)]
@@ -238,6 +303,14 @@ fn init(config: &mut Config) -> (Runtime, LocalSet) {
     if config.enable_io {
         tokio_builder.enable_io();
     }
+
+    // Tasks woken from outside the runtime (by a delivery from the network,
+    // between ticks) run before those woken inside it (by a timer), always.
+    // By default the scheduler looks at its outside queue first only every
+    // 31st scheduling tick, a count that an idle tick advances too, so the
+    // order of two tasks woken at the same instant would depend on how many
+    // steps came before, and so on the tick duration.
+    tokio_builder.global_queue_interval(1);
 
     #[cfg(tokio_unstable)]
     if let Some(rng) = &mut config.rng {
@@ -252,12 +325,16 @@ fn init(config: &mut Config) -> (Runtime, LocalSet) {
         .build()
         .unwrap();
 
+    // The paused clock has not moved since the runtime was built: this is
+    // where its timer wheel starts counting.
+    let origin = tokio.block_on(async { Instant::now() });
+
     tokio.block_on(async {
         // Sleep to "round" `Instant::now()` to the closest `ms`
         tokio::time::sleep(Duration::from_millis(1)).await;
     });
 
-    (tokio, new_local())
+    (tokio, new_local(), origin)
 }
 
 fn new_local() -> LocalSet {

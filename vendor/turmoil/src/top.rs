@@ -261,6 +261,19 @@ impl Topology {
         self.get_link_mut(&Pair::new(a, b)).hold();
     }
 
+    pub(crate) fn hold_oneway(&mut self, from: IpAddr, to: IpAddr) {
+        self.get_link_mut(&Pair::new(from, to))
+            .hold_oneway(from, to);
+    }
+
+    pub(crate) fn release_oneway(&mut self, rand: &mut dyn RngCore, from: IpAddr, to: IpAddr) {
+        let config = &self.config;
+        self.links
+            .get_mut(&Pair::new(from, to))
+            .unwrap_or_else(|| panic!("unable to find link between {from} and {to}"))
+            .release_oneway(config, rand, from, to);
+    }
+
     pub(crate) fn release(&mut self, a: IpAddr, b: IpAddr) {
         self.get_link_mut(&Pair::new(a, b)).release();
     }
@@ -290,6 +303,14 @@ impl Topology {
         }
     }
 
+    /// Makes deliverable what is due now (after a manual delivery or a
+    /// release between steps), without moving time.
+    pub(crate) fn process_due(&mut self) {
+        for link in self.links.values_mut() {
+            link.process_deliverables();
+        }
+    }
+
     pub(crate) fn iter_mut(&mut self) -> LinksIter<'_> {
         LinksIter {
             iter: self.links.iter_mut(),
@@ -308,6 +329,8 @@ impl Topology {
 struct Sent {
     src: SocketAddr,
     dst: SocketAddr,
+    /// When it was sent (network time).
+    sent_at: Instant,
     status: DeliveryStatus,
     protocol: Protocol,
 }
@@ -316,11 +339,19 @@ impl Sent {
     fn deliver(&mut self, now: Instant) {
         self.status = DeliveryStatus::DeliverAfter(now);
     }
+
+    fn hold(&mut self) {
+        if let DeliveryStatus::DeliverAfter(t) = self.status {
+            self.status = DeliveryStatus::Hold(Some(t));
+        }
+    }
 }
 
 enum DeliveryStatus {
     DeliverAfter(Instant),
-    Hold,
+    /// Held, with the delivery time it had when the hold began (none if it
+    /// was sent while the link was held).
+    Hold(Option<Instant>),
 }
 
 impl Link {
@@ -383,12 +414,12 @@ impl Link {
         let status = match state {
             State::Healthy => {
                 let delay = self.delay(global_config.latency(), rand);
-                DeliveryStatus::DeliverAfter(self.now + delay)
+                self.in_order(src, dst, self.sent.len(), self.now + delay)
             }
             // Only A->B is blocked, so B can send, so we can send if src is B
             State::Hold => {
                 tracing::trace!(target: TRACING_TARGET,?src, ?dst, protocol = %message, "Hold");
-                DeliveryStatus::Hold
+                DeliveryStatus::Hold(None)
             }
             _ => {
                 tracing::trace!(target: TRACING_TARGET,?src, ?dst, protocol = %message, "Drop");
@@ -399,12 +430,37 @@ impl Link {
         let sent = Sent {
             src,
             dst,
+            sent_at: self.now,
             status,
             protocol: message,
         };
 
         self.sent.push_back(sent);
         Ok(())
+    }
+
+    /// The status of a message from `src` to `dst` due at `due`, placed at
+    /// `index` of `sent`: never before the messages sent earlier on the same
+    /// connection (TCP delivers a connection's bytes in order, whatever
+    /// happens to the link's latency), and held while one of them is.
+    fn in_order(
+        &self,
+        src: SocketAddr,
+        dst: SocketAddr,
+        index: usize,
+        due: Instant,
+    ) -> DeliveryStatus {
+        let earlier = self.sent.range(..index).rev();
+        match earlier
+            .map(|s| s.src == src && s.dst == dst)
+            .position(|same| same)
+        {
+            None => DeliveryStatus::DeliverAfter(due),
+            Some(back) => match self.sent[index - 1 - back].status {
+                DeliveryStatus::DeliverAfter(t) => DeliveryStatus::DeliverAfter(t.max(due)),
+                DeliveryStatus::Hold(_) => DeliveryStatus::Hold(Some(due)),
+            },
+        }
     }
 
     fn tick(&mut self, now: Instant) {
@@ -485,8 +541,59 @@ impl Link {
         self.state_b_a = State::Hold;
 
         for sent in &mut self.sent {
-            sent.status = DeliveryStatus::Hold;
+            sent.hold();
         }
+    }
+
+    /// Holds what is on the way from `from` to `to` and what is sent that way
+    /// until [`Link::release_oneway`]: a cut that TCP rides out.
+    fn hold_oneway(&mut self, from: IpAddr, to: IpAddr) {
+        if from < to {
+            self.state_a_b = State::Hold;
+        } else {
+            self.state_b_a = State::Hold;
+        }
+        for sent in self.sent.iter_mut().filter(|s| s.src.ip() == from) {
+            sent.hold();
+        }
+    }
+
+    /// Lets `from` -> `to` carry messages again. What was held keeps its
+    /// order per connection and its latency: a message still on its way
+    /// arrives when it was due; one sent, or due, while held arrives a hop
+    /// after the later of its sending and the release (TCP retransmits once
+    /// the path is back), never before an earlier one of its connection.
+    fn release_oneway(
+        &mut self,
+        global_config: &config::Link,
+        rand: &mut dyn RngCore,
+        from: IpAddr,
+        to: IpAddr,
+    ) {
+        if from < to {
+            self.state_a_b = State::Healthy;
+        } else {
+            self.state_b_a = State::Healthy;
+        }
+        for i in 0..self.sent.len() {
+            let sent = &self.sent[i];
+            let DeliveryStatus::Hold(was) = sent.status else {
+                continue;
+            };
+            if sent.src.ip() != from {
+                continue;
+            }
+            let due = match was {
+                Some(t) if t >= self.now => t,
+                _ => sent.sent_at.max(self.now) + self.delay(global_config.latency(), rand),
+            };
+            let (src, dst) = (sent.src, sent.dst);
+            self.sent[i].status = match self.in_order(src, dst, i, due) {
+                DeliveryStatus::Hold(_) => DeliveryStatus::DeliverAfter(due),
+                status => status,
+            };
+        }
+        self.process_deliverables();
     }
 
     // This link becomes healthy, and any held messages are scheduled for delivery.
@@ -494,7 +601,7 @@ impl Link {
         self.state_a_b = State::Healthy;
         self.state_b_a = State::Healthy;
         for sent in &mut self.sent {
-            if let DeliveryStatus::Hold = sent.status {
+            if let DeliveryStatus::Hold(_) = sent.status {
                 sent.deliver(self.now);
             }
         }

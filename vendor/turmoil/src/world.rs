@@ -140,6 +140,24 @@ impl World {
         self.topology.release(a, b);
     }
 
+    pub(crate) fn hold_oneway_many(&mut self, from: impl ToIpAddrs, to: impl ToIpAddrs) {
+        let from = self.lookup_many(from);
+        let to = self.lookup_many(to);
+
+        for_pairs(&from, &to, |from, to| {
+            self.topology.hold_oneway(from, to);
+        });
+    }
+
+    pub(crate) fn release_oneway_many(&mut self, from: impl ToIpAddrs, to: impl ToIpAddrs) {
+        let from = self.lookup_many(from);
+        let to = self.lookup_many(to);
+
+        for_pairs(&from, &to, |from, to| {
+            self.topology.release_oneway(&mut *self.rng, from, to);
+        });
+    }
+
     pub(crate) fn release_many(&mut self, a: impl ToIpAddrs, b: impl ToIpAddrs) {
         let a = self.lookup_many(a);
         let b = self.lookup_many(b);

@@ -1404,6 +1404,10 @@ fn network_partition_drops_inflight_messages() {
     sim.host("server", || async {
         let listener = bind().await?;
         let (mut sock, _) = listener.accept().await?;
+        // The client's first byte: its connect has completed (a connect
+        // takes a round trip; the SYN-ACK would carry a byte written at
+        // once).
+        sock.read_u8().await?;
         sock.write_u8(1).await?;
         turmoil::partition("server", "client");
         Ok(())
@@ -1411,6 +1415,7 @@ fn network_partition_drops_inflight_messages() {
 
     sim.client("client", async {
         let mut sock = TcpStream::connect(("server", PORT)).await?;
+        sock.write_u8(0).await?;
         let result = timeout(Duration::from_secs(1), sock.read_u8()).await;
         assert!(result.is_err());
         Ok(())
@@ -1429,6 +1434,10 @@ fn network_partition_oneway_drops_inflight_messages() {
     sim.host("server", || async {
         let listener = bind().await?;
         let (mut sock, _) = listener.accept().await?;
+        // The client's first byte: its connect has completed (a connect
+        // takes a round trip; the SYN-ACK would carry a byte written at
+        // once).
+        sock.read_u8().await?;
         sock.write_u8(1).await?;
         turmoil::partition_oneway("server", "client");
         Ok(())
@@ -1436,6 +1445,7 @@ fn network_partition_oneway_drops_inflight_messages() {
 
     sim.client("client", async {
         let mut sock = TcpStream::connect(("server", PORT)).await?;
+        sock.write_u8(0).await?;
         let result = timeout(Duration::from_secs(1), sock.read_u8()).await;
         assert!(result.is_err());
         Ok(())
@@ -1453,6 +1463,10 @@ fn network_hold_holds_inflight_messages() {
     sim.host("server", || async {
         let listener = bind().await?;
         let (mut sock, _) = listener.accept().await?;
+        // The client's first byte: its connect has completed (a connect
+        // takes a round trip; the SYN-ACK would carry a byte written at
+        // once).
+        sock.read_u8().await?;
         sock.write_u8(1).await?;
 
         turmoil::hold("server", "client");
@@ -1464,6 +1478,7 @@ fn network_hold_holds_inflight_messages() {
 
     sim.client("client", async {
         let mut sock = TcpStream::connect(("server", PORT)).await?;
+        sock.write_u8(0).await?;
         let result = timeout(Duration::from_millis(500), sock.read_u8()).await;
         assert!(result.is_err());
         sock.read_u8().await?;

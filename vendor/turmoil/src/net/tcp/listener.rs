@@ -7,7 +7,9 @@ use std::{
 use tokio::sync::Notify;
 
 use crate::{
-    net::{SocketPair, TcpStream},
+    envelope::{Protocol, Segment, SynAck},
+    host::is_same,
+    net::{tcp::stream::send_loopback, SocketPair, TcpStream},
     world::World,
     ToSocketAddrs, TRACING_TARGET,
 };
@@ -77,13 +79,12 @@ impl TcpListener {
 
             tracing::trace!(target: TRACING_TARGET, src = ?origin, dst = ?self.local_addr, protocol = %"TCP SYN", "Recv");
 
-            let ack = syn.ack.send(());
-            tracing::trace!(target: TRACING_TARGET, src = ?self.local_addr, dst = ?origin, protocol = %"TCP SYN-ACK", "Send");
-
-            if ack.is_ok() {
-                break origin;
+            // A connect given up takes no socket.
+            if !syn.ack.is_closed() {
+                break (origin, syn);
             }
         };
+        let (origin, syn) = origin;
 
         let stream = World::current(|world| {
             let (pair, rx) = {
@@ -116,6 +117,17 @@ impl TcpListener {
                 .flow_control(client_pair);
             TcpStream::new(pair, rx, bidi.invert())
         });
+
+        // The SYN-ACK travels the network like any segment: the connect
+        // completes when it arrives.
+        let syn_ack = Protocol::Tcp(Segment::SynAck(SynAck { ack: syn.ack }));
+        let local = stream.local_addr()?;
+        tracing::trace!(target: TRACING_TARGET, src = ?local, dst = ?origin, protocol = %"TCP SYN-ACK", "Send");
+        if is_same(local, origin) {
+            send_loopback(local, origin, syn_ack);
+        } else {
+            World::current(|world| world.send_message(local, origin, syn_ack))?;
+        }
 
         tracing::trace!(target: TRACING_TARGET, src = ?self.local_addr, dst = ?origin, "Accepted");
         Ok((stream, origin))

@@ -95,9 +95,13 @@ impl TcpStream {
             Ok::<_, Error>((pair, rx, bidi))
         })?;
 
+        // A connect given up (its future dropped) before the SYN-ACK leaves
+        // no socket behind: the SYN may wait on a held link for a long time.
+        let mut guard = ConnectGuard(Some(pair));
         syn_ack.await.map_err(|_| {
             io::Error::new(io::ErrorKind::ConnectionRefused, pair.remote.to_string())
         })?;
+        guard.0 = None;
 
         tracing::trace!(target: TRACING_TARGET, src = ?pair.remote, dst = ?pair.local, protocol = %"TCP SYN-ACK", "Recv");
 
@@ -425,7 +429,7 @@ impl WriteHalf {
     }
 }
 
-fn send_loopback(src: SocketAddr, dst: SocketAddr, message: Protocol) {
+pub(crate) fn send_loopback(src: SocketAddr, dst: SocketAddr, message: Protocol) {
     // Check for a runtime before spawning as this code is hit in the drop path
     // as streams attempt to send FINs.
     // TODO: Investigate drop ordering within the Sim to ensure things are unrolling
@@ -589,6 +593,23 @@ impl AsyncWrite for TcpStream {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         Pin::new(&mut self.write_half).poll_shutdown(cx)
+    }
+}
+
+/// Removes the socket of a connect that did not complete.
+struct ConnectGuard(Option<SocketPair>);
+
+impl Drop for ConnectGuard {
+    fn drop(&mut self) {
+        if let Some(pair) = self.0.take() {
+            World::current_if_set(|world| {
+                if let Some(addr) = world.current {
+                    if let Some(host) = world.hosts.get_mut(&addr) {
+                        host.tcp.reset_stream(pair);
+                    }
+                }
+            });
+        }
     }
 }
 
