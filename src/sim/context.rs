@@ -10,7 +10,7 @@
 use super::due::{Due, Origin};
 use crate::clock::SimClock;
 use crate::history::{EventKind, Recorder};
-use crate::scenario::{FaultAction, Trigger};
+use crate::scenario::{FaultAction, Target, Trigger};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,6 +34,9 @@ struct State {
     due: Vec<Due>,
     /// The aimed nemesis, when `[nemesis] aim = "lock"`.
     aimer: Option<super::aim::Aimer>,
+    /// Directed links a host held in the middle of a step for a fault due
+    /// at that instant, for the driver to bring to their wanted state.
+    held: Vec<(String, String)>,
 }
 
 /// The shared context of one run.
@@ -109,7 +112,10 @@ impl Context {
             let st = &mut *st;
             if let Some(aimer) = &mut st.aimer {
                 let placed = aimer.on_event(time, host, &kind, &st.master);
-                st.due.extend(placed);
+                for due in placed {
+                    self.hold_for(st, time, &due);
+                    st.due.push(due);
+                }
             }
         }
         self.recorder.record(time, host, kind);
@@ -133,12 +139,70 @@ impl Context {
                     self.add_pause(h, at, at + *for_);
                 }
             }
-            st.due.push(Due {
+            let due = Due {
                 time: at,
                 action: w.action,
                 origin: Origin::File(w.index),
-            });
+            };
+            self.hold_for(&mut st, time, &due);
+            st.due.push(due);
         }
+    }
+
+    /// A fault released by an event is due at the event's instant when its
+    /// offset is zero, but the driver applies faults between steps, after
+    /// the hosts have run the rest of this one. What they can do in it that
+    /// the fault must catch is send: so, from inside the host, this holds
+    /// both directions of every link the fault acts on (a crashed node's, an
+    /// isolated host's, a partition's, a slowed link), and the driver,
+    /// applying the fault as of `time`, then brings those links to their
+    /// wanted state; a message sent after the event meets the fault as if it
+    /// had been applied at the event (a slowed link re-times it from its
+    /// sending). Nothing is held outside a host's step (the driver records
+    /// events too) or for a fault due later.
+    fn hold_for(&self, st: &mut State, time: Duration, due: &Due) {
+        if due.time > time || !turmoil::in_simulation() {
+            return;
+        }
+        for (from, to) in self.links_of(&due.action, &st.master) {
+            turmoil::hold_oneway(from.as_str(), to.as_str());
+            st.held.push((from, to));
+        }
+    }
+
+    /// Both directions of every link `action` acts on.
+    fn links_of(&self, action: &FaultAction, master: &str) -> Vec<(String, String)> {
+        let resolve = |t: &Target| match t {
+            Target::Host(h) => h.clone(),
+            Target::Master => master.to_string(),
+        };
+        let pairs: Vec<(String, String)> = match action {
+            FaultAction::Crash { host, .. } | FaultAction::Isolate { host, .. } => {
+                let h = resolve(host);
+                let others = self.clocks.keys().filter(|o| **o != h);
+                others.map(|o| (h.clone(), o.clone())).collect()
+            }
+            FaultAction::Partition { sides, .. } => sides
+                .iter()
+                .enumerate()
+                .flat_map(|(i, a)| sides[i + 1..].iter().map(move |b| (a, b)))
+                .flat_map(|(a, b)| {
+                    a.iter()
+                        .flat_map(|x| b.iter().map(|y| (x.clone(), y.clone())))
+                })
+                .collect(),
+            FaultAction::Latency { between, .. } => vec![between.clone()],
+            _ => Vec::new(),
+        };
+        pairs
+            .into_iter()
+            .flat_map(|(a, b)| [(a.clone(), b.clone()), (b, a)])
+            .collect()
+    }
+
+    /// Takes the links hosts held since the last call ([`Self::hold_for`]).
+    pub fn take_held(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.state().held)
     }
 
     /// Takes the triggered faults released since the last call.

@@ -22,6 +22,16 @@ pub struct Due {
     pub origin: Origin,
 }
 
+impl Due {
+    /// The same fault, due at the next whole millisecond ([`on_ms`]).
+    pub fn on_ms(self) -> Due {
+        Due {
+            time: on_ms(self.time),
+            ..self
+        }
+    }
+}
+
 /// A fault the driver applied (not one it skipped because it could do
 /// nothing): when it was due, what it did, where it came from. Replaying a
 /// run with these as the file's only faults, each at its `time` from the
@@ -31,4 +41,34 @@ pub struct Applied {
     pub time: Duration,
     pub action: FaultAction,
     pub origin: Origin,
+}
+
+/// `d` rounded up to a whole millisecond. Every timer of the simulation
+/// falls on one: the hosts' because tokio's timer wheel counts whole
+/// milliseconds, the driver's (faults due, heals, restarts) because it
+/// rounds them so, so that a fault drawn at 631.5 ms happens at 632 ms at
+/// any `tick` that divides a millisecond, never at 631.5 ms at one and
+/// 632 ms at another.
+pub fn on_ms(d: Duration) -> Duration {
+    let ms = Duration::from_millis(1);
+    let rest = d.as_nanos() % ms.as_nanos();
+    if rest == 0 {
+        d
+    } else {
+        d + ms - Duration::from_nanos(rest as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_round_up_to_whole_milliseconds() {
+        let us = Duration::from_micros;
+        assert_eq!(on_ms(us(631_500)), us(632_000));
+        assert_eq!(on_ms(us(632_000)), us(632_000));
+        assert_eq!(on_ms(us(1)), us(1_000));
+        assert_eq!(on_ms(Duration::ZERO), Duration::ZERO);
+    }
 }

@@ -23,9 +23,13 @@ impl World<'_> {
         }
     }
 
-    /// Applies `action` at global time `now` (it was due at `due`); false
-    /// when it could do nothing and was skipped.
-    pub fn apply(&mut self, now: Duration, due: Duration, action: FaultAction) -> bool {
+    /// Applies `action`, due at global time `now`; false when it could do
+    /// nothing and was skipped. The driver applies a fault at the end of
+    /// the step in which it fell due, as of its due time: a fault triggered
+    /// by an event is due at the event's instant, and the hosts did nothing
+    /// after that instant in the step but send messages, which the links it
+    /// touches held for it (see `Context::record_at`).
+    pub fn apply(&mut self, now: Duration, action: FaultAction) -> bool {
         let id = self.id();
         match action {
             FaultAction::Crash { host, restart } => {
@@ -59,7 +63,7 @@ impl World<'_> {
             }
             FaultAction::Pause { host, for_ } => {
                 let host = self.resolve(&host);
-                return self.pause(due, host, for_);
+                return self.pause(now, host, for_);
             }
             FaultAction::ClockJump { host, by_ms } => {
                 let host = self.resolve(&host);

@@ -143,7 +143,6 @@ fn run_into(
     assert!(s.cluster.nodes >= 1, "sim: a scenario without nodes");
     assert!(!s.clients.is_empty(), "sim: a scenario without clients");
     assert!(s.tick > Duration::ZERO, "sim: a tick of zero");
-    sockets::reset();
     let (queue, waiting, aimer) = fault_plan(s, seed);
     let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
     resources.sort();
@@ -225,6 +224,7 @@ fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<aim::A
             }
         }
     }
+    let mut queue: Vec<Due> = queue.into_iter().map(Due::on_ms).collect();
     queue.sort_by_key(|d| d.time);
     (queue, waiting, aimer)
 }
@@ -312,7 +312,7 @@ async fn node_main(
             node.clone(),
             Arc::new(pause::PausingConnector {
                 clock: ctx.clock(&name),
-                net: Connector(name.clone()),
+                net: Connector,
             }),
         ));
     }
@@ -339,7 +339,7 @@ fn add_sentinel(
             master: addrs[0].clone(),
             failover_after,
             clock: Arc::new(ctx.clock("sentinel")),
-            connector: Arc::new(Connector("sentinel".into())),
+            connector: Arc::new(Connector),
             on_failover: Arc::new(move |old: &str, new: &str| {
                 let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
                 hook_ctx.set_master(new);

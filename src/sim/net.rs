@@ -5,31 +5,39 @@
 //! a link heals when its last cause goes. turmoil keeps one state machine per
 //! host pair, so this module owns the wanted state of each direction and
 //! issues only the calls that move turmoil from what it has to what is
-//! wanted. A cut drops what is in flight (turmoil's TCP then breaks, as a
-//! real stream would after a partition). The cut links are published to
-//! [`super::sockets`], which refuses connects across them.
-//! Pauses do not hold links (a paused host's messages already on the wire
-//! arrive on time): they live in the host's clock and sockets, see
-//! [`super::pause`].
+//! wanted.
+//!
+//! A partition or an isolation *holds* a link: what is in flight and what is
+//! sent meanwhile waits, and arrives in order when the link heals, as TCP
+//! retransmits it (a connect across it waits for its own timeout). A crash
+//! *drops* the crashed node's links: what was in flight to or from it is
+//! lost with the power. Pauses do not touch links (a paused host's messages
+//! already on the wire arrive on time): they live in the host's clock and
+//! sockets, see [`super::pause`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use turmoil::Sim;
 
-/// Why a link is down: a fault's id and kind.
+/// Why a link is down: a fault's id and kind (`"crash"` drops the link,
+/// anything else holds it).
 pub type Cause = (u64, &'static str);
 
+/// The state of one direction of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Link {
+pub enum Link {
     Healthy,
-    Cut,
+    /// Carries nothing; keeps what it was given, to deliver on the heal.
+    Held,
+    /// Carries nothing; loses what it was given.
+    Dropped,
 }
 
 /// Wanted link state, per directed pair of hosts.
 #[derive(Default)]
 pub struct Net {
     cuts: BTreeMap<(String, String), BTreeSet<Cause>>,
-    /// What turmoil has now, per unordered pair (a < b): (a→b, b→a).
-    applied: BTreeMap<(String, String), (Link, Link)>,
+    /// What turmoil has now, per directed pair (absent: healthy).
+    applied: BTreeMap<(String, String), Link>,
 }
 
 impl Net {
@@ -54,54 +62,54 @@ impl Net {
         }
     }
 
-    fn wanted(&self, from: &str, to: &str) -> Link {
-        let key = (from.to_string(), to.to_string());
-        if self.cuts.get(&key).is_some_and(|s| !s.is_empty()) {
-            Link::Cut
-        } else {
-            Link::Healthy
-        }
+    /// Notes that a host held `from -> to` itself (a fault triggered in the
+    /// middle of a step, see [`super::context::Context::record_at`]), so
+    /// that the next [`Net::apply`] brings it to the wanted state.
+    pub fn held_by_host(&mut self, from: &str, to: &str) {
+        self.applied.insert((from.into(), to.into()), Link::Held);
     }
 
-    /// Is the directed link `from → to` cut?
-    pub fn is_cut(&self, from: &str, to: &str) -> bool {
-        self.wanted(from, to) == Link::Cut
+    fn wanted(&self, from: &str, to: &str) -> Link {
+        let key = (from.to_string(), to.to_string());
+        match self.cuts.get(&key) {
+            Some(s) if s.iter().any(|(_, k)| *k == "crash") => Link::Dropped,
+            Some(s) if !s.is_empty() => Link::Held,
+            _ => Link::Healthy,
+        }
     }
 
     /// Brings turmoil's links between `hosts` to the wanted state.
     pub fn apply(&mut self, sim: &mut Sim<'_>, hosts: &[String]) {
-        for (i, a) in hosts.iter().enumerate() {
-            for b in &hosts[i + 1..] {
-                let want = (self.wanted(a, b), self.wanted(b, a));
-                let key = (a.clone(), b.clone());
-                let have = self
-                    .applied
-                    .get(&key)
-                    .copied()
-                    .unwrap_or((Link::Healthy, Link::Healthy));
+        for from in hosts {
+            for to in hosts.iter().filter(|h| *h != from) {
+                let want = self.wanted(from, to);
+                let key = (from.clone(), to.clone());
+                let have = self.applied.get(&key).copied().unwrap_or(Link::Healthy);
                 if want != have {
-                    transition(sim, a, b, want);
+                    transition(sim, from, to, have, want);
+                }
+                if want == Link::Healthy {
+                    self.applied.remove(&key);
+                } else {
                     self.applied.insert(key, want);
                 }
             }
         }
-        let cut = self
-            .cuts
-            .iter()
-            .filter(|(_, causes)| !causes.is_empty())
-            .map(|(link, _)| link.clone())
-            .collect();
-        super::sockets::set_cut(cut);
     }
 }
 
-fn transition(sim: &mut Sim<'_>, a: &str, b: &str, want: (Link, Link)) {
-    // Start from healthy, then cut the wanted directions.
-    sim.repair(a, b);
+/// Moves the direction `from -> to` from `have` to `want` (which differ).
+fn transition(sim: &mut Sim<'_>, from: &str, to: &str, have: Link, want: Link) {
     match want {
-        (Link::Cut, Link::Cut) => sim.partition(a, b),
-        (Link::Cut, Link::Healthy) => sim.partition_oneway(a, b),
-        (Link::Healthy, Link::Cut) => sim.partition_oneway(b, a),
-        (Link::Healthy, Link::Healthy) => {}
+        Link::Healthy if have == Link::Held => sim.release_oneway(from, to),
+        Link::Healthy => sim.repair_oneway(from, to),
+        Link::Held => {
+            if have == Link::Dropped {
+                sim.repair_oneway(from, to);
+            }
+            sim.hold_oneway(from, to);
+        }
+        // Loses what is held or in flight from `from`.
+        Link::Dropped => sim.partition_oneway(from, to),
     }
 }

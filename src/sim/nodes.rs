@@ -91,7 +91,7 @@ pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result
     let keys = node.keyspace().counts().0;
     ctx.record(host, EventKind::NodeUp { keys });
     let listener = super::pause::PausingListener {
-        inner: super::sockets::KeepAliveListener::bind(NODE_PORT).await?,
+        inner: super::sockets::bind(NODE_PORT).await?,
         clock: ctx.clock(host),
     };
     node::serve(node, listener).await?;

@@ -91,7 +91,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Paused<S> {
 /// turmoil's TCP for a host that can be paused.
 pub struct PausingConnector {
     pub clock: SimClock,
-    /// The host's connector (keepalive, no connect across a cut link).
+    /// The host's connector.
     pub net: super::sockets::Connector,
 }
 
@@ -110,12 +110,12 @@ impl Connector for PausingConnector {
 /// connection waits in its backlog); the process reads nothing from it
 /// until it resumes.
 pub struct PausingListener {
-    pub inner: super::sockets::KeepAliveListener,
+    pub inner: turmoil::net::TcpListener,
     pub clock: SimClock,
 }
 
 impl Listener for PausingListener {
-    type Stream = Paused<super::sockets::KeepAlive>;
+    type Stream = Paused<turmoil::net::TcpStream>;
     async fn accept(&mut self) -> io::Result<Self::Stream> {
         let s = Listener::accept(&mut self.inner).await?;
         Ok(Paused::new(s, self.clock.clone()))

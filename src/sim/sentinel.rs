@@ -61,7 +61,7 @@ pub fn split_addr(addr: &str) -> (&str, &str) {
 /// Runs the sentinel on this turmoil host: the monitor, and the RESP server
 /// on `0.0.0.0:26379`.
 pub async fn run(cfg: SentinelConfig) -> turmoil::Result {
-    let listener = super::sockets::KeepAliveListener::bind(SENTINEL_PORT).await?;
+    let listener = super::sockets::bind(SENTINEL_PORT).await?;
     run_with_listener(cfg, listener).await?;
     Ok(())
 }

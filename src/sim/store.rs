@@ -15,14 +15,15 @@ pub const PORT: u16 = 7000;
 
 /// The store host's program.
 pub async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
-    let listener = super::sockets::KeepAliveListener::bind(PORT).await?;
+    let listener = super::sockets::bind(PORT).await?;
     let highest: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
     let clock = ctx.clock("store");
     loop {
         // A paused store (a slow database) neither reads nor answers: the
         // writes sent to it wait in its sockets and are applied, in
         // order, when it runs again.
-        let stream = super::pause::Paused::new(listener.accept().await?, clock.clone());
+        let (stream, _) = listener.accept().await?;
+        let stream = super::pause::Paused::new(stream, clock.clone());
         let (ctx, highest) = (ctx.clone(), highest.clone());
         tokio::spawn(async move {
             let mut conn = Connection::new(stream);

@@ -272,7 +272,7 @@ impl Client {
     fn connector(&self) -> PausingConnector {
         PausingConnector {
             clock: self.clock.clone(),
-            net: Connector(self.name.clone()),
+            net: Connector,
         }
     }
 

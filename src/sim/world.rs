@@ -9,7 +9,7 @@
 //! hard limit past the end.
 
 use super::context::Context;
-use super::due::{Applied, Due};
+use super::due::{on_ms, Applied, Due};
 use super::net::Net;
 use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
 use crate::node::persistence::SharedDisk;
@@ -76,7 +76,7 @@ impl<'a> World<'a> {
 
     pub fn after(&mut self, at: Duration, timer: Timer) {
         let id = self.id();
-        self.timers.insert((at, id), timer);
+        self.timers.insert((on_ms(at), id), timer);
     }
 
     /// Records a fault in the history at global time `now`.
@@ -97,10 +97,18 @@ impl<'a> World<'a> {
         // Events reach the checkers this far behind the present: a fault
         // is recorded at the time it was due, at most a tick ago.
         let lag = (self.scenario.tick * 4).max(Duration::from_millis(10));
+        let mut acted: Option<u128> = None;
         loop {
             let now = self.sim.elapsed();
             self.ctx.recorder.flush(now.saturating_sub(lag));
-            self.apply_due(now);
+            // The driver acts at the first step at or after each whole
+            // millisecond, where every timer falls (see `due::on_ms`): at
+            // a tick that divides a millisecond, at exactly the same times.
+            let ms = now.as_millis();
+            if acted != Some(ms) {
+                self.apply_due(now);
+                acted = Some(ms);
+            }
             if !ended && now >= end {
                 self.ctx.record_at(now, "driver", EventKind::End);
                 ended = true;
@@ -115,13 +123,17 @@ impl<'a> World<'a> {
     fn apply_due(&mut self, now: Duration) {
         let triggered = self.ctx.take_due();
         if !triggered.is_empty() {
-            self.queue.extend(triggered);
+            self.queue.extend(triggered.into_iter().map(Due::on_ms));
             self.queue.sort_by_key(|d| d.time);
         }
         let mut changed = false;
+        for (from, to) in self.ctx.take_held() {
+            self.net.held_by_host(&from, &to);
+            changed = true;
+        }
         while self.queue.first().is_some_and(|d| d.time <= now) {
             let due = self.queue.remove(0);
-            if self.apply(now, due.time, due.action.clone()) {
+            if self.apply(due.time, due.action.clone()) {
                 self.applied.push(Applied {
                     time: due.time,
                     action: due.action,
@@ -131,11 +143,12 @@ impl<'a> World<'a> {
             changed = true;
         }
         while let Some(entry) = self.timers.first_entry() {
-            if entry.key().0 > now {
+            let at = entry.key().0;
+            if at > now {
                 break;
             }
             let timer = entry.remove();
-            self.fire(now, timer);
+            self.fire(at, timer);
             changed = true;
         }
         if changed {
