@@ -12,8 +12,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// Records changes of the lock keys in the history.
-pub fn history_sink(ctx: Arc<Context>, host: String) -> node::EffectsSink {
-    let owners = Mutex::new(BTreeMap::new());
+pub fn history_sink(
+    ctx: Arc<Context>,
+    host: String,
+    held: BTreeMap<String, String>,
+) -> node::EffectsSink {
+    let owners = Mutex::new(held);
     Arc::new(move |effects: &[Vec<Bytes>]| {
         let mut owners = owners.lock().unwrap_or_else(|e| e.into_inner());
         for cmd in effects {
@@ -49,7 +53,12 @@ fn key_events(
         "DEL" => {
             owners.remove(&s(1));
         }
-        "FLUSHALL" => owners.clear(),
+        // A replica's full resync, or a flush: the lock keys this node held
+        // are gone (a key it never held is not).
+        "FLUSHALL" => {
+            let gone = std::mem::take(owners).into_keys();
+            return gone.map(|key| EventKind::KeyRemoved { key }).collect();
+        }
         _ => {}
     }
     match name.as_str() {
@@ -77,17 +86,34 @@ fn key_events(
             }]
         }
         "DEL" if ours(&s(1)) => vec![EventKind::KeyRemoved { key: s(1) }],
-        "FLUSHALL" => resources
-            .iter()
-            .map(|r| EventKind::KeyRemoved { key: r.clone() })
-            .collect(),
         _ => vec![],
     }
 }
 
+/// The lock keys `node` holds now (loaded from its disk), with their token
+/// (a hash's first field: the reentrant lock's owner).
+fn lock_keys(node: &Node, resources: &[String]) -> BTreeMap<String, String> {
+    let ks = node.keyspace();
+    let token = |v: &node::keyspace::Value| match v {
+        node::keyspace::Value::Str(b) => String::from_utf8_lossy(b).into_owned(),
+        node::keyspace::Value::Hash(h) => h
+            .iter()
+            .next()
+            .map(|(f, _)| String::from_utf8_lossy(f).into_owned())
+            .unwrap_or_default(),
+    };
+    ks.entries()
+        .filter_map(|(k, e)| {
+            let key = String::from_utf8_lossy(k).into_owned();
+            resources.contains(&key).then(|| (key, token(&e.value)))
+        })
+        .collect()
+}
+
 /// Serves `node` on the node port of this host, after recording that it is up.
 pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result {
-    node.add_effects_sink(history_sink(ctx.clone(), host.to_string()));
+    let held = lock_keys(&node, &ctx.resources);
+    node.add_effects_sink(history_sink(ctx.clone(), host.to_string(), held));
     let keys = node.keyspace().counts().0;
     ctx.record(host, EventKind::NodeUp { keys });
     let listener = super::pause::PausingListener {
@@ -96,4 +122,31 @@ pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result
     };
     node::serve(node, listener).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(parts: &[&str]) -> Vec<Bytes> {
+        parts.iter().map(|p| Bytes::from(p.to_string())).collect()
+    }
+
+    #[test]
+    fn a_flush_removes_only_the_lock_keys_the_node_held() {
+        let resources = vec!["lock".to_string(), "other".to_string()];
+        let mut owners = BTreeMap::new();
+        // A replica's resync at time 0: it held nothing, so nothing goes.
+        assert!(key_events(&resources, &mut owners, &cmd(&["FLUSHALL"])).is_empty());
+        let set = key_events(&resources, &mut owners, &cmd(&["SET", "lock", "t1"]));
+        assert_eq!(set.len(), 1);
+        let flushed = key_events(&resources, &mut owners, &cmd(&["FLUSHALL"]));
+        assert_eq!(
+            flushed,
+            vec![EventKind::KeyRemoved {
+                key: "lock".into()
+            }]
+        );
+        assert!(key_events(&resources, &mut owners, &cmd(&["FLUSHALL"])).is_empty());
+    }
 }
