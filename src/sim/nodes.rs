@@ -141,12 +141,7 @@ mod tests {
         let set = key_events(&resources, &mut owners, &cmd(&["SET", "lock", "t1"]));
         assert_eq!(set.len(), 1);
         let flushed = key_events(&resources, &mut owners, &cmd(&["FLUSHALL"]));
-        assert_eq!(
-            flushed,
-            vec![EventKind::KeyRemoved {
-                key: "lock".into()
-            }]
-        );
+        assert_eq!(flushed, vec![EventKind::KeyRemoved { key: "lock".into() }]);
         assert!(key_events(&resources, &mut owners, &cmd(&["FLUSHALL"])).is_empty());
     }
 }

@@ -357,6 +357,10 @@ impl Client {
             None
         };
         let hold = self.hold_length(&held);
+        // The writes are due at fixed offsets from the acquisition, on the
+        // client's clock: a slow acknowledgement delays the next write only
+        // if it comes after that write's time.
+        let start = self.clock.now();
         let watcher = dog.as_ref().map(|d| self.watch(d, acq));
         let writes = self.spec.writes;
         let gap = if writes > 1 {
@@ -370,7 +374,8 @@ impl Client {
         let mut holding = writes > 0 || self.reenter(driver, &held, &dog, acq, &mut nested).await;
         for seq in 1..=writes {
             if seq > 1 {
-                self.clock.sleep(gap).await;
+                let due = start + gap * (seq - 1);
+                self.clock.sleep(due.saturating_sub(self.clock.now())).await;
                 self.ctx.pause_point(&self.name).await;
                 if !self.still_valid(&held, &dog) {
                     self.ctx
@@ -389,7 +394,10 @@ impl Client {
                 // With the watchdog, a worst-case hold lasts until an
                 // extension fails (or the run is over).
                 (Hold::Validity, Some(d)) => self.until_lost(d).await,
-                _ if writes <= 1 => self.clock.sleep(hold).await,
+                _ if writes <= 1 => {
+                    let rest = (start + hold).saturating_sub(self.clock.now());
+                    self.clock.sleep(rest).await;
+                }
                 _ => {}
             }
         }
