@@ -265,9 +265,9 @@ impl<'a> Sim<'a> {
     }
 
     /// The opposite of [`Self::hold_oneway`]. Held messages keep their order
-    /// per connection and their latency: one still on its way arrives when
-    /// it was due; one sent, or due, while held arrives a hop after the
-    /// release, as TCP's retransmission would deliver it.
+    /// per connection and their latency: one whose hop would still be on its
+    /// way arrives when that hop ends; one that would have arrived while held
+    /// arrives a hop after the release, as TCP's retransmission delivers it.
     pub fn release_oneway(&self, from: impl ToIpAddrs, to: impl ToIpAddrs) {
         let mut world = self.world.borrow_mut();
         world.release_oneway_many(from, to);

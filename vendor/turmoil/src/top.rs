@@ -559,10 +559,11 @@ impl Link {
     }
 
     /// Lets `from` -> `to` carry messages again. What was held keeps its
-    /// order per connection and its latency: a message still on its way
-    /// arrives when it was due; one sent, or due, while held arrives a hop
-    /// after the later of its sending and the release (TCP retransmits once
-    /// the path is back), never before an earlier one of its connection.
+    /// order per connection and its latency: a message whose hop (from its
+    /// sending, at the link's latency now) would still be on its way
+    /// arrives when that hop ends; one that would have arrived while held
+    /// arrives a hop after the release (TCP retransmits once the path is
+    /// back); never before an earlier one of its connection.
     fn release_oneway(
         &mut self,
         global_config: &config::Link,
@@ -585,7 +586,16 @@ impl Link {
             }
             let due = match was {
                 Some(t) if t >= self.now => t,
-                _ => sent.sent_at.max(self.now) + self.delay(global_config.latency(), rand),
+                Some(_) => self.now + self.delay(global_config.latency(), rand),
+                None => {
+                    let delay = self.delay(global_config.latency(), rand);
+                    let arrival = sent.sent_at + delay;
+                    if arrival >= self.now {
+                        arrival
+                    } else {
+                        self.now + delay
+                    }
+                }
             };
             let (src, dst) = (sent.src, sent.dst);
             self.sent[i].status = match self.in_order(src, dst, i, due) {
