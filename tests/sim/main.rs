@@ -15,6 +15,7 @@ mod campaign;
 mod check;
 mod frontier;
 mod limits;
+mod network;
 mod no_false_alarm;
 mod own_lock;
 mod run_dirs;
