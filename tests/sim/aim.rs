@@ -33,33 +33,6 @@ fn parse(text: &str) -> Scenario {
     scenario::parse_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// `f(seed)` for every seed, on two threads (odd and even seeds); the
-/// results by seed, whatever the scheduling.
-fn on_two_threads<T: Send>(seeds: &[u64], f: impl Fn(u64) -> T + Sync) -> BTreeMap<u64, T> {
-    let f = &f;
-    std::thread::scope(|sc| {
-        let workers: Vec<_> = (0..2)
-            .map(|k| {
-                std::thread::Builder::new()
-                    .stack_size(16 << 20)
-                    .spawn_scoped(sc, move || {
-                        seeds
-                            .iter()
-                            .skip(k)
-                            .step_by(2)
-                            .map(|&s| (s, f(s)))
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap()
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
-    })
-}
-
 fn simulate(s: &Scenario, seed: u64, keep: bool) -> Run {
     let r = if keep {
         runner::simulate_keeping(s.clone(), seed)
@@ -75,7 +48,7 @@ fn simulate(s: &Scenario, seed: u64, keep: bool) -> Run {
 fn aimed_runs_are_deterministic() {
     let s = guidance(&["cluster.restart=0.95ttl"]);
     // The same seed on two threads at once, and a blind run of it.
-    let runs = on_two_threads(&[7, 7], |_| simulate(&s, 7, false));
+    let runs = crate::common::on_two_threads(&[7, 7], |_| simulate(&s, 7, false));
     let again = simulate(&s, 7, false);
     let blind = simulate(
         &guidance(&["cluster.restart=0.95ttl", "nemesis.aim=random"]),
@@ -254,7 +227,7 @@ fn aimed_crashes_fall_at_lock_events_on_nodes_holding_the_key() {
     let lock = guidance(&["cluster.restart=0.95ttl"]);
     let blind = guidance(&["cluster.restart=0.95ttl", "nemesis.aim=random"]);
     let seeds = [1, 2, 3];
-    let runs = on_two_threads(&[1, 2, 3, 101, 102, 103], |s| {
+    let runs = crate::common::on_two_threads(&[1, 2, 3, 101, 102, 103], |s| {
         if s > 100 {
             simulate(&blind, s - 100, true)
         } else {
@@ -307,7 +280,7 @@ fn aimed_finds_in_a_few_seeds_what_blind_finds_rarely() {
     let lock = guidance(&["cluster.restart=0.95ttl"]);
     let blind = guidance(&["cluster.restart=0.95ttl", "nemesis.aim=random"]);
     let both: Vec<u64> = seeds.iter().flat_map(|&s| [s, s + 1000]).collect();
-    let outcomes = on_two_threads(&both, |s| {
+    let outcomes = crate::common::on_two_threads(&both, |s| {
         let r = if s > 1000 {
             simulate(&blind, s - 1000, false)
         } else {
@@ -383,7 +356,7 @@ fn frontier_of_the_delayed_restart_guidance_is_where_theory_puts_it() {
     );
     let at_s = guidance(&[&format!("cluster.restart={}", safe.1)]);
     let seeds: Vec<u64> = (1..=8).collect();
-    let safe_runs = on_two_threads(&seeds, |seed| {
+    let safe_runs = crate::common::on_two_threads(&seeds, |seed| {
         simulate(&at_s, seed, false).outcome() == "safe"
     });
     assert!(

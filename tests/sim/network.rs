@@ -246,30 +246,14 @@ fn at_tick(f: &std::path::Path, tick: Option<&str>) -> (String, &'static str) {
 fn every_shipped_scenario_runs_the_same_at_250us() {
     let files = every_scenario();
     assert!(files.len() >= 30, "{files:?}");
-    let files = &files;
-    let diffs: Vec<String> = std::thread::scope(|sc| {
-        let workers: Vec<_> = (0..2)
-            .map(|k| {
-                std::thread::Builder::new()
-                    .stack_size(16 << 20)
-                    .spawn_scoped(sc, move || {
-                        let mut out = Vec::new();
-                        for f in files.iter().skip(k).step_by(2) {
-                            let own = at_tick(f, None);
-                            let fine = at_tick(f, Some("250us"));
-                            if own != fine {
-                                out.push(format!("{}: {own:?} vs {fine:?}", f.display()));
-                            }
-                        }
-                        out
-                    })
-                    .unwrap()
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
+    let index: Vec<usize> = (0..files.len()).collect();
+    let runs = crate::common::on_two_threads(&index, |i| {
+        (at_tick(&files[i], None), at_tick(&files[i], Some("250us")))
     });
+    let diffs: Vec<String> = runs
+        .iter()
+        .filter(|(_, (own, fine))| own != fine)
+        .map(|(i, (own, fine))| format!("{}: {own:?} vs {fine:?}", files[*i].display()))
+        .collect();
     assert!(diffs.is_empty(), "{diffs:#?}");
 }

@@ -289,3 +289,37 @@ pub fn runs_without_wall(dir: &std::path::Path) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// `f` of every item of `items`, on two threads (each with a 16 MiB stack,
+/// as a simulation's may need), keyed by item.
+pub fn on_two_threads<K, T>(
+    items: &[K],
+    f: impl Fn(K) -> T + Sync,
+) -> std::collections::BTreeMap<K, T>
+where
+    K: Copy + Ord + Send + Sync,
+    T: Send,
+{
+    let f = &f;
+    std::thread::scope(|sc| {
+        let workers: Vec<_> = (0..2)
+            .map(|k| {
+                std::thread::Builder::new()
+                    .stack_size(16 << 20)
+                    .spawn_scoped(sc, move || {
+                        items
+                            .iter()
+                            .skip(k)
+                            .step_by(2)
+                            .map(|&s| (s, f(s)))
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap()
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    })
+}
