@@ -3,9 +3,10 @@
 //! - [`context`]: what hosts share with the driver (history, clocks, pauses);
 //!   [`due`]: faults with a time (due, applied) and their origin;
 //!   [`pause`]: a paused host's sockets wait out its pauses;
-//!   [`sockets`]: keepalive, and connects across a cut link;
+//!   [`sockets`]: turmoil's TCP through the client's connector seam;
 //! - [`world`]: the driver loop; [`faults`]: applying a fault;
-//!   [`net`]: the network's fault state; [`nemesis`]: random faults;
+//!   [`net`]: the network's fault state (held and dropped links);
+//!   [`nemesis`]: random faults;
 //!   [`aim`]: the nemesis's faults placed at lock events (`aim = "lock"`);
 //! - host programs: [`nodes`] (the real node), [`sentinel`] (failover in the
 //!   `single` topology), [`workload`] (clients running the real lock client,

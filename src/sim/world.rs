@@ -1,5 +1,7 @@
 //! The driver: one turmoil `Sim` per run, stepped tick by tick, with faults
-//! applied between ticks.
+//! applied between ticks: at the first step of each whole millisecond, as
+//! of the time each was due (a fault released by an event falls due at the
+//! event's instant, in the middle of a step; see `Context::record_at`).
 //!
 //! [`World`] owns the `Sim`, the network fault state ([`Net`]), the queue of
 //! due faults and the timers that end them (heal after `for`, restart after a
