@@ -414,7 +414,8 @@ impl Link {
         let status = match state {
             State::Healthy => {
                 let delay = self.delay(global_config.latency(), rand);
-                self.in_order(src, dst, self.sent.len(), self.now + delay)
+                let tcp = matches!(message, Protocol::Tcp(_));
+                self.in_order(tcp, src, dst, self.sent.len(), self.now + delay)
             }
             // Only A->B is blocked, so B can send, so we can send if src is B
             State::Hold => {
@@ -439,17 +440,22 @@ impl Link {
         Ok(())
     }
 
-    /// The status of a message from `src` to `dst` due at `due`, placed at
-    /// `index` of `sent`: never before the messages sent earlier on the same
-    /// connection (TCP delivers a connection's bytes in order, whatever
-    /// happens to the link's latency), and held while one of them is.
+    /// The status of a TCP segment from `src` to `dst` due at `due`, placed
+    /// at `index` of `sent`: never before the segments sent earlier on the
+    /// same connection (TCP delivers a connection's segments in order,
+    /// whatever happens to the link's latency), and held while one of them
+    /// is. A UDP datagram keeps its own time.
     fn in_order(
         &self,
+        tcp: bool,
         src: SocketAddr,
         dst: SocketAddr,
         index: usize,
         due: Instant,
     ) -> DeliveryStatus {
+        if !tcp {
+            return DeliveryStatus::DeliverAfter(due);
+        }
         let earlier = self.sent.range(..index).rev();
         match earlier
             .map(|s| s.src == src && s.dst == dst)
@@ -598,7 +604,8 @@ impl Link {
                 }
             };
             let (src, dst) = (sent.src, sent.dst);
-            self.sent[i].status = match self.in_order(src, dst, i, due) {
+            let tcp = matches!(sent.protocol, Protocol::Tcp(_));
+            self.sent[i].status = match self.in_order(tcp, src, dst, i, due) {
                 DeliveryStatus::Hold(_) => DeliveryStatus::DeliverAfter(due),
                 status => status,
             };
