@@ -11,7 +11,7 @@ use super::due::{Due, Origin};
 use crate::clock::SimClock;
 use crate::history::{EventKind, Recorder};
 use crate::scenario::{FaultAction, Target, Trigger};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -37,6 +37,8 @@ struct State {
     /// Directed links a host held in the middle of a step for a fault due
     /// at that instant, for the driver to bring to their wanted state.
     held: Vec<(String, String)>,
+    /// The nodes that are down now (kept by the driver).
+    down: BTreeSet<String>,
 }
 
 /// The shared context of one run.
@@ -112,7 +114,7 @@ impl Context {
             let st = &mut *st;
             if let Some(aimer) = &mut st.aimer {
                 let placed = aimer.on_event(time, host, &kind, &st.master);
-                for due in placed {
+                for due in placed.into_iter().map(Due::on_ms) {
                     self.hold_for(st, time, &due);
                     st.due.push(due);
                 }
@@ -126,57 +128,64 @@ impl Context {
             .partition(|w| w.trigger == fired);
         st.waiting = still;
         for w in now_due {
-            let at = time + w.at;
+            // Due on a whole millisecond, as the driver has it.
+            let due = Due {
+                time: time + w.at,
+                action: w.action,
+                origin: Origin::File(w.index),
+            }
+            .on_ms();
             // The recording host's own pause stops it before its next
             // instruction; any other host's waits for the driver, which
             // skips it if that host is down.
             if let FaultAction::Pause {
                 host: crate::scenario::Target::Host(h),
                 for_,
-            } = &w.action
+            } = &due.action
             {
                 if h == host {
-                    self.add_pause(h, at, at + *for_);
+                    self.add_pause(h, due.time, due.time + *for_);
                 }
             }
-            let due = Due {
-                time: at,
-                action: w.action,
-                origin: Origin::File(w.index),
-            };
             self.hold_for(&mut st, time, &due);
             st.due.push(due);
         }
     }
 
     /// A fault released by an event is due at the event's instant when its
-    /// offset is zero, but the driver applies faults between steps, after
-    /// the hosts have run the rest of this one. What they can do in it that
-    /// the fault must catch is send: so, from inside the host, this holds
-    /// both directions of every link the fault acts on (a crashed node's, an
-    /// isolated host's, a partition's, a slowed link), and the driver,
+    /// offset is zero (every fault time is rounded up to a whole millisecond,
+    /// and events fall on whole milliseconds when latencies do), but the
+    /// driver applies faults between steps, after the hosts have run the rest
+    /// of this one. What they can do in it that the fault must catch is send:
+    /// so, from inside the host, this holds every link the fault cuts or
+    /// slows (a crashed node's and an isolated host's both ways, a
+    /// partition's cut directions, a slowed link both ways), and the driver,
     /// applying the fault as of `time`, then brings those links to their
     /// wanted state; a message sent after the event meets the fault as if it
-    /// had been applied at the event (a slowed link re-times it from its
-    /// sending). Nothing is held outside a host's step (the driver records
-    /// events too) or for a fault due later.
+    /// had been in place (a slowed link times it from its sending). Nothing
+    /// is held outside a host's step (the driver records events too) or for
+    /// a fault due later.
     fn hold_for(&self, st: &mut State, time: Duration, due: &Due) {
         if due.time > time || !turmoil::in_simulation() {
             return;
         }
-        for (from, to) in self.links_of(&due.action, &st.master) {
+        for (from, to) in self.links_of(st, &due.action) {
             turmoil::hold_oneway(from.as_str(), to.as_str());
             st.held.push((from, to));
         }
     }
 
-    /// Both directions of every link `action` acts on.
-    fn links_of(&self, action: &FaultAction, master: &str) -> Vec<(String, String)> {
+    /// The directed links `action` cuts or slows: both directions, but side
+    /// 1 -> side 2 only for a one-way partition; none for a crash of a node
+    /// that is down (the driver skips it).
+    fn links_of(&self, st: &State, action: &FaultAction) -> Vec<(String, String)> {
+        let master = st.master.as_str();
         let resolve = |t: &Target| match t {
             Target::Host(h) => h.clone(),
             Target::Master => master.to_string(),
         };
         let pairs: Vec<(String, String)> = match action {
+            FaultAction::Crash { host, .. } if st.down.contains(&resolve(host)) => Vec::new(),
             FaultAction::Crash { host, .. } | FaultAction::Isolate { host, .. } => {
                 let h = resolve(host);
                 let others = self.clocks.keys().filter(|o| **o != h);
@@ -194,9 +203,13 @@ impl Context {
             FaultAction::Latency { between, .. } => vec![between.clone()],
             _ => Vec::new(),
         };
+        let oneway = matches!(action, FaultAction::Partition { oneway: true, .. });
         pairs
             .into_iter()
-            .flat_map(|(a, b)| [(a.clone(), b.clone()), (b, a)])
+            .flat_map(|(a, b)| {
+                let back = (!oneway).then(|| (b.clone(), a.clone()));
+                std::iter::once((a, b)).chain(back)
+            })
             .collect()
     }
 
@@ -229,9 +242,16 @@ impl Context {
         }
     }
 
-    /// Tells the aimed nemesis (if any) that `node` went down or came back.
+    /// Notes that `node` went down or came back (for the aimed nemesis, if
+    /// any, and for the links a fault released in a host holds).
     pub fn node_down(&self, node: &str, down: bool) {
-        if let Some(aimer) = &mut self.state().aimer {
+        let mut st = self.state();
+        if down {
+            st.down.insert(node.to_string());
+        } else {
+            st.down.remove(node);
+        }
+        if let Some(aimer) = &mut st.aimer {
             aimer.node_down(node, down);
         }
     }

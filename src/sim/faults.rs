@@ -24,11 +24,11 @@ impl World<'_> {
     }
 
     /// Applies `action`, due at global time `now`; false when it could do
-    /// nothing and was skipped. The driver applies a fault at the end of
-    /// the step in which it fell due, as of its due time: a fault triggered
-    /// by an event is due at the event's instant, and the hosts did nothing
-    /// after that instant in the step but send messages, which the links it
-    /// touches held for it (see `Context::record_at`).
+    /// nothing and was skipped. The driver applies a fault at the first step
+    /// of the whole millisecond it is due at, or, for one released by an
+    /// event in the middle of a step, at the next; either way as of its due
+    /// time (what the hosts sent meanwhile on the links it acts on was held
+    /// for it, see `Context::hold_for`).
     pub fn apply(&mut self, now: Duration, action: FaultAction) -> bool {
         let id = self.id();
         match action {
