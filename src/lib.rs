@@ -20,6 +20,8 @@
 //! - [`history`]: the events of one run, in time order, faults typed;
 //! - [`sim`]: the simulated world on turmoil (hosts, network faults, the
 //!   nemesis, the sentinel, the protected store);
+//! - [`lab`]: the same scenarios in real time against real client
+//!   processes (so far its network links);
 //! - [`check`]: the checkers (mutual exclusion at the lock and at the
 //!   resource, liveness figures) and the verdict rules;
 //! - [`runner`]: one run as a library call (load, run, check), writing nothing;
@@ -41,6 +43,7 @@ pub mod clock;
 pub mod duration;
 pub mod flock;
 pub mod history;
+pub mod lab;
 pub mod node;
 pub mod own_lock;
 pub mod report;

@@ -1,0 +1,6 @@
+//! The lab's pieces on real loopback TCP and the wall clock. Real time is
+//! noisy: every test asserts with margins (a lower bound the forwarder must
+//! respect, an upper bound far above what an idle machine needs), never an
+//! exact timing.
+
+mod link;
