@@ -2,6 +2,13 @@
 //! any language, its faults on the wall clock, judged from outside
 //! (`redlock-sim lab`, issue 22). Built piece by piece; so far:
 //! - [`link`]: the forwarder between one client and one server, where
-//!   partitions and latencies act with TCP's behaviour.
+//!   partitions and latencies act with TCP's behaviour;
+//! - [`node`]: a node with its faults (crash with its persistence,
+//!   restart, pause, clock), one port per peer so that it knows who wrote;
+//! - [`clock`]: a node's clock, the simulation's clock model on real time;
+//! - [`gate`]: the pause of an in-process host.
 
+pub mod clock;
+pub mod gate;
 pub mod link;
+pub mod node;

@@ -4,3 +4,4 @@
 //! exact timing.
 
 mod link;
+mod node;

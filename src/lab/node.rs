@@ -1,0 +1,201 @@
+//! A lab node: the node code of `redlock-sim node`, in the lab's process, on
+//! 127.0.0.1, with the scenario's faults.
+//!
+//! Each node listens on one port per *peer* (a client, or `lab` for the
+//! lab's own connections: replicas, the sentinel), chosen by the system at
+//! the start and kept across restarts; a client's link leads to its own
+//! port, so the node knows which client sent each command, and every
+//! effect reaches the lab's sink with that client's name.
+//! - `crash`: the process is gone: every connection and listener closes
+//!   (a connect is refused until the restart), memory is lost, and the
+//!   disk keeps what its persistence synced;
+//! - `restart`: the keyspace from the disk, the same ports;
+//! - `pause`: it reads and writes nothing, accepts nothing and expires
+//!   nothing while its clock runs on;
+//! - clock faults act on its [`LabClock`], the clock it expires keys by.
+
+use super::clock::LabClock;
+use super::gate::{running, Gated};
+use crate::clock::Clock;
+use crate::node::persistence::{self, SharedDisk};
+use crate::node::{self, Node, EXPIRY_PERIOD};
+use bytes::Bytes;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// Receives each write's effects: the node, the peer whose command made
+/// them (None for the active expiry, replication or a command the lab
+/// ran), the effects. A key a command finds expired is deleted in that
+/// command: that `DEL` carries the command's peer.
+pub type Sink = Arc<dyn Fn(&str, Option<&str>, &[Vec<Bytes>]) + Send + Sync>;
+
+tokio::task_local! {
+    /// The peer whose connection this task serves.
+    static PEER: Arc<str>;
+}
+
+/// One lab node, up or down.
+pub struct NodeHost {
+    pub name: String,
+    pub clock: LabClock,
+    disk: SharedDisk,
+    mode: persistence::Mode,
+    ports: Vec<(String, SocketAddr)>,
+    paused: watch::Sender<bool>,
+    sink: Sink,
+    /// The running process: its node and every task it runs.
+    up: Option<(Node, JoinSet<()>)>,
+}
+
+impl NodeHost {
+    /// Starts a node with a port for each of `peers`.
+    pub async fn start(
+        name: &str,
+        peers: &[String],
+        clock: LabClock,
+        mode: persistence::Mode,
+        sink: Sink,
+    ) -> io::Result<NodeHost> {
+        let mut listeners = Vec::new();
+        for peer in peers {
+            listeners.push((peer.clone(), TcpListener::bind(("127.0.0.1", 0)).await?));
+        }
+        let ports = listeners
+            .iter()
+            .map(|(p, l)| Ok((p.clone(), l.local_addr()?)))
+            .collect::<io::Result<_>>()?;
+        let mut host = NodeHost {
+            name: name.to_string(),
+            clock,
+            disk: persistence::Disk::shared(),
+            mode,
+            ports,
+            paused: watch::channel(false).0,
+            sink,
+            up: None,
+        };
+        host.boot(listeners);
+        Ok(host)
+    }
+
+    /// The address `peer` reaches this node at.
+    pub fn addr(&self, peer: &str) -> Option<SocketAddr> {
+        self.ports.iter().find(|(p, _)| p == peer).map(|(_, a)| *a)
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.up.is_some()
+    }
+
+    /// The running node, if up (the lab reads its keyspace, runs `REPLICAOF`).
+    pub fn node(&self) -> Option<&Node> {
+        self.up.as_ref().map(|(n, _)| n)
+    }
+
+    /// Power loss: false if it was already down.
+    pub fn crash(&mut self) -> bool {
+        let Some((_, mut tasks)) = self.up.take() else {
+            return false;
+        };
+        tasks.abort_all();
+        persistence_lock(&self.disk).crash();
+        self.paused.send_replace(false);
+        true
+    }
+
+    /// Comes back on the same ports with what the disk kept; false if it
+    /// was up. An error if a port was taken meanwhile.
+    pub async fn restart(&mut self) -> io::Result<bool> {
+        if self.up.is_some() {
+            return Ok(false);
+        }
+        let mut listeners = Vec::new();
+        for (peer, addr) in &self.ports {
+            listeners.push((peer.clone(), TcpListener::bind(addr).await?));
+        }
+        self.boot(listeners);
+        Ok(true)
+    }
+
+    /// Stops or resumes the process.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.send_replace(paused);
+    }
+
+    fn boot(&mut self, listeners: Vec<(String, TcpListener)>) {
+        let clock: Arc<dyn Clock> = Arc::new(self.clock.clone());
+        let keyspace = persistence_lock(&self.disk).load(clock.wall_ms());
+        let node = Node::from_keyspace(clock, keyspace);
+        let (name, sink) = (self.name.clone(), self.sink.clone());
+        node.add_effects_sink(Arc::new(move |effects: &[Vec<Bytes>]| {
+            let peer = PEER.try_with(|p| p.clone()).ok();
+            sink(&name, peer.as_deref(), effects);
+        }));
+        let mut tasks = JoinSet::new();
+        if let Some(fsync) = persistence::attach(&node, self.disk.clone(), self.mode) {
+            tasks.spawn(fsync);
+        }
+        tasks.spawn(expiry(node.clone(), self.paused.subscribe()));
+        for (peer, listener) in listeners {
+            let paused = self.paused.subscribe();
+            tasks.spawn(accept(node.clone(), listener, peer.into(), paused));
+        }
+        self.up = Some((node, tasks));
+    }
+}
+
+impl Drop for NodeHost {
+    fn drop(&mut self) {
+        if let Some((_, tasks)) = &mut self.up {
+            tasks.abort_all();
+        }
+    }
+}
+
+fn persistence_lock(disk: &SharedDisk) -> std::sync::MutexGuard<'_, persistence::Disk> {
+    disk.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Accepts `peer`'s connections while the node runs; each is served in a
+/// task of this one's, so a crash ends them all.
+async fn accept(
+    node: Node,
+    listener: TcpListener,
+    peer: Arc<str>,
+    mut paused: watch::Receiver<bool>,
+) {
+    let mut conns = JoinSet::new();
+    loop {
+        running(&mut paused).await;
+        tokio::select! {
+            biased;
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    tokio::time::sleep(EXPIRY_PERIOD).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let stream = Gated::new(stream, paused.clone());
+                let serve = node::handle_connection(node.clone(), stream);
+                conns.spawn(PEER.scope(peer.clone(), serve));
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            changed = paused.changed() => if changed.is_err() { return },
+        }
+    }
+}
+
+/// Redis's active expiry, ten times a second of the node's clock, except
+/// while paused.
+async fn expiry(node: Node, mut paused: watch::Receiver<bool>) {
+    loop {
+        node.clock().sleep(EXPIRY_PERIOD).await;
+        running(&mut paused).await;
+        let now = node.clock().wall_ms();
+        node.with_keyspace(|ks| ks.expire_active(now));
+    }
+}
