@@ -5,6 +5,8 @@
 //!   partitions and latencies act with TCP's behaviour;
 //! - [`node`]: a node with its faults (crash with its persistence,
 //!   restart, pause, clock), one port per peer so that it knows who wrote;
+//! - [`store`]: the protected resource, and where drivers say what their
+//!   library told them (`LOCKKEY`, `WRITE`, `HELD`, `RELEASED`);
 //! - [`clock`]: a node's clock, the simulation's clock model on real time;
 //! - [`gate`]: the pause of an in-process host.
 
@@ -12,3 +14,4 @@ pub mod clock;
 pub mod gate;
 pub mod link;
 pub mod node;
+pub mod store;

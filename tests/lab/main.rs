@@ -5,3 +5,4 @@
 
 mod link;
 mod node;
+mod store;

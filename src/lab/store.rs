@@ -1,0 +1,277 @@
+//! The lab's store: the protected resource the drivers write to, and the
+//! place they say what their library told them. It speaks RESP, so any
+//! Redis client library sends its commands (`execute_command`,
+//! `client.call`, `sendCommand`...):
+//! - `LOCKKEY <resource> <key>`: the key the library keeps the lock under;
+//! - `WRITE <client> <resource> [<fence>]`: one write, `+OK`, or
+//!   `-REJECTED ...` when its fencing token is lower than the highest the
+//!   store accepted for that resource (the simulation's store's rule);
+//! - `HELD <client> <resource> <valid_ms>`, `RELEASED <client> <resource>`.
+//!
+//! Every other command (the handshake a library sends on connecting:
+//! `HELLO`, `CLIENT SETINFO`, `PING`, `SELECT`, `INFO`...) is answered as
+//! the node answers it. The store listens on one port per client and takes
+//! the client from the port, not from the command: a command that names
+//! another client, or that it cannot read, is answered with an error and
+//! reported as [`StoreEvent::Bad`]; the run goes on.
+
+use super::gate::Gated;
+use crate::clock::SystemClock;
+use crate::node::{session, Node};
+use crate::resp::{Connection, Frame};
+use bytes::Bytes;
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// What a client did at the store, in the order the store did it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoreEvent {
+    LockKey {
+        client: String,
+        resource: String,
+        key: String,
+    },
+    /// A write, applied or (fencing) rejected; `highest` is the highest
+    /// fencing token accepted for the resource before it.
+    Write {
+        client: String,
+        resource: String,
+        fence: Option<u64>,
+        applied: bool,
+        highest: u64,
+    },
+    Held {
+        client: String,
+        resource: String,
+        valid_ms: u64,
+    },
+    Released {
+        client: String,
+        resource: String,
+    },
+    /// A store command the client got wrong, as the store answered it.
+    Bad {
+        client: String,
+        error: String,
+    },
+}
+
+/// Receives each store event as the store applies it.
+pub type Sink = Arc<dyn Fn(StoreEvent) + Send + Sync>;
+
+/// The running store; dropping it closes every port and connection.
+pub struct Store {
+    ports: Vec<(String, SocketAddr)>,
+    paused: watch::Sender<bool>,
+    tasks: JoinSet<()>,
+}
+
+impl Store {
+    /// Listens on a port of its own for each of `clients`.
+    pub async fn start(clients: &[String], sink: Sink) -> io::Result<Store> {
+        let (paused, _) = watch::channel(false);
+        let highest: Highest = Arc::default();
+        // The handshake's answers come from a node nobody writes to.
+        let node = Node::new(Arc::new(SystemClock::new()));
+        let mut store = Store {
+            ports: Vec::new(),
+            paused,
+            tasks: JoinSet::new(),
+        };
+        for client in clients {
+            let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+            store.ports.push((client.clone(), listener.local_addr()?));
+            let port = Port {
+                client: client.clone(),
+                sink: sink.clone(),
+                highest: highest.clone(),
+                node: node.clone(),
+            };
+            let paused = store.paused.subscribe();
+            store.tasks.spawn(accept(listener, port, paused));
+        }
+        Ok(store)
+    }
+
+    /// Where `client` reaches the store.
+    pub fn addr(&self, client: &str) -> Option<SocketAddr> {
+        self.ports
+            .iter()
+            .find(|(c, _)| c == client)
+            .map(|(_, a)| *a)
+    }
+
+    /// A paused store (a slow database) reads nothing; writes wait in its
+    /// sockets and are applied, in order, when it resumes.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.send_replace(paused);
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.tasks.abort_all();
+    }
+}
+
+type Highest = Arc<Mutex<BTreeMap<String, u64>>>;
+
+/// One client's port: who it is, and what the store shares.
+#[derive(Clone)]
+struct Port {
+    client: String,
+    sink: Sink,
+    highest: Highest,
+    node: Node,
+}
+
+async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            biased;
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                conns.spawn(serve(Gated::new(stream, paused.clone()), port.clone()));
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+}
+
+/// One connection: store commands here, the rest as the node answers them.
+async fn serve(stream: Gated<tokio::net::TcpStream>, port: Port) {
+    let mut conn = Connection::new(stream);
+    let mut session = session::Session::new(port.node.next_client_id());
+    loop {
+        let args = match conn.read_request().await {
+            Ok(Some(args)) if args.is_empty() => continue,
+            Ok(Some(args)) => args,
+            Ok(None) | Err(_) => return,
+        };
+        let reply = match store_command(&port, &args) {
+            Some(reply) => reply,
+            None if session::is_quit(&args) => {
+                let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
+                return;
+            }
+            None => session::execute(&port.node, &mut session, &args),
+        };
+        if conn.write_frame_as(&reply, session.protocol).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The reply to a store command, None for any other command.
+fn store_command(port: &Port, args: &[Bytes]) -> Option<Frame> {
+    let text: Vec<String> = args
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let name = text[0].to_ascii_uppercase();
+    if !["LOCKKEY", "WRITE", "HELD", "RELEASED"].contains(&name.as_str()) {
+        return None;
+    }
+    Some(match parse(&port.client, &name, &text[1..]) {
+        Ok(event) => apply(port, event),
+        Err(error) => {
+            let event = StoreEvent::Bad {
+                client: port.client.clone(),
+                error: error.clone(),
+            };
+            (port.sink)(event);
+            Frame::err(format!("ERR {error}"))
+        }
+    })
+}
+
+/// A store command as an event (a write not yet judged by fencing).
+fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String> {
+    let usage = |u: &str| format!("wrong arguments for '{name}': usage {name} {u}");
+    let own = |c: &String| {
+        if c == client {
+            Ok(c.clone())
+        } else {
+            Err(format!(
+                "{name} names client '{c}' on {client}'s connection"
+            ))
+        }
+    };
+    let number = |s: &String, what: &str| {
+        s.parse::<u64>()
+            .map_err(|_| format!("{name}: {what} '{s}' is not a whole number"))
+    };
+    match (name, args) {
+        ("LOCKKEY", [resource, key]) => Ok(StoreEvent::LockKey {
+            client: client.to_string(),
+            resource: resource.clone(),
+            key: key.clone(),
+        }),
+        ("LOCKKEY", _) => Err(usage("<resource> <key>")),
+        ("WRITE", [c, resource, rest @ ..]) if rest.len() <= 1 => Ok(StoreEvent::Write {
+            client: own(c)?,
+            resource: resource.clone(),
+            fence: rest.first().map(|f| number(f, "fence")).transpose()?,
+            applied: false,
+            highest: 0,
+        }),
+        ("WRITE", _) => Err(usage("<client> <resource> [<fence>]")),
+        ("HELD", [c, resource, valid]) => Ok(StoreEvent::Held {
+            client: own(c)?,
+            resource: resource.clone(),
+            valid_ms: number(valid, "valid_ms")?,
+        }),
+        ("HELD", _) => Err(usage("<client> <resource> <valid_ms>")),
+        ("RELEASED", [c, resource]) => Ok(StoreEvent::Released {
+            client: own(c)?,
+            resource: resource.clone(),
+        }),
+        _ => Err(usage("<client> <resource>")),
+    }
+}
+
+/// Applies a parsed command: fencing for a write; reports it; the reply.
+fn apply(port: &Port, event: StoreEvent) -> Frame {
+    let StoreEvent::Write {
+        client,
+        resource,
+        fence,
+        ..
+    } = event
+    else {
+        (port.sink)(event);
+        return Frame::ok();
+    };
+    let mut highest = port.highest.lock().unwrap_or_else(|e| e.into_inner());
+    let top = highest.entry(resource.clone()).or_insert(0);
+    let before = *top;
+    let applied = fence.is_none_or(|f| f >= before);
+    if let (true, Some(f)) = (applied, fence) {
+        *top = f;
+    }
+    // Reported under the lock: the sink sees writes in the order applied.
+    (port.sink)(StoreEvent::Write {
+        client,
+        resource,
+        fence,
+        applied,
+        highest: before,
+    });
+    match (applied, fence) {
+        (true, _) => Frame::ok(),
+        (false, f) => Frame::err(format!(
+            "REJECTED fencing token {} is lower than {before}",
+            f.unwrap_or(0)
+        )),
+    }
+}
