@@ -7,6 +7,8 @@
 //!   restart, pause, clock), one port per peer so that it knows who wrote;
 //! - [`store`]: the protected resource, and where drivers say what their
 //!   library told them (`LOCKKEY`, `WRITE`, `HELD`, `RELEASED`);
+//! - [`process`]: a client, the user's command in its own process group,
+//!   paused, crashed and ended by signals, dying with the lab;
 //! - [`clock`]: a node's clock, the simulation's clock model on real time;
 //! - [`gate`]: the pause of an in-process host.
 
@@ -14,4 +16,5 @@ pub mod clock;
 pub mod gate;
 pub mod link;
 pub mod node;
+pub mod process;
 pub mod store;

@@ -5,4 +5,5 @@
 
 mod link;
 mod node;
+mod process;
 mod store;
