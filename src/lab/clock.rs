@@ -5,16 +5,24 @@
 //! Global time is the time since the lab run started (`Instant`); the wall
 //! clock starts at the machine's wall time then (the lab is not
 //! deterministic: the seed fixes its plan of faults, not its history).
+//!
+//! It also knows whether its host is paused, as [`crate::clock::SimClock`]
+//! does: a timer that comes due during a pause fires when the pause ends,
+//! as a stopped process handles its timers once it runs again (the node's
+//! expiry, its fsync, its replication's timeouts); the clocks keep running.
 
+use super::gate::running;
 use crate::clock::{Clock, ClockModel, Sleep};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 /// One lab host's clock; clones share it, and the lab changes its model.
 #[derive(Clone)]
 pub struct LabClock {
     origin: Instant,
     model: Arc<Mutex<ClockModel>>,
+    paused: Arc<watch::Sender<bool>>,
 }
 
 impl LabClock {
@@ -24,7 +32,18 @@ impl LabClock {
         LabClock {
             origin,
             model: Arc::new(Mutex::new(ClockModel::new(epoch_ms, offset_ms, rate))),
+            paused: Arc::new(watch::channel(false).0),
         }
+    }
+
+    /// Stops or resumes the host.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.send_replace(paused);
+    }
+
+    /// Whether the host is paused, to wait on.
+    pub fn paused(&self) -> watch::Receiver<bool> {
+        self.paused.subscribe()
     }
 
     /// Time since the run started.
@@ -67,6 +86,8 @@ impl Clock for LabClock {
             loop {
                 let now = clock.now();
                 if now >= target {
+                    // Due during a pause: it fires when the pause ends.
+                    running(&mut clock.paused()).await;
                     return;
                 }
                 let g = clock.with(|m| m.global_for(target - now));
@@ -95,5 +116,18 @@ mod tests {
         c.set_rate(1.0);
         let mono = c.now();
         assert!(mono >= Duration::from_secs(20) && mono < Duration::from_secs(21));
+    }
+
+    #[tokio::test]
+    async fn a_timer_due_in_a_pause_fires_when_it_ends() {
+        let c = LabClock::new(Instant::now(), 0, 0.0, 1.0);
+        c.set_paused(true);
+        let t = Instant::now();
+        let sleep = tokio::spawn(c.sleep(Duration::from_millis(10)));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!sleep.is_finished(), "fired during the pause");
+        c.set_paused(false);
+        sleep.await.unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(200));
     }
 }

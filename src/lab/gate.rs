@@ -13,10 +13,13 @@ use tokio::sync::watch;
 type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// A stream of a host that can be paused (`true` on the watch: paused).
+/// Reads and writes wait apart, so that a stream split between two tasks
+/// wakes both when the pause ends.
 pub struct Gated<S> {
     inner: S,
     paused: watch::Receiver<bool>,
-    wait: Option<Wait>,
+    read_wait: Option<Wait>,
+    write_wait: Option<Wait>,
 }
 
 impl<S> Gated<S> {
@@ -24,24 +27,30 @@ impl<S> Gated<S> {
         Gated {
             inner,
             paused,
-            wait: None,
+            read_wait: None,
+            write_wait: None,
         }
     }
+}
 
-    fn poll_running(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.wait.is_none() && !*self.paused.borrow() {
-            return Poll::Ready(());
-        }
-        let wait = self.wait.get_or_insert_with(|| {
-            let mut rx = self.paused.clone();
-            Box::pin(async move {
-                let _ = rx.wait_for(|p| !*p).await;
-            })
-        });
-        ready!(wait.as_mut().poll(cx));
-        self.wait = None;
-        Poll::Ready(())
+/// Ready once the host runs; `slot` keeps the wait between polls.
+fn poll_running(
+    paused: &watch::Receiver<bool>,
+    slot: &mut Option<Wait>,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    if slot.is_none() && !*paused.borrow() {
+        return Poll::Ready(());
     }
+    let wait = slot.get_or_insert_with(|| {
+        let mut rx = paused.clone();
+        Box::pin(async move {
+            let _ = rx.wait_for(|p| !*p).await;
+        })
+    });
+    ready!(wait.as_mut().poll(cx));
+    *slot = None;
+    Poll::Ready(())
 }
 
 /// Waits until the host runs (at once if it does).
@@ -56,7 +65,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Gated<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_running(cx));
+        ready!(poll_running(&this.paused, &mut this.read_wait, cx));
         Pin::new(&mut this.inner).poll_read(cx, buf)
     }
 }
@@ -68,19 +77,19 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Gated<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.poll_running(cx));
+        ready!(poll_running(&this.paused, &mut this.write_wait, cx));
         Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_running(cx));
+        ready!(poll_running(&this.paused, &mut this.write_wait, cx));
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_running(cx));
+        ready!(poll_running(&this.paused, &mut this.write_wait, cx));
         Pin::new(&mut this.inner).poll_shutdown(cx)
     }
 }

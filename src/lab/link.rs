@@ -9,23 +9,33 @@
 //! - a *held* direction carries nothing; what was read meanwhile (and what
 //!   was on its way) waits, and arrives, in order, one hop after the heal;
 //! - the end of a stream (a FIN) travels behind the data read before it;
-//! - a connection accepted while the client-to-server direction is held
-//!   connects to the server only when it heals.
+//! - a connection's handshake is a round trip: it reaches the server once
+//!   the client-to-server direction and then the other have carried for a
+//!   hop each (a hold that comes back within the hop holds it again);
+//! - [`Link::reset`] (its server crashed) ends every connection through it
+//!   with a reset, and what was on its way is lost; a server that refuses
+//!   the connect ends the client's stream with a reset too;
+//! - [`Link::set_server`] points new connections at a server that came
+//!   back on other ports.
 //!
 //! What loopback cannot do: the kernel completes the client's handshake with
 //! the link's listener at once, so a connect across a held link succeeds
 //! and the client's first request waits instead (its read timeout, not its
-//! connect timeout, runs out). A reset is forwarded as the end of the
-//! stream, after the data. Dropping the [`Link`] closes its listener and
-//! every connection through it.
+//! connect timeout, runs out), and a client that gives up and closes still
+//! has what it wrote delivered at the heal, as on an open connection. A
+//! reset the client sends is forwarded as the end of its stream, after its
+//! data. Dropping the [`Link`] closes its listener and every connection
+//! through it.
 
+use bytes::{Bytes, BytesMut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -59,10 +69,12 @@ pub struct Link {
     pub up: watch::Sender<Setting>,
     /// The server-to-client direction.
     pub down: watch::Sender<Setting>,
+    server: watch::Sender<SocketAddr>,
+    reset: Arc<watch::Sender<u64>>,
     tasks: JoinSet<()>,
 }
 
-/// Chunks one read may take, and chunks a direction keeps before it stops
+/// Bytes one read may take, and chunks a direction keeps before it stops
 /// reading (what the sender's kernel then buffers is TCP's own back
 /// pressure).
 const CHUNK: usize = 16 * 1024;
@@ -76,12 +88,22 @@ impl Link {
         let addr = listener.local_addr()?;
         let (up, up_rx) = watch::channel(setting);
         let (down, down_rx) = watch::channel(setting);
+        let (server, server_rx) = watch::channel(server);
+        let reset = Arc::new(watch::channel(0).0);
+        let shared = Shared {
+            up: up_rx,
+            down: down_rx,
+            server: server_rx,
+            reset: reset.clone(),
+        };
         let mut tasks = JoinSet::new();
-        tasks.spawn(accept_loop(listener, server, [up_rx, down_rx], seed));
+        tasks.spawn(accept_loop(listener, shared, seed));
         Ok(Link {
             addr,
             up,
             down,
+            server,
+            reset,
             tasks,
         })
     }
@@ -90,6 +112,18 @@ impl Link {
     pub fn set(&self, setting: Setting) {
         self.up.send_replace(setting);
         self.down.send_replace(setting);
+    }
+
+    /// Where new connections go from now on (a node that restarted on
+    /// other ports).
+    pub fn set_server(&self, server: SocketAddr) {
+        self.server.send_replace(server);
+    }
+
+    /// The server is gone (a crash): every connection through the link
+    /// ends now with a reset, and what was on its way is lost.
+    pub fn reset(&self) {
+        self.reset.send_modify(|n| *n += 1);
     }
 }
 
@@ -100,13 +134,8 @@ impl Drop for Link {
 }
 
 /// Accepts connections for as long as the link lives; the connections'
-/// tasks belong to it and end with it.
-async fn accept_loop(
-    listener: TcpListener,
-    server: SocketAddr,
-    dirs: [watch::Receiver<Setting>; 2],
-    seed: u64,
-) {
+/// tasks belong to it and end with it (each ends itself at a reset).
+async fn accept_loop(listener: TcpListener, shared: Shared, seed: u64) {
     let mut conns = JoinSet::new();
     let mut n: u64 = 0;
     loop {
@@ -120,103 +149,164 @@ async fn accept_loop(
                 };
                 n += 1;
                 let rng = ChaCha8Rng::seed_from_u64(seed ^ n.rotate_left(32));
-                conns.spawn(connection(client, server, dirs.clone(), rng));
+                conns.spawn(connection(client, shared.clone(), rng));
             }
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
         }
     }
 }
 
-/// One forwarded connection: waits for the client-to-server direction to
-/// carry (the SYN), connects to the server, then pumps both ways.
-async fn connection(
-    client: TcpStream,
-    server: SocketAddr,
-    [mut up, down]: [watch::Receiver<Setting>; 2],
-    mut rng: ChaCha8Rng,
-) {
-    if up.wait_for(|s| !s.held).await.is_err() {
-        return;
+/// What the link's tasks share: its directions, its server, its resets.
+#[derive(Clone)]
+struct Shared {
+    up: watch::Receiver<Setting>,
+    down: watch::Receiver<Setting>,
+    server: watch::Receiver<SocketAddr>,
+    reset: Arc<watch::Sender<u64>>,
+}
+
+/// One forwarded connection. A server that refuses, or a reset of the
+/// link, ends the client's stream with a reset (RST).
+async fn connection(mut client: TcpStream, mut shared: Shared, mut rng: ChaCha8Rng) {
+    let mut resets = shared.reset.subscribe();
+    let refused = {
+        let forwarded = forward(&mut client, &mut shared, &mut rng);
+        tokio::select! {
+            biased;
+            _ = resets.changed() => true,
+            refused = forwarded => refused,
+        }
+    };
+    if refused {
+        // The client's socket is still ours: its close below is a reset.
+        abort_on_close(client.as_raw_fd());
     }
-    let hop = draw(&mut rng, up.borrow().latency);
-    tokio::time::sleep(hop).await;
-    let Ok(upstream) = TcpStream::connect(server).await else {
-        return; // the server is down: the client's stream ends
+}
+
+/// The handshake's round trip (the SYN up, the SYN-ACK down, each waiting
+/// out a hold), the connect to the server, then both directions pumped
+/// until both ends closed. True if the server refused.
+async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8Rng) -> bool {
+    if !carry(&mut shared.up, rng).await || !carry(&mut shared.down, rng).await {
+        return false;
+    }
+    let server = *shared.server.borrow();
+    let Ok(mut upstream) = TcpStream::connect(server).await else {
+        return true;
     };
     let _ = client.set_nodelay(true);
     let _ = upstream.set_nodelay(true);
-    let (cr, cw) = client.into_split();
-    let (sr, sw) = upstream.into_split();
+    let (cr, cw) = client.split();
+    let (sr, sw) = upstream.split();
+    let up_rng = ChaCha8Rng::seed_from_u64(rng.random());
     let down_rng = ChaCha8Rng::seed_from_u64(rng.random());
-    tokio::join!(pump(cr, sw, up, rng), pump(sr, cw, down, down_rng));
+    let (up, down) = (shared.up.clone(), shared.down.clone());
+    tokio::join!(pump(cr, sw, up, up_rng), pump(sr, cw, down, down_rng));
+    false
+}
+
+/// Sets a zero linger on `fd`, so that closing it sends a reset. `fd` must
+/// be a socket the caller still owns.
+fn abort_on_close(fd: std::os::fd::RawFd) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `fd` is an open socket owned by the caller; the option value
+    // is a valid `linger` of the size given.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+/// Waits until `dir` carries and a hop has passed with it carrying (a
+/// hold that comes back within the hop holds again); false if the link is
+/// gone.
+async fn carry(dir: &mut watch::Receiver<Setting>, rng: &mut ChaCha8Rng) -> bool {
+    loop {
+        if dir.wait_for(|s| !s.held).await.is_err() {
+            return false;
+        }
+        let hop = draw(rng, dir.borrow().latency);
+        tokio::time::sleep(hop).await;
+        if !dir.borrow().held {
+            return true;
+        }
+    }
 }
 
 /// A chunk on its way, or the end of the stream, due at `due`.
 struct Segment {
     due: Instant,
-    /// The hop it took, taken again from a heal if it was held.
-    hop: Duration,
-    bytes: Option<Vec<u8>>,
+    bytes: Option<Bytes>,
 }
 
 /// One direction: a reader stamps each chunk with its due time, in order;
 /// a writer delivers it when due and the direction carries.
-async fn pump(
-    from: OwnedReadHalf,
-    to: OwnedWriteHalf,
+async fn pump<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+    from: R,
+    to: W,
     dir: watch::Receiver<Setting>,
-    rng: ChaCha8Rng,
+    mut rng: ChaCha8Rng,
 ) {
     let (tx, rx) = mpsc::channel(QUEUE);
+    let write_rng = ChaCha8Rng::seed_from_u64(rng.random());
     tokio::join!(
         read_side(from, tx, dir.clone(), rng),
-        write_side(to, rx, dir)
+        write_side(to, rx, dir, write_rng)
     );
 }
 
-async fn read_side(
-    mut from: OwnedReadHalf,
+async fn read_side<R: AsyncRead + Unpin>(
+    mut from: R,
     tx: mpsc::Sender<Segment>,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
 ) {
     let mut last = Instant::now();
     loop {
-        let mut buf = vec![0u8; CHUNK];
-        let n = from.read(&mut buf).await.unwrap_or(0);
+        let mut buf = BytesMut::with_capacity(CHUNK);
+        let n = from.read_buf(&mut buf).await.unwrap_or(0);
         let hop = draw(&mut rng, dir.borrow().latency);
         last = last.max(Instant::now() + hop);
-        buf.truncate(n);
-        let bytes = (n > 0).then_some(buf);
+        let bytes = (n > 0).then(|| buf.freeze());
         let end = bytes.is_none();
-        let seg = Segment {
-            due: last,
-            hop,
-            bytes,
-        };
+        let seg = Segment { due: last, bytes };
         if tx.send(seg).await.is_err() || end {
             return;
         }
     }
 }
 
-async fn write_side(
-    mut to: OwnedWriteHalf,
+async fn write_side<W: AsyncWrite + Unpin>(
+    mut to: W,
     mut rx: mpsc::Receiver<Segment>,
     mut dir: watch::Receiver<Setting>,
+    mut rng: ChaCha8Rng,
 ) {
     let mut floor = Instant::now();
     while let Some(seg) = rx.recv().await {
-        sleep_until(seg.due.max(floor)).await;
-        if dir.borrow().held {
-            // Held: it arrives one hop after the heal, and what follows
-            // after it.
+        let mut at = seg.due.max(floor);
+        // Held when due: it arrives a hop after the heal (drawn then), and
+        // what follows after it; a hold that comes back meanwhile holds it
+        // again.
+        loop {
+            sleep_until(at).await;
+            if !dir.borrow().held {
+                break;
+            }
             if dir.wait_for(|s| !s.held).await.is_err() {
                 return;
             }
-            floor = Instant::now() + seg.hop;
-            sleep_until(floor).await;
+            at = Instant::now() + draw(&mut rng, dir.borrow().latency);
         }
+        floor = at;
         let ok = match seg.bytes {
             Some(b) => to.write_all(&b).await.is_ok(),
             None => {

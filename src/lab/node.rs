@@ -9,7 +9,8 @@
 //! - `crash`: the process is gone: every connection and listener closes
 //!   (a connect is refused until the restart), memory is lost, and the
 //!   disk keeps what its persistence synced;
-//! - `restart`: the keyspace from the disk, the same ports;
+//! - `restart`: the keyspace from the disk, on new ports (the lab's links
+//!   follow them: a port of its own may have been taken meanwhile);
 //! - `pause`: it reads and writes nothing, accepts nothing and expires
 //!   nothing while its clock runs on;
 //! - clock faults act on its [`LabClock`], the clock it expires keys by.
@@ -22,7 +23,7 @@ use crate::node::{self, Node, EXPIRY_PERIOD};
 use bytes::Bytes;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -44,11 +45,26 @@ pub struct NodeHost {
     pub clock: LabClock,
     disk: SharedDisk,
     mode: persistence::Mode,
+    peers: Vec<String>,
+    /// Where each peer reaches it now (new ports at each boot).
     ports: Vec<(String, SocketAddr)>,
-    paused: watch::Sender<bool>,
     sink: Sink,
     /// The running process: its node and every task it runs.
-    up: Option<(Node, JoinSet<()>)>,
+    up: Option<(Node, Tasks)>,
+}
+
+/// Every task of one boot of a node, its connections' included, so that a
+/// crash ends them all before it returns.
+type Tasks = Arc<Mutex<Boot>>;
+
+#[derive(Default)]
+struct Boot {
+    dead: bool,
+    set: JoinSet<()>,
+}
+
+fn lock(tasks: &Tasks) -> std::sync::MutexGuard<'_, Boot> {
+    tasks.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl NodeHost {
@@ -60,29 +76,23 @@ impl NodeHost {
         mode: persistence::Mode,
         sink: Sink,
     ) -> io::Result<NodeHost> {
-        let mut listeners = Vec::new();
-        for peer in peers {
-            listeners.push((peer.clone(), TcpListener::bind(("127.0.0.1", 0)).await?));
-        }
-        let ports = listeners
-            .iter()
-            .map(|(p, l)| Ok((p.clone(), l.local_addr()?)))
-            .collect::<io::Result<_>>()?;
         let mut host = NodeHost {
             name: name.to_string(),
             clock,
             disk: persistence::Disk::shared(),
             mode,
-            ports,
-            paused: watch::channel(false).0,
+            peers: peers.to_vec(),
+            ports: Vec::new(),
             sink,
             up: None,
         };
-        host.boot(listeners);
+        host.boot().await?;
         Ok(host)
     }
 
-    /// The address `peer` reaches this node at.
+    /// The address `peer` reaches this node at now: it changes at each
+    /// restart (a port of its own might be taken meanwhile by any
+    /// connection's local port), so links follow it.
     pub fn addr(&self, peer: &str) -> Option<SocketAddr> {
         self.ports.iter().find(|(p, _)| p == peer).map(|(_, a)| *a)
     }
@@ -96,37 +106,49 @@ impl NodeHost {
         self.up.as_ref().map(|(n, _)| n)
     }
 
-    /// Power loss: false if it was already down.
-    pub fn crash(&mut self) -> bool {
-        let Some((_, mut tasks)) = self.up.take() else {
+    /// Power loss: when it returns, every task of the node has ended (no
+    /// command runs or answers after it), its sockets are closed, and the
+    /// disk kept what was synced. False if it was already down.
+    pub async fn crash(&mut self) -> bool {
+        let Some((_, tasks)) = self.up.take() else {
             return false;
         };
-        tasks.abort_all();
+        let mut set = {
+            let mut boot = lock(&tasks);
+            boot.dead = true;
+            std::mem::take(&mut boot.set)
+        };
+        set.abort_all();
+        while set.join_next().await.is_some() {}
         persistence_lock(&self.disk).crash();
-        self.paused.send_replace(false);
+        self.clock.set_paused(false);
         true
     }
 
-    /// Comes back on the same ports with what the disk kept; false if it
-    /// was up. An error if a port was taken meanwhile.
+    /// Comes back, on new ports, with what the disk kept; false if it was
+    /// up.
     pub async fn restart(&mut self) -> io::Result<bool> {
         if self.up.is_some() {
             return Ok(false);
         }
-        let mut listeners = Vec::new();
-        for (peer, addr) in &self.ports {
-            listeners.push((peer.clone(), TcpListener::bind(addr).await?));
-        }
-        self.boot(listeners);
+        self.boot().await?;
         Ok(true)
     }
 
-    /// Stops or resumes the process.
+    /// Stops or resumes the process (its clock's timers wait too).
     pub fn set_paused(&self, paused: bool) {
-        self.paused.send_replace(paused);
+        self.clock.set_paused(paused);
     }
 
-    fn boot(&mut self, listeners: Vec<(String, TcpListener)>) {
+    async fn boot(&mut self) -> io::Result<()> {
+        let mut listeners = Vec::new();
+        for peer in &self.peers {
+            listeners.push((peer.clone(), TcpListener::bind(("127.0.0.1", 0)).await?));
+        }
+        self.ports = listeners
+            .iter()
+            .map(|(p, l)| Ok((p.clone(), l.local_addr()?)))
+            .collect::<io::Result<_>>()?;
         let clock: Arc<dyn Clock> = Arc::new(self.clock.clone());
         let keyspace = persistence_lock(&self.disk).load(clock.wall_ms());
         let node = Node::from_keyspace(clock, keyspace);
@@ -135,23 +157,30 @@ impl NodeHost {
             let peer = PEER.try_with(|p| p.clone()).ok();
             sink(&name, peer.as_deref(), effects);
         }));
-        let mut tasks = JoinSet::new();
-        if let Some(fsync) = persistence::attach(&node, self.disk.clone(), self.mode) {
-            tasks.spawn(fsync);
-        }
-        tasks.spawn(expiry(node.clone(), self.paused.subscribe()));
-        for (peer, listener) in listeners {
-            let paused = self.paused.subscribe();
-            tasks.spawn(accept(node.clone(), listener, peer.into(), paused));
+        let tasks: Tasks = Arc::default();
+        {
+            let mut boot = lock(&tasks);
+            if let Some(fsync) = persistence::attach(&node, self.disk.clone(), self.mode) {
+                boot.set.spawn(fsync);
+            }
+            boot.set.spawn(expiry(node.clone(), self.clock.paused()));
+            for (peer, listener) in listeners {
+                let paused = self.clock.paused();
+                let accept = accept(node.clone(), listener, peer.into(), paused, tasks.clone());
+                boot.set.spawn(accept);
+            }
         }
         self.up = Some((node, tasks));
+        Ok(())
     }
 }
 
 impl Drop for NodeHost {
     fn drop(&mut self) {
-        if let Some((_, tasks)) = &mut self.up {
-            tasks.abort_all();
+        if let Some((_, tasks)) = &self.up {
+            let mut boot = lock(tasks);
+            boot.dead = true;
+            boot.set.abort_all();
         }
     }
 }
@@ -161,14 +190,14 @@ fn persistence_lock(disk: &SharedDisk) -> std::sync::MutexGuard<'_, persistence:
 }
 
 /// Accepts `peer`'s connections while the node runs; each is served in a
-/// task of this one's, so a crash ends them all.
+/// task of the boot's, so a crash ends them all.
 async fn accept(
     node: Node,
     listener: TcpListener,
     peer: Arc<str>,
     mut paused: watch::Receiver<bool>,
+    tasks: Tasks,
 ) {
-    let mut conns = JoinSet::new();
     loop {
         running(&mut paused).await;
         tokio::select! {
@@ -180,17 +209,21 @@ async fn accept(
                 };
                 let _ = stream.set_nodelay(true);
                 let stream = Gated::new(stream, paused.clone());
-                let serve = node::handle_connection(node.clone(), stream);
-                conns.spawn(PEER.scope(peer.clone(), serve));
+                let serve = PEER.scope(peer.clone(), node::handle_connection(node.clone(), stream));
+                let mut boot = lock(&tasks);
+                if boot.dead {
+                    return;
+                }
+                boot.set.spawn(serve);
+                while boot.set.try_join_next().is_some() {}
             }
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
             changed = paused.changed() => if changed.is_err() { return },
         }
     }
 }
 
-/// Redis's active expiry, ten times a second of the node's clock, except
-/// while paused.
+/// Redis's active expiry, ten times a second of the node's clock (whose
+/// timers wait out a pause).
 async fn expiry(node: Node, mut paused: watch::Receiver<bool>) {
     loop {
         node.clock().sleep(EXPIRY_PERIOD).await;

@@ -2,15 +2,26 @@
 //! group of its own, so that a pause (SIGSTOP), a crash (SIGKILL) and the
 //! end of the run (SIGTERM, then SIGKILL) reach everything it started.
 //!
-//! It dies with the lab: the kernel sends it SIGKILL when the lab's process
-//! goes (Linux's parent-death signal, set between fork and exec), and
-//! dropping a [`ClientProcess`] kills its group. Its standard output and
-//! error go to one log file.
+//! It dies with the lab, all of its group:
+//! - a [`Watchdog`], a small `sh` process in a group of its own that ignores
+//!   the terminal's signals, holds a pipe from the lab and the list of the
+//!   groups started; when the pipe closes (the lab ended or was killed) it
+//!   kills every group that was not reported ended;
+//! - the kernel also sends the client itself SIGKILL when the thread that
+//!   started it ends (Linux's parent-death signal, set between fork and
+//!   exec): start clients from a thread that lives as long as the run;
+//! - dropping a [`ClientProcess`] kills its group.
+//!
+//! A group's id is signalled only while its leader has not been reaped (it
+//! is alive, or a zombie, and the id cannot be reused): an exit is seen
+//! without reaping (`waitid` with `WNOWAIT`), the group killed, then the
+//! leader reaped. Its standard output and error go to one log file.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::process::{Child, Command};
 
@@ -20,11 +31,19 @@ pub struct ClientProcess {
     /// The group's id: the client's pid.
     pgid: libc::pid_t,
     exited: Option<ExitStatus>,
+    /// The lab owns it: a client does not keep it alive.
+    watchdog: Weak<Watchdog>,
 }
 
 /// Starts `argv` with `env` added to the lab's environment, its output to
-/// `log`. An error when it cannot be started (the lab's exit 2).
-pub fn spawn(argv: &[String], env: &[(String, String)], log: &Path) -> io::Result<ClientProcess> {
+/// `log`, its group in `watchdog`'s care. An error when it cannot be
+/// started (the lab's exit 2).
+pub fn spawn(
+    argv: &[String],
+    env: &[(String, String)],
+    log: &Path,
+    watchdog: &Arc<Watchdog>,
+) -> io::Result<ClientProcess> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
@@ -56,10 +75,12 @@ pub fn spawn(argv: &[String], env: &[(String, String)], log: &Path) -> io::Resul
     let child = cmd.spawn()?;
     let pgid = child.id().map_or(0, |p| p as libc::pid_t);
     assert!(pgid > 0, "a spawned child has a pid");
+    watchdog.note(&format!("+{pgid}"));
     Ok(ClientProcess {
         child,
         pgid,
         exited: None,
+        watchdog: Arc::downgrade(watchdog),
     })
 }
 
@@ -86,11 +107,8 @@ impl ClientProcess {
     /// Its exit status, if it has exited (without waiting); what it
     /// started goes with it.
     pub fn exited(&mut self) -> Option<ExitStatus> {
-        if self.exited.is_none() {
-            self.exited = self.child.try_wait().ok().flatten();
-            if self.exited.is_some() {
-                self.kill();
-            }
+        if self.exited.is_none() && self.leader_exited() {
+            self.end_group();
         }
         self.exited
     }
@@ -99,24 +117,56 @@ impl ClientProcess {
     /// be stopped), SIGKILL after `grace`; waits for the client to exit
     /// and returns its status.
     pub async fn stop(&mut self, grace: Duration) -> io::Result<ExitStatus> {
+        if let Some(status) = self.exited {
+            return Ok(status);
+        }
         self.signal(libc::SIGTERM);
         self.signal(libc::SIGCONT);
-        let status = match tokio::time::timeout(grace, self.child.wait()).await {
-            Ok(status) => status?,
-            Err(_) => {
-                self.kill();
-                self.child.wait().await?
-            }
-        };
-        // What it started and left behind goes too.
-        self.kill();
+        let deadline = tokio::time::Instant::now() + grace;
+        while !self.leader_exited() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.signal(libc::SIGKILL);
+        let status = self.child.wait().await?;
         self.exited = Some(status);
+        self.note_ended();
         Ok(status)
     }
 
+    /// Whether the leader has exited, without reaping it.
+    fn leader_exited(&self) -> bool {
+        // SAFETY: waitid writes a siginfo_t we own; WNOWAIT leaves the
+        // child to be reaped by tokio.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            let r = libc::waitid(libc::P_PID, self.pgid as libc::id_t, &mut info, flags);
+            r == 0 && info.si_pid() != 0
+        }
+    }
+
+    /// The leader has exited and is not yet reaped: kill what is left of
+    /// its group, then reap it.
+    fn end_group(&mut self) {
+        self.signal(libc::SIGKILL);
+        if let Ok(Some(status)) = self.child.try_wait() {
+            self.exited = Some(status);
+            self.note_ended();
+        }
+    }
+
+    fn note_ended(&self) {
+        if let Some(w) = self.watchdog.upgrade() {
+            w.note(&format!("-{}", self.pgid));
+        }
+    }
+
     fn signal(&self, sig: libc::c_int) {
-        // SAFETY: killpg has no memory effects; a group that is gone gives
-        // ESRCH, which is fine.
+        if self.exited.is_some() {
+            return;
+        }
+        // SAFETY: killpg has no memory effects; the leader is not reaped
+        // (exited is None), so the id is still this group's.
         unsafe {
             libc::killpg(self.pgid, sig);
         }
@@ -125,10 +175,58 @@ impl ClientProcess {
 
 impl Drop for ClientProcess {
     fn drop(&mut self) {
-        // Once it has exited and its group was killed, the group's id may
-        // be given to another process: signal only a live client's.
-        if self.exited().is_none() {
-            self.kill();
+        // Reaped or not, the group goes (tokio reaps the leader after the
+        // drop); signal() skips a group whose leader was reaped.
+        self.kill();
+    }
+}
+
+/// Kills, when the lab's end of its pipe closes, every group noted `+pgid`
+/// and not noted `-pgid` since.
+pub struct Watchdog {
+    pipe: std::sync::Mutex<Option<std::process::ChildStdin>>,
+    child: std::sync::Mutex<std::process::Child>,
+}
+
+const WATCHDOG: &str = r#"trap '' INT TERM HUP
+gs=""
+while read -r l; do gs="$gs $l"; done
+for g in $gs; do
+  case $g in
+    +*) p=${g#+}; case " $gs " in *" -$p "*) ;; *) kill -9 "-$p" 2>/dev/null;; esac;;
+  esac
+done"#;
+
+impl Watchdog {
+    pub fn start() -> io::Result<Arc<Watchdog>> {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", WATCHDOG])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        let pipe = child.stdin.take();
+        Ok(Arc::new(Watchdog {
+            pipe: std::sync::Mutex::new(pipe),
+            child: std::sync::Mutex::new(child),
+        }))
+    }
+
+    fn note(&self, line: &str) {
+        let mut pipe = self.pipe.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = pipe.as_mut() {
+            let _ = writeln!(p, "{line}");
+            let _ = p.flush();
         }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        // Closing the pipe is its signal; then reap it.
+        drop(self.pipe.lock().unwrap_or_else(|e| e.into_inner()).take());
+        let _ = self.child.lock().unwrap_or_else(|e| e.into_inner()).wait();
     }
 }

@@ -57,6 +57,7 @@ async fn received(
 async fn a_round_trip_takes_the_latency_each_way() {
     let (addr, _rx) = server().await;
     let link = Link::open(addr, Setting::open(100 * MS), 1).await.unwrap();
+
     let mut c = TcpStream::connect(link.addr).await.unwrap();
     // The connect itself waits a hop before the server sees it.
     let t0 = Instant::now();
@@ -144,7 +145,113 @@ async fn a_connect_across_a_held_link_reaches_the_server_after_the_heal() {
     link.up.send_modify(|s| s.held = false);
     let accepted = tokio::time::timeout(SLACK, l.accept()).await;
     assert!(accepted.is_ok(), "not accepted {SLACK:?} after the heal");
-    assert!(healed.elapsed() >= MS);
+    assert!(healed.elapsed() >= 2 * MS, "a round trip after the heal");
+}
+
+#[tokio::test]
+async fn a_held_reply_direction_holds_the_handshake() {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let link = Link::open(l.local_addr().unwrap(), Setting::open(MS), 6)
+        .await
+        .unwrap();
+    link.down.send_modify(|s| s.held = true);
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"req").await.unwrap();
+    let early = tokio::time::timeout(300 * MS, l.accept()).await;
+    assert!(
+        early.is_err(),
+        "the server accepted while the SYN-ACK was held"
+    );
+    link.down.send_modify(|s| s.held = false);
+    assert!(
+        tokio::time::timeout(SLACK, l.accept()).await.is_ok(),
+        "not accepted after the heal"
+    );
+}
+
+#[tokio::test]
+async fn a_hold_that_comes_back_within_a_hop_holds_again() {
+    let (addr, mut rx) = server().await;
+    let link = Link::open(addr, Setting::open(MS), 7).await.unwrap();
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"x").await.unwrap();
+    assert_eq!(rx.recv().await.unwrap().1.as_deref(), Some(&b"x"[..]));
+    link.up.send_replace(Setting {
+        held: true,
+        latency: (200 * MS, 200 * MS),
+    });
+    c.write_all(b"a").await.unwrap();
+    tokio::time::sleep(50 * MS).await;
+    // A heal, and the partition back 50 ms later, inside the 200 ms hop.
+    link.up.send_modify(|s| s.held = false);
+    tokio::time::sleep(50 * MS).await;
+    link.up.send_modify(|s| s.held = true);
+    let quiet = tokio::time::timeout(500 * MS, rx.recv()).await;
+    assert!(quiet.is_err(), "crossed a partition: {:?}", quiet.unwrap());
+    let healed = Instant::now();
+    link.up.send_modify(|s| s.held = false);
+    let (at, got) = tokio::time::timeout(SLACK + 200 * MS, rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.as_deref(), Some(&b"a"[..]));
+    assert!(
+        at >= healed + 200 * MS,
+        "a hop after the heal: {:?}",
+        at - healed
+    );
+}
+
+#[tokio::test]
+async fn a_reset_ends_the_client_with_a_reset_and_loses_what_was_on_its_way() {
+    let (addr, mut rx) = server().await;
+    let link = Link::open(addr, Setting::open(MS), 8).await.unwrap();
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"x").await.unwrap();
+    assert_eq!(rx.recv().await.unwrap().1.as_deref(), Some(&b"x"[..]));
+    let mut b = [0u8; 1];
+    c.read_exact(&mut b).await.unwrap();
+    link.up.send_replace(Setting::open(300 * MS));
+    c.write_all(b"a").await.unwrap();
+    tokio::time::sleep(20 * MS).await;
+    link.reset();
+    let got = tokio::time::timeout(SLACK, c.read(&mut b))
+        .await
+        .expect("client still open");
+    let e = got.expect_err("a reset, not an end");
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset);
+    let (_, end) = tokio::time::timeout(SLACK, rx.recv())
+        .await
+        .expect("server still open")
+        .unwrap();
+    assert_eq!(end, None, "the write on its way was delivered");
+    // New connections go through again.
+    link.up.send_replace(Setting::open(MS));
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"y").await.unwrap();
+    assert_eq!(rx.recv().await.unwrap().1.as_deref(), Some(&b"y"[..]));
+}
+
+#[tokio::test]
+async fn a_refused_connect_is_a_reset_and_a_moved_server_is_followed() {
+    let gone = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gone_addr = gone.local_addr().unwrap();
+    drop(gone);
+    let link = Link::open(gone_addr, Setting::open(MS), 9).await.unwrap();
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    let mut b = [0u8; 1];
+    let got = tokio::time::timeout(SLACK, c.read(&mut b))
+        .await
+        .expect("client still open");
+    assert_eq!(
+        got.expect_err("a reset").kind(),
+        std::io::ErrorKind::ConnectionReset
+    );
+    let (addr, mut rx) = server().await;
+    link.set_server(addr);
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"z").await.unwrap();
+    assert_eq!(rx.recv().await.unwrap().1.as_deref(), Some(&b"z"[..]));
 }
 
 #[tokio::test]

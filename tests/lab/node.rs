@@ -87,50 +87,71 @@ async fn each_write_is_reported_with_the_client_whose_port_it_came_in_on() {
 
 #[tokio::test]
 async fn a_crash_closes_and_refuses_and_a_restart_keeps_what_was_synced() {
-    for (mode, kept) in [(Mode::None, "$-1\r\n"), (Mode::Always, "$2\r\nt1\r\n")] {
-        let (mut host, _) = node(mode, 1.0).await;
+    // (persistence, wait before the crash, what GET says after the restart)
+    let cases = [
+        (Mode::None, Duration::ZERO, "$-1\r\n"),
+        (Mode::Always, Duration::ZERO, "$2\r\nt1\r\n"),
+        (Mode::Everysec, Duration::ZERO, "$-1\r\n"),
+        (Mode::Everysec, 1300 * MS, "$2\r\nt1\r\n"),
+    ];
+    for (mode, wait, kept) in cases {
+        let (mut host, seen) = node(mode, 1.0).await;
         let mut c1 = connect(&host, "c1").await;
         assert_eq!(
             call(&mut c1, &["SET", "lock", "t1", "PX", "60000"]).await,
             "+OK\r\n"
         );
-        assert!(host.crash());
-        assert!(!host.crash(), "crashed twice");
+        tokio::time::sleep(wait).await;
+        let before = host.addr("c1").unwrap();
+        assert!(host.crash().await);
+        assert!(!host.crash().await, "crashed twice");
+        let effects = seen.lock().unwrap().len();
         let mut b = [0u8; 8];
         let closed = tokio::time::timeout(SLACK, c1.read(&mut b))
             .await
             .expect("still open");
         assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
         assert!(
-            TcpStream::connect(host.addr("c1").unwrap()).await.is_err(),
+            TcpStream::connect(before).await.is_err(),
             "accepted while down"
         );
+        // At once: nothing of the old process holds a port or runs.
         assert!(host.restart().await.unwrap());
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            effects,
+            "an effect after the crash"
+        );
         let mut c1 = connect(&host, "c1").await;
-        assert_eq!(call(&mut c1, &["GET", "lock"]).await, kept, "{mode:?}");
+        assert_eq!(
+            call(&mut c1, &["GET", "lock"]).await,
+            kept,
+            "{mode:?} after {wait:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_paused_node_answers_after_it_resumes() {
-    let (host, _) = node(Mode::None, 1.0).await;
+    let (host, seen) = node(Mode::None, 1.0).await;
     let mut c1 = connect(&host, "c1").await;
     assert_eq!(call(&mut c1, &["PING"]).await, "+PONG\r\n");
     host.set_paused(true);
-    c1.write_all(&resp(&["PING"])).await.unwrap();
+    c1.write_all(&resp(&["SET", "k", "v"])).await.unwrap();
     let mut b = [0u8; 16];
+    let early = tokio::time::timeout(300 * MS, c1.read(&mut b)).await;
+    assert!(early.is_err(), "answered while paused");
     assert!(
-        tokio::time::timeout(300 * MS, c1.read(&mut b))
-            .await
-            .is_err(),
-        "answered while paused"
+        seen.lock().unwrap().is_empty(),
+        "ran a command while paused"
     );
     host.set_paused(false);
     let n = tokio::time::timeout(SLACK, c1.read(&mut b))
         .await
         .expect("no answer after resuming")
         .unwrap();
-    assert_eq!(&b[..n], b"+PONG\r\n");
+    assert_eq!(&b[..n], b"+OK\r\n");
+    assert_eq!(seen.lock().unwrap().len(), 1);
 }
 
 #[tokio::test]

@@ -1,16 +1,30 @@
 //! The lab's client processes: a group that a pause stops and a stop ends,
 //! a client that ignores SIGTERM killed after its grace, an early exit seen.
 
-use redlock_sim::lab::process::{spawn, ClientProcess};
+use redlock_sim::lab::process::{spawn, ClientProcess, Watchdog};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const MS: Duration = Duration::from_millis(1);
 
-fn sh(script: &str, dir: &Path) -> ClientProcess {
+fn sh(script: &str, dir: &Path, watchdog: &Arc<Watchdog>) -> ClientProcess {
     let argv = ["sh".to_string(), "-c".to_string(), script.to_string()];
     let env = [("REDLOCK_CLIENT".to_string(), "c1".to_string())];
-    spawn(&argv, &env, &dir.join("c1.log")).unwrap()
+    spawn(&argv, &env, &dir.join("c1.log"), watchdog).unwrap()
+}
+
+/// Waits until `cond` holds, failing after a generous deadline.
+async fn until(what: &str, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{what}: not within 5 s"
+        );
+        tokio::time::sleep(10 * MS).await;
+    }
 }
 
 fn dir(name: &str) -> PathBuf {
@@ -51,29 +65,33 @@ async fn a_paused_group_does_nothing_until_resumed_and_a_stop_ends_all_of_it() {
         "echo \"$REDLOCK_CLIENT\"; sleep 1000 & while :; do echo x >> {}; sleep 0.01; done",
         ticks.display()
     );
-    let mut p = sh(&script, &d);
-    tokio::time::sleep(200 * MS).await;
-    assert!(lines(&ticks) > 3, "not running");
+    let w = Watchdog::start().unwrap();
+    let mut p = sh(&script, &d, &w);
+    until("running", || lines(&ticks) > 3).await;
     p.pause();
     tokio::time::sleep(100 * MS).await;
     let at_pause = lines(&ticks);
     tokio::time::sleep(300 * MS).await;
     assert_eq!(lines(&ticks), at_pause, "ran while stopped");
     p.resume();
-    tokio::time::sleep(200 * MS).await;
-    assert!(lines(&ticks) > at_pause, "did not resume");
+    until("resumed", || lines(&ticks) > at_pause).await;
     let pgid = p.pid();
     p.stop(Duration::from_secs(2)).await.unwrap();
-    tokio::time::sleep(50 * MS).await;
-    assert!(!group_alive(pgid), "the group outlived the stop");
+    until("the group gone after the stop", || !group_alive(pgid)).await;
     assert_eq!(std::fs::read_to_string(d.join("c1.log")).unwrap(), "c1\n");
 }
 
 #[tokio::test]
 async fn a_client_that_ignores_sigterm_is_killed_after_its_grace() {
     let d = dir("term");
-    let mut p = sh("trap '' TERM; while :; do sleep 0.05; done", &d);
-    tokio::time::sleep(100 * MS).await;
+    let w = Watchdog::start().unwrap();
+    let mut p = sh(
+        "trap '' TERM; echo ready; while :; do sleep 0.05; done",
+        &d,
+        &w,
+    );
+    let log = d.join("c1.log");
+    until("trap set", || lines(&log) == 1).await;
     let t = Instant::now();
     let status = p.stop(300 * MS).await.unwrap();
     assert!(
@@ -81,33 +99,49 @@ async fn a_client_that_ignores_sigterm_is_killed_after_its_grace() {
         "stopped before the grace: {:?}",
         t.elapsed()
     );
-    assert!(!status.success());
-    tokio::time::sleep(50 * MS).await;
-    assert!(!group_alive(p.pid()));
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+    let pgid = p.pid();
+    until("the group gone after the kill", || !group_alive(pgid)).await;
 }
 
 #[tokio::test]
 async fn an_early_exit_is_seen_and_a_stopped_client_is_still_ended() {
     let d = dir("exit");
-    let mut p = sh("exit 3", &d);
-    let t = Instant::now();
-    while p.exited().is_none() {
-        assert!(t.elapsed() < Duration::from_secs(2), "exit not seen");
-        tokio::time::sleep(10 * MS).await;
-    }
+    let w = Watchdog::start().unwrap();
+    let mut p = sh("sleep 1000 & exit 3", &d, &w);
+    let pgid = p.pid();
+    until("exit seen", || p.exited().is_some()).await;
     assert_eq!(p.exited().unwrap().code(), Some(3));
+    until("what it started gone with it", || !group_alive(pgid)).await;
 
-    let mut q = sh("while :; do sleep 0.05; done", &d);
+    // A stopped client is resumed, so that SIGTERM ends it within the grace.
+    let mut q = sh("while :; do sleep 0.05; done", &d, &w);
     q.pause();
-    let status = q.stop(Duration::from_secs(2)).await.unwrap();
-    assert!(!status.success());
+    let t = Instant::now();
+    let status = q.stop(Duration::from_secs(3)).await.unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }
 
-#[test]
-fn a_command_that_cannot_start_is_an_error() {
+#[tokio::test]
+async fn the_watchdog_kills_the_groups_left_when_the_lab_goes() {
+    let d = dir("watchdog");
+    let w = Watchdog::start().unwrap();
+    let p = sh("sleep 1000 & while :; do sleep 0.05; done", &d, &w);
+    let pgid = p.pid();
+    // The lab dies without dropping its clients: only the watchdog is left
+    // to end them when its pipe closes.
+    std::mem::forget(p);
+    drop(w);
+    until("group killed", || !group_alive(pgid)).await;
+}
+
+#[tokio::test]
+async fn a_command_that_cannot_start_is_an_error() {
     let d = dir("missing");
     let argv = ["/nonexistent/driver".to_string()];
-    let e = spawn(&argv, &[], &d.join("c1.log"))
+    let w = Watchdog::start().unwrap();
+    let e = spawn(&argv, &[], &d.join("c1.log"), &w)
         .err()
         .expect("spawned a missing program");
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
