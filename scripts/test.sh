@@ -3,6 +3,8 @@
 # need, then checks formatting and lints and runs the whole suite:
 #   - redis-server and redis-cli (Debian's redis-server package): the judge
 #     of the node's answers, and the real servers of tests/redis/;
+#   - redis-sentinel (Debian's package): the judge of the sentinel's answers
+#     (tests/redis/sentinel.rs);
 #   - python3 with a venv of the Python lock libraries (PyPI, pinned in
 #     tests/libs/python/requirements.txt) and Node's (npm, pinned by
 #     tests/libs/node/package-lock.json), run by tests/redis/lock_libraries.rs;
@@ -32,6 +34,10 @@ if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/nul
     apt_install redis-server
 fi
 redis-server --version
+if ! command -v redis-sentinel >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing redis-sentinel from Debian's packages"
+    apt_install redis-sentinel
+fi
 
 if ! command -v python3 >/dev/null 2>&1; then
     echo "scripts/test.sh: installing python3 from Debian's packages"

@@ -16,6 +16,9 @@
 //! - [`client`]: the real lock client (Redlock, the single-instance lock,
 //!   Redisson's reentrant lock, the watchdog, the known variants), used on
 //!   real Redis and in the simulation;
+//! - [`sentinel`]: the sentinel of the `single` topology (monitor,
+//!   failover, the `SENTINEL` queries clients send), for the simulation and
+//!   the lab;
 //! - [`scenario`]: the scenario file, parsed and validated into plain data;
 //! - [`history`]: the events of one run, in time order, faults typed;
 //! - [`sim`]: the simulated world on turmoil (hosts, network faults, the
@@ -51,6 +54,7 @@ pub mod resp;
 pub mod runner;
 pub mod scenario;
 pub mod search;
+pub mod sentinel;
 pub mod sha1;
 pub mod sim;
 pub mod stats;

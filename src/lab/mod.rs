@@ -3,6 +3,8 @@
 //! (`redlock-sim lab`, issue 22). Built piece by piece; so far:
 //! - [`link`]: the forwarder between one client and one server, where
 //!   partitions and latencies act with TCP's behaviour;
+//! - the sentinel is the shared [`crate::sentinel`], served with one
+//!   listener per client ([`crate::sentinel::run_with_listeners`]);
 //! - [`node`]: a node with its faults (crash with its persistence,
 //!   restart, pause, clock), one port per peer so that it knows who wrote;
 //! - [`store`]: the protected resource, and where drivers say what their

@@ -133,7 +133,7 @@ pub fn arity_ok(arity: i32, argc: usize) -> bool {
     }
 }
 
-fn unknown_command(args: &[Bytes]) -> Frame {
+pub fn unknown_command(args: &[Bytes]) -> Frame {
     let mut listed = String::new();
     for a in &args[1..] {
         if listed.len() >= 128 {

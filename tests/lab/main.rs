@@ -6,4 +6,5 @@
 mod link;
 mod node;
 mod process;
+mod sentinel;
 mod store;

@@ -21,4 +21,5 @@ mod own_lock;
 mod real_redis;
 mod real_redis_reentrant;
 mod redis_cli;
+mod sentinel;
 mod variant_scripts;

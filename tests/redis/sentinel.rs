@@ -1,0 +1,206 @@
+//! The sentinel's answers against Debian's `redis-sentinel`, both watching
+//! the same two `redis-server`s (a master and its replica): the queries
+//! lock libraries send, under RESP2 and RESP3, must read the same. Fields
+//! that are times, ids or link states (they differ between any two
+//! sentinels) are checked for their form only.
+
+use crate::common::{self, start_redis, Client};
+use redlock_sim::clock::SystemClock;
+use redlock_sim::resp::Frame;
+use redlock_sim::sentinel::{self, SentinelConfig};
+use redlock_sim::transport::TcpConnector;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A `redis-sentinel` child process, killed when dropped.
+struct RealSentinel {
+    port: u16,
+    child: Child,
+    _dir: std::path::PathBuf,
+}
+
+impl Drop for RealSentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_real_sentinel(master_port: u16) -> RealSentinel {
+    let port = common::free_port();
+    let dir = std::env::temp_dir().join(format!("redlock-sim-sentinel-{port}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("sentinel.conf");
+    let text = format!(
+        "port {port}\nbind 127.0.0.1\nsentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
+         sentinel down-after-milliseconds mymaster 1000\n"
+    );
+    std::fs::write(&conf, text).unwrap();
+    let child = Command::new("redis-sentinel")
+        .arg(&conf)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "run redis-sentinel: {e}; `{}` (the README's test command) installs it \
+                 (or: apt-get install redis-sentinel)",
+                common::INSTALL
+            )
+        });
+    assert!(
+        common::wait_ready(port, Duration::from_secs(5)),
+        "redis-sentinel did not answer"
+    );
+    RealSentinel {
+        port,
+        child,
+        _dir: dir,
+    }
+}
+
+/// Ours, on a free port, watching the same nodes.
+async fn start_ours(nodes: Vec<String>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let cfg = SentinelConfig {
+        master: nodes[0].clone(),
+        nodes,
+        failover_after: Some(Duration::from_secs(1)),
+        clock: Arc::new(SystemClock::new()),
+        connector: Arc::new(TcpConnector),
+        on_failover: Arc::new(|_: &str, _: &str| {}),
+    };
+    tokio::spawn(sentinel::run_with_listener(cfg, listener));
+    addr
+}
+
+/// The flat key/value pairs of a RESP2 array or a RESP3 map.
+fn pairs(f: &Frame) -> Vec<(String, String)> {
+    let text = |f: &Frame| match f {
+        Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+        other => format!("{other:?}"),
+    };
+    match f {
+        Frame::Map(m) => m.iter().map(|(k, v)| (text(k), text(v))).collect(),
+        Frame::Array(a) => a.chunks(2).map(|kv| (text(&kv[0]), text(&kv[1]))).collect(),
+        other => panic!("not a map: {other:?}"),
+    }
+}
+
+/// Fields whose value depends on the sentinel's own timing or identity.
+const VARYING: &[&str] = &[
+    "runid",
+    "last-ping-sent",
+    "last-ok-ping-reply",
+    "last-ping-reply",
+    "info-refresh",
+    "role-reported-time",
+    "master-link-down-time",
+    "master-link-status",
+    "slave-repl-offset",
+];
+
+fn same_instance(ours: &Frame, real: &Frame, what: &str) {
+    let (o, r) = (pairs(ours), pairs(real));
+    let keys = |p: &[(String, String)]| p.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(&o), keys(&r), "{what}: fields");
+    for ((k, ov), (_, rv)) in o.iter().zip(&r) {
+        if k == "runid" {
+            assert!(
+                ov.len() == 40 && ov.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{what} runid {ov}"
+            );
+        } else if k == "master-link-status" {
+            assert!(ov == "ok" || ov == "err", "{what}: {k} {ov}");
+        } else if VARYING.contains(&k.as_str()) {
+            assert!(
+                ov.parse::<i64>().is_ok(),
+                "{what}: {k} = {ov} is not a number"
+            );
+        } else {
+            assert_eq!(ov, rv, "{what}: {k}");
+        }
+    }
+}
+
+/// Waits until `SENTINEL replicas mymaster` lists one replica.
+async fn replicas_known(c: &mut Client, who: &str) {
+    let t = Instant::now();
+    loop {
+        if let Frame::Array(a) = c.call(&["SENTINEL", "replicas", "mymaster"]).await {
+            if a.len() == 1 {
+                return;
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{who}: no replica seen in 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queries_libraries_send_read_as_redis_sentinel_answers_them() {
+    common::require_redis("sentinel differential");
+    let servers = start_redis(2);
+    let (master, replica) = (&servers[0], &servers[1]);
+    let mut r = Client::connect(&replica.addr()).await;
+    let port = master.port.to_string();
+    assert_eq!(
+        r.call(&["REPLICAOF", "127.0.0.1", &port]).await,
+        Frame::ok()
+    );
+    let real = start_real_sentinel(master.port);
+    let ours = start_ours(vec![master.addr(), replica.addr()]).await;
+    for proto in ["2", "3"] {
+        let mut o = Client::connect(&ours).await;
+        let mut s = Client::connect(&format!("127.0.0.1:{}", real.port)).await;
+        let (oh, sh) = (
+            o.call(&["HELLO", proto]).await,
+            s.call(&["HELLO", proto]).await,
+        );
+        let hello = |f: &Frame| {
+            pairs(f)
+                .into_iter()
+                .filter(|(k, _)| k != "id")
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hello(&oh), hello(&sh), "HELLO {proto}");
+        replicas_known(&mut o, "ours").await;
+        replicas_known(&mut s, "redis-sentinel").await;
+        for q in [
+            &["PING"][..],
+            &["PING", "hi"],
+            &["ROLE"],
+            &["SENTINEL", "get-master-addr-by-name", "mymaster"],
+            &["SENTINEL", "get-master-addr-by-name", "nope"],
+            &["SENTINEL", "get-master-addr-by-name"],
+            &["SENTINEL", "master", "nope"],
+            &["SENTINEL", "sentinels", "mymaster"],
+            &["SENTINEL", "nosuch"],
+            &["SENTINEL", "ckquorum", "mymaster"],
+            &["CLIENT", "SETNAME", "lib"],
+            &["GET", "x"],
+        ] {
+            assert_eq!(o.call(q).await, s.call(q).await, "{q:?} under RESP{proto}");
+        }
+        let q = ["SENTINEL", "master", "mymaster"];
+        same_instance(&o.call(&q).await, &s.call(&q).await, "SENTINEL master");
+        for q in [
+            ["SENTINEL", "masters"].as_slice(),
+            &["SENTINEL", "replicas", "mymaster"],
+            &["SENTINEL", "slaves", "mymaster"],
+        ] {
+            let (Frame::Array(oa), Frame::Array(sa)) = (o.call(q).await, s.call(q).await) else {
+                panic!("{q:?}: not arrays");
+            };
+            assert_eq!(oa.len(), sa.len(), "{q:?}");
+            for (of, sf) in oa.iter().zip(&sa) {
+                same_instance(of, sf, &format!("{q:?}"));
+            }
+        }
+    }
+}
