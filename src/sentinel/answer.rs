@@ -12,7 +12,7 @@
 //! Addresses are shown through a [`Translate`]: the simulation shows the
 //! nodes' own; the lab shows each client the address it reaches a node at.
 
-use super::View;
+use super::{split_addr, View};
 use crate::node::command::unknown_command;
 use crate::node::errors::wrong_arity;
 use crate::resp::Frame;
@@ -22,9 +22,6 @@ use std::time::Duration;
 
 /// The one master this sentinel monitors, by the name clients ask for.
 pub const MASTER_NAME: &str = "mymaster";
-/// What a monitor that never fails over says its down-after is (Redis's
-/// default, 30 s).
-const DEFAULT_DOWN_AFTER_MS: u64 = 30_000;
 
 /// A node's address as the monitor knows it -> the one a client is shown.
 pub type Translate = Arc<dyn Fn(&str) -> String + Send + Sync>;
@@ -52,7 +49,7 @@ pub fn reply(args: &[Bytes], view: &View, show: &Translate, now: Duration) -> Op
             Frame::bulk("sentinel"),
             Frame::Array(vec![Frame::bulk(MASTER_NAME)]),
         ]),
-        "info" => Frame::Verbatim(Bytes::from(info(view, show))),
+        "info" => Frame::Verbatim(Bytes::from(info(view, show, now))),
         "sentinel" if args.len() >= 2 => sentinel(&words, view, show, now),
         "sentinel" => wrong_arity("sentinel"),
         _ => unknown_command(args),
@@ -100,9 +97,9 @@ fn sentinel(w: &[String], view: &View, show: &Translate, now: Duration) -> Frame
     }
 }
 
-/// `host:port` split at its last colon.
+/// `host:port` split at its last colon, owned.
 fn ip_port(addr: &str) -> (String, String) {
-    let (h, p) = addr.rsplit_once(':').unwrap_or((addr, "6379"));
+    let (h, p) = split_addr(addr);
     (h.to_string(), p.to_string())
 }
 
@@ -128,7 +125,7 @@ fn instance(
 ) -> Vec<(&'static str, String)> {
     let shown = show(addr);
     let (ip, port) = ip_port(&shown);
-    let down = addr == view.master && view.master_down;
+    let down = addr == view.master && view.master_down(now);
     let flags = match (addr == view.master, down) {
         (true, false) => "master",
         (true, true) => "master,s_down,o_down",
@@ -156,12 +153,7 @@ fn instance(
         ),
         ("last-ok-ping-reply", ms(since_ok)),
         ("last-ping-reply", ms(since_ok)),
-        (
-            "down-after-milliseconds",
-            view.down_after
-                .map_or(DEFAULT_DOWN_AFTER_MS, |d| d.as_millis() as u64)
-                .to_string(),
-        ),
+        ("down-after-milliseconds", ms(view.down_after)),
         ("info-refresh", ms(since_ok)),
         (
             "role-reported",
@@ -203,8 +195,8 @@ fn replica((addr, offset): &(String, i64), view: &View, show: &Translate, now: D
     map(f)
 }
 
-fn info(view: &View, show: &Translate) -> String {
-    let status = if view.master_down { "odown" } else { "ok" };
+fn info(view: &View, show: &Translate, now: Duration) -> String {
+    let status = if view.master_down(now) { "odown" } else { "ok" };
     format!(
         "# Sentinel\r\nsentinel_masters:1\r\nsentinel_tilt:0\r\nsentinel_tilt_since_seconds:-1\r\nsentinel_running_scripts:0\r\nsentinel_scripts_queue_length:0\r\nsentinel_simulate_failure_flags:0\r\nmaster0:name={MASTER_NAME},status={status},address={},slaves={},sentinels=1\r\n",
         show(&view.master),

@@ -68,13 +68,24 @@ pub struct View {
     /// The replicas of the master seen at the last reconcile, with their
     /// offsets, in `nodes` order.
     pub replicas: Vec<(String, i64)>,
-    /// The master has not answered for the down-after time.
-    pub master_down: bool,
     /// The sentinel's time of the master's last answer.
     pub last_ok: Duration,
     /// Failovers so far.
     pub config_epoch: u64,
-    pub down_after: Option<Duration>,
+    /// How long the master may not answer before it is down: the
+    /// failover's wait, or Redis's default for a monitor that never fails
+    /// over.
+    pub down_after: Duration,
+}
+
+/// Redis Sentinel's default `down-after-milliseconds`.
+const DEFAULT_DOWN_AFTER: Duration = Duration::from_secs(30);
+
+impl View {
+    /// The master has not answered for the down-after time at `now`.
+    pub fn master_down(&self, now: Duration) -> bool {
+        now.saturating_sub(self.last_ok) >= self.down_after
+    }
 }
 
 type Shared = Arc<Mutex<View>>;
@@ -104,13 +115,16 @@ where
 {
     let view: Shared = Arc::new(Mutex::new(View {
         master: cfg.master.clone(),
-        down_after: cfg.failover_after,
+        down_after: cfg.failover_after.unwrap_or(DEFAULT_DOWN_AFTER),
         last_ok: cfg.clock.now(),
         ..View::default()
     }));
     let clock = cfg.clock.clone();
+    // Answers the handshake of every connection, numbering them as a
+    // server numbers its clients.
+    let handshake = crate::node::Node::new(clock.clone());
     let monitor = tokio::spawn(monitor(cfg, view.clone()));
-    let result = serve(listeners, view, clock).await;
+    let result = serve(listeners, view, clock, handshake).await;
     monitor.abort();
     result
 }
@@ -121,6 +135,7 @@ async fn serve<L: Listener>(
     mut listeners: Vec<(L, answer::Translate)>,
     view: Shared,
     clock: Arc<dyn Clock>,
+    handshake: crate::node::Node,
 ) -> std::io::Result<()>
 where
     L::Stream: 'static,
@@ -144,7 +159,8 @@ where
             .await
         };
         let show = listeners[i].1.clone();
-        tokio::spawn(connection(accepted?, view.clone(), show, clock.clone()));
+        let shared = (view.clone(), clock.clone(), handshake.clone());
+        tokio::spawn(connection(accepted?, show, shared));
     }
 }
 
@@ -152,12 +168,10 @@ where
 /// handshake as a node answers it, in mode `sentinel`.
 async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
-    view: Shared,
     show: answer::Translate,
-    clock: Arc<dyn Clock>,
+    (view, clock, handshake): (Shared, Arc<dyn Clock>, crate::node::Node),
 ) {
     let mut conn = Connection::new(stream);
-    let handshake = crate::node::Node::new(clock.clone());
     let mut session = crate::node::session::Session::new(handshake.next_client_id());
     loop {
         let args = match conn.read_request().await {
@@ -268,16 +282,7 @@ impl Monitor {
 
     /// The master answered at `at`.
     fn saw_master(&self, at: Duration) {
-        let mut v = lock(&self.view);
-        v.last_ok = at;
-        v.master_down = false;
-    }
-
-    /// Down once it has not answered for the down-after time.
-    fn mark_down(&self, last_ok: Duration, now: Duration) {
-        let mut v = lock(&self.view);
-        let after = v.down_after.unwrap_or(Duration::from_secs(30));
-        v.master_down = now.saturating_sub(last_ok) >= after;
+        lock(&self.view).last_ok = at;
     }
 
     /// `addr` is the master now.
@@ -285,7 +290,6 @@ impl Monitor {
         let mut v = lock(&self.view);
         v.master = addr.to_string();
         v.replicas.retain(|(a, _)| a != addr);
-        v.master_down = false;
         v.last_ok = at;
         v.config_epoch += 1;
     }
@@ -359,7 +363,6 @@ async fn monitor(cfg: SentinelConfig, view: Shared) {
                 }
             }
         }
-        m.mark_down(last_ok, clock.now());
         if clock.now() >= next_reconcile {
             next_reconcile = clock.now() + RECONCILE;
             let mut replicas = Vec::new();
