@@ -108,12 +108,6 @@ impl Link {
         })
     }
 
-    /// Sets both directions.
-    pub fn set(&self, setting: Setting) {
-        self.up.send_replace(setting);
-        self.down.send_replace(setting);
-    }
-
     /// Where new connections go from now on (a node that restarted on
     /// other ports).
     pub fn set_server(&self, server: SocketAddr) {
@@ -136,24 +130,13 @@ impl Drop for Link {
 /// Accepts connections for as long as the link lives; the connections'
 /// tasks belong to it and end with it (each ends itself at a reset).
 async fn accept_loop(listener: TcpListener, shared: Shared, seed: u64) {
-    let mut conns = JoinSet::new();
     let mut n: u64 = 0;
-    loop {
-        tokio::select! {
-            biased;
-            accepted = listener.accept() => {
-                let Ok((client, _)) = accepted else {
-                    // Out of descriptors, say: try again shortly.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                };
-                n += 1;
-                let rng = ChaCha8Rng::seed_from_u64(seed ^ n.rotate_left(32));
-                conns.spawn(connection(client, shared.clone(), rng));
-            }
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-        }
-    }
+    super::accept_each(listener, |client| {
+        n += 1;
+        let rng = ChaCha8Rng::seed_from_u64(seed ^ n.rotate_left(32));
+        connection(client, shared.clone(), rng)
+    })
+    .await
 }
 
 /// What the link's tasks share: its directions, its server, its resets.
@@ -194,7 +177,6 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
     let Ok(mut upstream) = TcpStream::connect(server).await else {
         return true;
     };
-    let _ = client.set_nodelay(true);
     let _ = upstream.set_nodelay(true);
     let (cr, cw) = client.split();
     let (sr, sw) = upstream.split();

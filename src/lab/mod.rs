@@ -20,3 +20,31 @@ pub mod link;
 pub mod node;
 pub mod process;
 pub mod store;
+
+use std::future::Future;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+/// Accepts for as long as the caller's task lives, serving each connection
+/// with `serve` in a task that ends with this one. A failed accept (out of
+/// descriptors, say) is tried again shortly.
+async fn accept_each<F>(listener: TcpListener, mut serve: impl FnMut(TcpStream) -> F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            biased;
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                conns.spawn(serve(stream));
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+}

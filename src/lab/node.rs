@@ -163,7 +163,8 @@ impl NodeHost {
             if let Some(fsync) = persistence::attach(&node, self.disk.clone(), self.mode) {
                 boot.set.spawn(fsync);
             }
-            boot.set.spawn(expiry(node.clone(), self.clock.paused()));
+            // The node's own expiry: its clock's timers wait out a pause.
+            boot.set.spawn(node::active_expiry(node.clone()));
             for (peer, listener) in listeners {
                 let paused = self.clock.paused();
                 let accept = accept(node.clone(), listener, peer.into(), paused, tasks.clone());
@@ -219,16 +220,5 @@ async fn accept(
             }
             changed = paused.changed() => if changed.is_err() { return },
         }
-    }
-}
-
-/// Redis's active expiry, ten times a second of the node's clock (whose
-/// timers wait out a pause).
-async fn expiry(node: Node, mut paused: watch::Receiver<bool>) {
-    loop {
-        node.clock().sleep(EXPIRY_PERIOD).await;
-        running(&mut paused).await;
-        let now = node.clock().wall_ms();
-        node.with_keyspace(|ks| ks.expire_active(now));
     }
 }

@@ -131,21 +131,10 @@ struct Port {
 }
 
 async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>) {
-    let mut conns = JoinSet::new();
-    loop {
-        tokio::select! {
-            biased;
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else {
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                conns.spawn(serve(Gated::new(stream, paused.clone()), port.clone()));
-            }
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-        }
-    }
+    super::accept_each(listener, |stream| {
+        serve(Gated::new(stream, paused.clone()), port.clone())
+    })
+    .await
 }
 
 /// One connection: store commands here, the rest as the node answers them.
