@@ -55,6 +55,7 @@ use std::time::Duration;
 use crate::history::History;
 
 mod online;
+pub mod outside;
 pub mod verdict;
 pub use online::Checker;
 
@@ -245,6 +246,10 @@ pub struct CheckResult {
     pub rejected_writes: u64,
     /// Availability figures.
     pub liveness: Liveness,
+    /// Writes applied while nobody owned the lock, not stale: the lab's
+    /// outside checker counts them ([`outside`]); `None` in the simulation,
+    /// whose checker knows the holds from inside the clients.
+    pub unprotected_writes: Option<u64>,
     /// `Violation` when `overlaps`, `stale_writes` or `interleavings` is
     /// not empty.
     pub verdict: Verdict,

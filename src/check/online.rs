@@ -443,6 +443,7 @@ impl Checker {
             stale_writes,
             rejected_writes: self.rejected_writes,
             liveness,
+            unprotected_writes: None,
             verdict,
         }
     }

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub mod frontier;
+pub mod lab;
+pub mod lab_seeds;
 pub mod progress;
 pub mod run;
 pub mod set;
@@ -152,6 +154,38 @@ enum Command {
         #[arg(long)]
         jobs: Option<usize>,
     },
+    /// Run a scenario in real time against real client processes (CMD, one
+    /// copy per client, any language), its faults on the wall clock, judged
+    /// from outside; writes what `run` writes, plus each client's log under
+    /// clients/. With --seeds, every seed into DIR/seed-<N>/ and a sweep's
+    /// runs.csv, summary.csv and report.
+    Lab {
+        /// The scenario file (TOML).
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`): it draws the faults.
+        #[arg(long, conflicts_with = "seeds")]
+        seed: Option<u64>,
+        /// Run every seed A..=B (or N for 1..=N).
+        #[arg(long, value_parser = crate::sweep::parse_seeds)]
+        seeds: Option<RangeInclusive<u64>>,
+        /// Runs at once with --seeds (default 1).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Output directory (default: reports/<name>/lab-seed-<N>/, with
+        /// --seeds reports/<name>/lab/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a key, as `run --set` does (repeatable).
+        #[arg(long = "set", value_parser = runner::parse_set)]
+        set: Vec<(String, toml::Value)>,
+        /// The client command, after `--` (`redlock-sim lab-client` runs the
+        /// built-in client).
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// The built-in client as a lab client: reads the lab's environment
+    /// (REDLOCK_*), takes the lock, writes, releases, until the duration.
+    LabClient,
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check {
         #[arg(required = true)]
@@ -231,7 +265,10 @@ pub fn main() -> ExitCode {
 /// restores the default for them. `node` and `lock` keep it ignored: they
 /// talk to sockets whose peers may close.
 fn quiet_on_broken_pipe(command: &Command) {
-    if !matches!(command, Command::Node { .. } | Command::Lock { .. }) {
+    if !matches!(
+        command,
+        Command::Node { .. } | Command::Lock { .. } | Command::Lab { .. } | Command::LabClient
+    ) {
         // SAFETY: setting a signal's disposition to its default, before any
         // thread of ours is started.
         unsafe {
@@ -249,6 +286,24 @@ fn jobs_or_cores(jobs: Option<usize>) -> usize {
 fn command(cli: Cli) -> ExitCode {
     quiet_on_broken_pipe(&cli.command);
     match cli.command {
+        Command::Lab {
+            file,
+            seed,
+            seeds,
+            jobs,
+            out,
+            set,
+            command,
+        } => ExitCode::from(lab::main(lab::Args {
+            file,
+            seed,
+            seeds,
+            jobs,
+            out,
+            sets: set,
+            cmd: command,
+        })),
+        Command::LabClient => ExitCode::from(lab::client_main()),
         Command::Run {
             file,
             seed,

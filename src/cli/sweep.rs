@@ -199,7 +199,7 @@ fn write_run_reports(plan: &Plan, replayed: &[Replayed], out: &Path) -> io::Resu
 }
 
 /// Writes `summary.csv`: the varied keys, then [`SUMMARY_COLUMNS`].
-fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -> io::Result<()> {
+pub(super) fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -> io::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
     let mut header: Vec<String> = keys.to_vec();
     header.extend(SUMMARY_COLUMNS.map(String::from));

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod fault;
+pub mod keys;
+pub mod ownership;
 pub use fault::{sides_text, FaultEvent, SkipReason, SkippedFault};
 
 /// One acquisition, numbered per client from 1: `(client, n)`.
@@ -93,11 +95,15 @@ pub enum EventKind {
         key: String,
         token: String,
         expires_at: Option<i64>,
+        /// The client whose command made it (the lab knows it; the
+        /// simulation leaves it out).
+        by: Option<String>,
     },
     /// A node's lock key got a new expiry.
     KeyExpiry { key: String, expires_at: i64 },
-    /// A node removed the lock key (release, expiry or flush).
-    KeyRemoved { key: String },
+    /// A node removed the lock key (release, expiry or flush); `by`: the
+    /// client whose command did (the lab only).
+    KeyRemoved { key: String, by: Option<String> },
     /// A node started (at the beginning or after a restart) with `keys` keys.
     NodeUp { keys: usize },
     // --- faults and the sentinel ---
@@ -117,6 +123,14 @@ pub enum EventKind {
     },
     /// The run's end: no new lock attempt starts after this.
     End,
+    // --- the lab: what its drivers said, and what became of them ---
+    /// A driver said its library keeps the lock on `resource` under `key`.
+    LockKey { resource: String, key: String },
+    /// A driver sent the store a command it could not take.
+    StoreError { error: String },
+    /// A client process ended (`status` as the system gives it), before
+    /// the lab stopped it.
+    ClientExited { status: String },
 }
 
 impl EventKind {
@@ -145,6 +159,9 @@ impl EventKind {
             EventKind::FaultSkipped { .. } => "fault_skipped",
             EventKind::Failover { .. } => "failover",
             EventKind::End => "end",
+            EventKind::LockKey { .. } => "lock_key",
+            EventKind::StoreError { .. } => "store_error",
+            EventKind::ClientExited { .. } => "client_exited",
         }
     }
 
@@ -218,14 +235,16 @@ impl EventKind {
                 key,
                 token,
                 expires_at,
+                by,
             } => format!(
-                "key={key} token={token} expires_at={}",
-                expires_at.map_or("-".to_string(), |t| t.to_string())
+                "key={key} token={token} expires_at={}{}",
+                expires_at.map_or("-".to_string(), |t| t.to_string()),
+                by_text(by)
             ),
             EventKind::KeyExpiry { key, expires_at } => {
                 format!("key={key} expires_at={expires_at}")
             }
-            EventKind::KeyRemoved { key } => format!("key={key}"),
+            EventKind::KeyRemoved { key, by } => format!("key={key}{}", by_text(by)),
             EventKind::NodeUp { keys } => format!("keys={keys}"),
             EventKind::Fault(fault) => fault.to_string(),
             EventKind::FaultSkipped { fault, reason } => format!("{fault} reason={reason}"),
@@ -234,8 +253,16 @@ impl EventKind {
                 new_master,
             } => format!("old={old_master} new={new_master}"),
             EventKind::End => String::new(),
+            EventKind::LockKey { resource, key } => format!("resource={resource} key={key}"),
+            EventKind::StoreError { error } => format!("error={error}"),
+            EventKind::ClientExited { status } => format!("status={status}"),
         }
     }
+}
+
+/// ` by=<client>` when the client that made a key's change is known.
+fn by_text(by: &Option<String>) -> String {
+    by.as_ref().map_or(String::new(), |c| format!(" by={c}"))
 }
 
 /// One event.
@@ -433,7 +460,10 @@ mod tests {
         r.record(
             Duration::from_millis(2),
             "n1",
-            EventKind::KeyRemoved { key: "lock".into() },
+            EventKind::KeyRemoved {
+                key: "lock".into(),
+                by: None,
+            },
         );
         let a = finish();
         let mut b = a.clone();

@@ -57,6 +57,11 @@ impl LabClock {
         self.with(|m| m.set_rate(g, rate));
     }
 
+    /// Its rate now.
+    pub fn rate(&self) -> f64 {
+        self.with(|m| m.rate())
+    }
+
     /// Steps the wall clock by `by_ms` (negative steps back).
     pub fn jump(&self, by_ms: f64) {
         self.with(|m| m.jump(by_ms));

@@ -170,9 +170,9 @@ async fn connection(mut client: TcpStream, mut shared: Shared, mut rng: ChaCha8R
 /// out a hold), the connect to the server, then both directions pumped
 /// until both ends closed. True if the server refused.
 async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8Rng) -> bool {
-    if !carry(&mut shared.up, rng).await || !carry(&mut shared.down, rng).await {
+    let Some(early) = handshake(client, shared, rng).await else {
         return false;
-    }
+    };
     let server = *shared.server.borrow();
     let Ok(mut upstream) = TcpStream::connect(server).await else {
         return true;
@@ -183,8 +183,41 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
     let up_rng = ChaCha8Rng::seed_from_u64(rng.random());
     let down_rng = ChaCha8Rng::seed_from_u64(rng.random());
     let (up, down) = (shared.up.clone(), shared.down.clone());
-    tokio::join!(pump(cr, sw, up, up_rng), pump(sr, cw, down, down_rng));
+    tokio::join!(
+        pump(cr, sw, up, up_rng, early),
+        pump(sr, cw, down, down_rng, Bytes::new())
+    );
     false
+}
+
+/// The handshake's round trip, reading what the client sends meanwhile
+/// (the kernel let it connect to the link at once): returns it, to go
+/// first once connected. `None` when the client closed first, having
+/// given up on a connect that real TCP would not have completed: then
+/// nothing it wrote is delivered, as nothing would have been sent.
+async fn handshake(
+    client: &mut TcpStream,
+    shared: &mut Shared,
+    rng: &mut ChaCha8Rng,
+) -> Option<Bytes> {
+    let mut early = BytesMut::new();
+    let (up, down) = (&mut shared.up, &mut shared.down);
+    let round_trip = async { carry(up, rng).await && carry(down, rng).await };
+    tokio::pin!(round_trip);
+    loop {
+        if early.len() >= CHUNK * QUEUE {
+            // Enough kept: TCP's back pressure holds the rest.
+            return round_trip.await.then(|| early.freeze());
+        }
+        early.reserve(CHUNK);
+        tokio::select! {
+            biased;
+            done = &mut round_trip => return done.then(|| early.freeze()),
+            n = client.read_buf(&mut early) => if !matches!(n, Ok(n) if n > 0) {
+                return None;
+            },
+        }
+    }
 }
 
 /// Sets a zero linger on `fd`, so that closing it sends a reset. `fd` must
@@ -236,11 +269,12 @@ async fn pump<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     to: W,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
+    first: Bytes,
 ) {
     let (tx, rx) = mpsc::channel(QUEUE);
     let write_rng = ChaCha8Rng::seed_from_u64(rng.random());
     tokio::join!(
-        read_side(from, tx, dir.clone(), rng),
+        read_side(from, tx, dir.clone(), rng, first),
         write_side(to, rx, dir, write_rng)
     );
 }
@@ -250,8 +284,22 @@ async fn read_side<R: AsyncRead + Unpin>(
     tx: mpsc::Sender<Segment>,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
+    first: Bytes,
 ) {
     let mut last = Instant::now();
+    if !first.is_empty() {
+        last += draw(&mut rng, dir.borrow().latency);
+        if tx
+            .send(Segment {
+                due: last,
+                bytes: Some(first),
+            })
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
     loop {
         let mut buf = BytesMut::with_capacity(CHUNK);
         let n = from.read_buf(&mut buf).await.unwrap_or(0);

@@ -15,11 +15,17 @@
 //! - [`gate`]: the pause of an in-process host.
 
 pub mod clock;
+pub mod driver;
+pub mod faults;
 pub mod gate;
 pub mod link;
+pub mod net;
 pub mod node;
 pub mod process;
+pub mod record;
+pub mod refuse;
 pub mod store;
+pub mod world;
 
 use std::future::Future;
 use tokio::net::{TcpListener, TcpStream};

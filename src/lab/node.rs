@@ -51,6 +51,20 @@ pub struct NodeHost {
     sink: Sink,
     /// The running process: its node and every task it runs.
     up: Option<(Node, Tasks)>,
+    /// In the `single` topology: how it replicates.
+    replica: Option<Replica>,
+    boots: u64,
+}
+
+/// How a node of the `single` topology replicates: it comes up as the
+/// replica of the master the sentinel names (synced at the first boot, when
+/// the cluster is empty: the simulation's start), through `route`.
+#[derive(Clone)]
+pub struct Replica {
+    pub route: Arc<dyn crate::transport::Connector>,
+    pub delay: std::time::Duration,
+    /// The master's name now (`n1` at first; the sentinel's failovers move it).
+    pub master: Arc<Mutex<String>>,
 }
 
 /// Every task of one boot of a node, its connections' included, so that a
@@ -76,6 +90,18 @@ impl NodeHost {
         mode: persistence::Mode,
         sink: Sink,
     ) -> io::Result<NodeHost> {
+        Self::start_replica(name, peers, clock, mode, sink, None).await
+    }
+
+    /// [`NodeHost::start`], replicating as `replica` says.
+    pub async fn start_replica(
+        name: &str,
+        peers: &[String],
+        clock: LabClock,
+        mode: persistence::Mode,
+        sink: Sink,
+        replica: Option<Replica>,
+    ) -> io::Result<NodeHost> {
         let mut host = NodeHost {
             name: name.to_string(),
             clock,
@@ -85,6 +111,8 @@ impl NodeHost {
             ports: Vec::new(),
             sink,
             up: None,
+            replica,
+            boots: 0,
         };
         host.boot().await?;
         Ok(host)
@@ -157,9 +185,14 @@ impl NodeHost {
             let peer = PEER.try_with(|p| p.clone()).ok();
             sink(&name, peer.as_deref(), effects);
         }));
+        self.boots += 1;
         let tasks: Tasks = Arc::default();
         {
             let mut boot = lock(&tasks);
+            if let Some(r) = &self.replica {
+                boot.set
+                    .spawn(replicate(&node, &self.name, r, self.boots == 1));
+            }
             if let Some(fsync) = persistence::attach(&node, self.disk.clone(), self.mode) {
                 boot.set.spawn(fsync);
             }
@@ -184,6 +217,29 @@ impl Drop for NodeHost {
             boot.set.abort_all();
         }
     }
+}
+
+/// Points `node` at the master and returns its replication task.
+fn replicate(
+    node: &Node,
+    name: &str,
+    r: &Replica,
+    first_boot: bool,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    crate::node::replication::set_replication_delay(node, r.delay);
+    let master = r.master.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let addr = format!("{master}:{}", crate::sim::workload::NODE_PORT);
+    if master != name && first_boot {
+        crate::node::replication::attach_synced(node, &addr);
+    } else if master != name {
+        let port = crate::sim::workload::NODE_PORT.to_string();
+        node.execute(&[
+            Bytes::from("REPLICAOF"),
+            Bytes::from(master),
+            Bytes::from(port),
+        ]);
+    }
+    crate::node::replication::replica_task(node.clone(), r.route.clone())
 }
 
 fn persistence_lock(disk: &SharedDisk) -> std::sync::MutexGuard<'_, persistence::Disk> {

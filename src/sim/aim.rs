@@ -171,7 +171,7 @@ impl Aimer {
                     .insert((host.to_string(), key.clone()), token.clone());
                 return Vec::new();
             }
-            EventKind::KeyRemoved { key } => {
+            EventKind::KeyRemoved { key, .. } => {
                 self.keys.remove(&(host.to_string(), key.clone()));
                 return Vec::new();
             }

@@ -74,8 +74,18 @@ pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 1024..=65535;
 /// `clocks.offset`, per-host overrides applied after the draw (so overriding
 /// one host does not change the others).
 fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
-    let mut rng = rng_for(seed, "world", "clocks");
     let epoch_ms = EPOCH_SECS as i64 * 1000;
+    clock_draws(s, seed)
+        .into_iter()
+        .map(|(h, (offset, rate))| (h, SimClock::new(ClockModel::new(epoch_ms, offset, rate))))
+        .collect()
+}
+
+/// Each host's clock offset (ms) and rate, as the seed draws them: the
+/// simulation's clocks, and the lab's (its nodes', and its clients' through
+/// libfaketime).
+pub fn clock_draws(s: &Scenario, seed: u64) -> BTreeMap<String, (f64, f64)> {
+    let mut rng = rng_for(seed, "world", "clocks");
     let d = s.clocks.drift;
     s.host_names()
         .into_iter()
@@ -93,8 +103,7 @@ fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
                     offset = r.draw(&mut rng_for(seed, &h, "clock_offset"));
                 }
             }
-            let clock = SimClock::new(ClockModel::new(epoch_ms, offset, rate));
-            (h, clock)
+            (h, (offset, rate))
         })
         .collect()
 }

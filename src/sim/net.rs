@@ -69,7 +69,8 @@ impl Net {
         self.applied.insert((from.into(), to.into()), Link::Held);
     }
 
-    fn wanted(&self, from: &str, to: &str) -> Link {
+    /// What `from -> to` should be, by the cuts on it now.
+    pub fn wanted(&self, from: &str, to: &str) -> Link {
         let key = (from.to_string(), to.to_string());
         match self.cuts.get(&key) {
             Some(s) if s.iter().any(|(_, k)| *k == "crash") => Link::Dropped,

@@ -5,7 +5,7 @@
 
 use super::context::Context;
 use super::workload::NODE_PORT;
-use crate::history::EventKind;
+use crate::history::{keys, EventKind};
 use crate::node::{self, Node};
 use bytes::Bytes;
 use std::collections::BTreeMap;
@@ -21,98 +21,16 @@ pub fn history_sink(
     Arc::new(move |effects: &[Vec<Bytes>]| {
         let mut owners = owners.lock().unwrap_or_else(|e| e.into_inner());
         for cmd in effects {
-            for kind in key_events(&ctx.resources, &mut owners, cmd) {
+            for kind in keys::key_events(&ctx.resources, &mut owners, cmd, None) {
                 ctx.record(&host, kind);
             }
         }
     })
 }
 
-/// The history events of one effect. `owners` is the token (or hash owner)
-/// last recorded for each lock key of this node: a reentrant lock's count
-/// going up or down (an `HSET` of the same owner) is no new key.
-fn key_events(
-    resources: &[String],
-    owners: &mut BTreeMap<String, String>,
-    cmd: &[Bytes],
-) -> Vec<EventKind> {
-    let s = |i: usize| {
-        cmd.get(i)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default()
-    };
-    let ours = |k: &str| resources.iter().any(|r| r == k);
-    let name = s(0).to_ascii_uppercase();
-    match name.as_str() {
-        "SET" | "HSET" if ours(&s(1)) => {
-            let before = owners.insert(s(1), s(2));
-            if before.as_ref() == Some(&s(2)) && name == "HSET" {
-                return vec![];
-            }
-        }
-        "DEL" => {
-            owners.remove(&s(1));
-        }
-        // A replica's full resync, or a flush: the lock keys this node held
-        // are gone (a key it never held is not).
-        "FLUSHALL" => {
-            let gone = std::mem::take(owners).into_keys();
-            return gone.map(|key| EventKind::KeyRemoved { key }).collect();
-        }
-        _ => {}
-    }
-    match name.as_str() {
-        "SET" if ours(&s(1)) => vec![EventKind::KeySet {
-            key: s(1),
-            token: s(2),
-            expires_at: if s(3).eq_ignore_ascii_case("PXAT") {
-                s(4).parse().ok()
-            } else {
-                None
-            },
-        }],
-        // The reentrant lock's hash, created by the take script (or by the
-        // HSET that replicates an HINCRBY): the owner (the field) stands for
-        // the token.
-        "HSET" if ours(&s(1)) => vec![EventKind::KeySet {
-            key: s(1),
-            token: s(2),
-            expires_at: None,
-        }],
-        "PEXPIREAT" if ours(&s(1)) => {
-            vec![EventKind::KeyExpiry {
-                key: s(1),
-                expires_at: s(2).parse().unwrap_or(0),
-            }]
-        }
-        "DEL" if ours(&s(1)) => vec![EventKind::KeyRemoved { key: s(1) }],
-        _ => vec![],
-    }
-}
-
-/// The lock keys `node` holds now (loaded from its disk), with their token
-/// (a hash's first field: the reentrant lock's owner).
-fn lock_keys(node: &Node, resources: &[String]) -> BTreeMap<String, String> {
-    let ks = node.keyspace();
-    let token = |v: &node::keyspace::Value| match v {
-        node::keyspace::Value::Str(b) => String::from_utf8_lossy(b).into_owned(),
-        node::keyspace::Value::Hash(h) => h
-            .iter()
-            .next()
-            .map(|(f, _)| String::from_utf8_lossy(f).into_owned())
-            .unwrap_or_default(),
-    };
-    ks.entries()
-        .filter_map(|(k, e)| {
-            let key = String::from_utf8_lossy(k).into_owned();
-            resources.contains(&key).then(|| (key, token(&e.value)))
-        })
-        .collect()
-}
-
 /// Serves `node` on the node port of this host, after recording that it is up.
 pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result {
-    let held = lock_keys(&node, &ctx.resources);
+    let held = keys::lock_keys(&node, &ctx.resources);
     node.add_effects_sink(history_sink(ctx.clone(), host.to_string(), held));
     let keys = node.keyspace().counts().0;
     ctx.record(host, EventKind::NodeUp { keys });
@@ -122,26 +40,4 @@ pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result
     };
     node::serve(node, listener).await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cmd(parts: &[&str]) -> Vec<Bytes> {
-        parts.iter().map(|p| Bytes::from(p.to_string())).collect()
-    }
-
-    #[test]
-    fn a_flush_removes_only_the_lock_keys_the_node_held() {
-        let resources = vec!["lock".to_string(), "other".to_string()];
-        let mut owners = BTreeMap::new();
-        // A replica's resync at time 0: it held nothing, so nothing goes.
-        assert!(key_events(&resources, &mut owners, &cmd(&["FLUSHALL"])).is_empty());
-        let set = key_events(&resources, &mut owners, &cmd(&["SET", "lock", "t1"]));
-        assert_eq!(set.len(), 1);
-        let flushed = key_events(&resources, &mut owners, &cmd(&["FLUSHALL"]));
-        assert_eq!(flushed, vec![EventKind::KeyRemoved { key: "lock".into() }]);
-        assert!(key_events(&resources, &mut owners, &cmd(&["FLUSHALL"])).is_empty());
-    }
 }

@@ -96,7 +96,7 @@ fn spots(run: &Run) -> Vec<Spot> {
             EventKind::KeySet { key, token, .. } => {
                 keys.insert((e.host.clone(), key.clone()), token.clone());
             }
-            EventKind::KeyRemoved { key } => {
+            EventKind::KeyRemoved { key, .. } => {
                 keys.remove(&(e.host.clone(), key.clone()));
             }
             EventKind::Fault(FaultEvent::Crash { host, .. }) => {

@@ -422,6 +422,7 @@ fn key_set(ms: u64, node: &str, token: &str) -> Event {
             key: "lock".into(),
             token: token.into(),
             expires_at: Some(ms as i64 + 10_000),
+            by: None,
         },
     )
 }
@@ -478,12 +479,33 @@ fn tiny_history() -> History {
         applied(3015, "c2", 1, 0),
         applied(4020, "c1", 1, 1),
         release(4030, "c1", 1),
-        ev(4035, "n3", EventKind::KeyRemoved { key: "lock".into() }),
+        ev(
+            4035,
+            "n3",
+            EventKind::KeyRemoved {
+                key: "lock".into(),
+                by: None,
+            },
+        ),
         ev(4040, "c1", EventKind::Released { acq: 1, nodes: 1 }),
         applied(5000, "c2", 1, 1),
         release(5010, "c2", 1),
-        ev(5012, "n1", EventKind::KeyRemoved { key: "lock".into() }),
-        ev(5013, "n2", EventKind::KeyRemoved { key: "lock".into() }),
+        ev(
+            5012,
+            "n1",
+            EventKind::KeyRemoved {
+                key: "lock".into(),
+                by: None,
+            },
+        ),
+        ev(
+            5013,
+            "n2",
+            EventKind::KeyRemoved {
+                key: "lock".into(),
+                by: None,
+            },
+        ),
         ev(5020, "c2", EventKind::Released { acq: 1, nodes: 2 }),
         end(6000),
     ])
@@ -621,7 +643,14 @@ fn run_report_on_empty_history_and_no_clients() {
                         from: f64::INFINITY,
                     },
                 ),
-                ev(9, "n9", EventKind::KeyRemoved { key: "x".into() }),
+                ev(
+                    9,
+                    "n9",
+                    EventKind::KeyRemoved {
+                        key: "x".into(),
+                        by: None,
+                    },
+                ),
             ]),
         ),
     ] {

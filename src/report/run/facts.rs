@@ -232,7 +232,7 @@ impl Scan {
                     close(&mut self.key_spans, &e.host, key, prev, t);
                 }
             }
-            EventKind::KeyRemoved { key } => {
+            EventKind::KeyRemoved { key, .. } => {
                 if let Some(prev) = self.open.get_mut(&e.host).and_then(|k| k.remove(key)) {
                     close(&mut self.key_spans, &e.host, key, prev, t);
                 }

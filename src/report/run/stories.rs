@@ -471,7 +471,7 @@ fn node_change(f: &Facts, e: &Event) -> Option<Vec<In>> {
         EventKind::KeySet { key, token, .. } => {
             format!("{}: key {} set for {}", e.host, key, f.owner_label(token))
         }
-        EventKind::KeyRemoved { key } => format!("{}: key {} removed", e.host, key),
+        EventKind::KeyRemoved { key, .. } => format!("{}: key {} removed", e.host, key),
         EventKind::NodeUp { keys } => format!("{}: (re)started with {} key(s)", e.host, keys),
         EventKind::Fault(FaultEvent::Crash { .. }) => {
             let m = f

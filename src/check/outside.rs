@@ -1,0 +1,267 @@
+//! The lab's checker: a lab run's history judged from outside the clients
+//! (`redlock-sim lab`, "what is checked" in its contract). The clients are
+//! other people's programs: what they did is known from the nodes (who made
+//! each key), the store (each write, by the port it came in on) and what
+//! their drivers said (`HELD`, `RELEASED`), never from inside them.
+//!
+//! - **Ownership**: a client owns a resource while the key it created (a
+//!   `key_set` by it; the same token brought back by replication or a
+//!   restart is still its) is present on a majority of the nodes
+//!   (`redlock`), or on the node that is master (`single`: `n1`, then each
+//!   failover's new master). A crash empties a node until it is up again
+//!   with what its disk kept. A key is present until the node removes it:
+//!   a key past its expiry but not yet removed (the node's active expiry
+//!   runs every 100 ms of its clock) still counts, so a write in that gap is
+//!   protected rather than unprotected; an acquisition by another client
+//!   removes it first (the node deletes an expired key before the `SET`).
+//! - **Acquisitions**: what a driver's `HELD` opens, until its `RELEASED`
+//!   (the history's `acquired` ... `release_start`); for a client whose
+//!   driver never says `HELD`, each unbroken spell of its ownership.
+//! - **Stale write**: a write the store applied while another client owned
+//!   the resource, or after a `HELD` of another client later than the start
+//!   of the writer's acquisition (any `HELD` of another, when the writer
+//!   never acquired): a violation.
+//! - **Unprotected write**: applied while nobody owned the resource and not
+//!   stale: counted, not a violation.
+//! - **Lock overlaps** and **write interleavings**: the simulation's
+//!   checkers ([`super::Checker`]) over the acquisitions above.
+
+use super::{CheckResult, Checker, StaleWrite, Verdict};
+use crate::history::ownership::Ownership;
+use crate::history::{Event, EventKind, History};
+use crate::scenario::Topology;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Judges a lab history of a cluster of `nodes` nodes in `topology`.
+pub fn check(history: &History, topology: Topology, nodes: usize) -> CheckResult {
+    let owners = ownership(history, topology, nodes);
+    let reporting: BTreeSet<&str> = history
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Acquired { .. }))
+        .map(|e| e.host.as_str())
+        .collect();
+    let spells = spells(&owners, &reporting, history.events.last().map(|e| e.time));
+    let events = with_spells(history, &spells, &reporting);
+    let mut checker = Checker::default();
+    for e in &events {
+        checker.feed(e);
+    }
+    let mut result = checker.finish();
+    let (stale, unprotected) = writes(&events, &owners);
+    result.stale_writes = stale;
+    result.unprotected_writes = Some(unprotected);
+    result.verdict = if result.overlaps.is_empty()
+        && result.stale_writes.is_empty()
+        && result.interleavings.is_empty()
+    {
+        Verdict::Safe
+    } else {
+        Verdict::Violation
+    };
+    result
+}
+
+/// Who owned each resource from when: `(time, resource, owner)` at every
+/// change, in time order.
+type Owners = Vec<(Duration, String, Option<String>)>;
+
+fn ownership(history: &History, topology: Topology, nodes: usize) -> Owners {
+    let mut o = Ownership::new(topology, nodes);
+    let mut out = Owners::new();
+    for e in &history.events {
+        for (resource, owner) in o.feed(e) {
+            out.push((e.time, resource, owner));
+        }
+    }
+    out
+}
+
+/// One client's unbroken ownership of a resource: `[start, end)`.
+#[derive(Clone, Debug)]
+struct Spell {
+    client: String,
+    resource: String,
+    acq: u64,
+    start: Duration,
+    end: Duration,
+}
+
+/// The spells of the clients that never said `HELD`; a spell still open
+/// at the end of the history ends there.
+fn spells(owners: &Owners, reporting: &BTreeSet<&str>, end: Option<Duration>) -> Vec<Spell> {
+    let end = end.unwrap_or_default();
+    let mut open: BTreeMap<String, Spell> = BTreeMap::new();
+    let mut count: BTreeMap<String, u64> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (t, resource, owner) in owners {
+        if let Some(mut s) = open.remove(resource) {
+            s.end = *t;
+            out.push(s);
+        }
+        let Some(c) = owner.as_ref().filter(|c| !reporting.contains(c.as_str())) else {
+            continue;
+        };
+        let n = count.entry(c.clone()).or_default();
+        *n += 1;
+        let spell = Spell {
+            client: c.clone(),
+            resource: resource.clone(),
+            acq: *n,
+            start: *t,
+            end,
+        };
+        open.insert(resource.clone(), spell);
+    }
+    out.extend(open.into_values());
+    out.sort_by_key(|s| s.start);
+    out
+}
+
+/// The history with each spell as an acquisition (`acquired` at its
+/// start, `release_start` at its end), and the writes of the clients that
+/// never said `HELD` numbered by the spell they fell in (or the last one
+/// before them; 0 before any).
+fn with_spells(history: &History, spells: &[Spell], reporting: &BTreeSet<&str>) -> Vec<Event> {
+    let mut out = history.events.clone();
+    for s in spells {
+        out.push(Event {
+            time: s.start,
+            host: s.client.clone(),
+            kind: EventKind::Acquired {
+                acq: s.acq,
+                resource: s.resource.clone(),
+                token: "-".to_string(),
+                validity: s.end - s.start,
+                valid_until: s.end,
+                nodes: 0,
+                fence: None,
+            },
+        });
+        out.push(Event {
+            time: s.end,
+            host: s.client.clone(),
+            kind: EventKind::ReleaseStart { acq: s.acq },
+        });
+    }
+    for e in &mut out {
+        if let EventKind::WriteApplied {
+            client,
+            acq,
+            resource,
+            ..
+        }
+        | EventKind::WriteRejected {
+            client,
+            acq,
+            resource,
+            ..
+        } = &mut e.kind
+        {
+            if !reporting.contains(client.as_str()) {
+                *acq = spells
+                    .iter()
+                    .rev()
+                    .filter(|s| s.client == *client && s.resource == *resource && s.start <= e.time)
+                    .map(|s| s.acq)
+                    .next()
+                    .unwrap_or(0);
+            }
+        }
+    }
+    // Stable: at one instant, a spell's end and start come after what the
+    // history recorded then, in the order pushed (an end before a start).
+    out.sort_by_key(|e| e.time);
+    out
+}
+
+/// An acquisition as the stale-write rule sees it.
+struct Acq {
+    client: String,
+    acq: u64,
+    start: Duration,
+}
+
+/// The stale writes and the number of unprotected ones.
+fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
+    // Per resource: every acquisition and every HELD (acquired, extended).
+    let mut acqs: BTreeMap<String, Vec<Acq>> = BTreeMap::new();
+    let mut helds: BTreeMap<String, Vec<(Duration, String)>> = BTreeMap::new();
+    let mut resource_of: BTreeMap<(String, u64), String> = BTreeMap::new();
+    let (mut stale, mut unprotected) = (Vec::new(), 0u64);
+    let mut o = 0;
+    let mut owner: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for e in events {
+        while o < owners.len() && owners[o].0 <= e.time {
+            owner.insert(owners[o].1.clone(), owners[o].2.clone());
+            o += 1;
+        }
+        match &e.kind {
+            EventKind::Acquired { acq, resource, .. } => {
+                resource_of.insert((e.host.clone(), *acq), resource.clone());
+                let a = Acq {
+                    client: e.host.clone(),
+                    acq: *acq,
+                    start: e.time,
+                };
+                acqs.entry(resource.clone()).or_default().push(a);
+                helds
+                    .entry(resource.clone())
+                    .or_default()
+                    .push((e.time, e.host.clone()));
+            }
+            EventKind::Extended { acq, .. } => {
+                if let Some(r) = resource_of.get(&(e.host.clone(), *acq)) {
+                    helds
+                        .entry(r.clone())
+                        .or_default()
+                        .push((e.time, e.host.clone()));
+                }
+            }
+            EventKind::WriteApplied {
+                client,
+                acq,
+                seq,
+                fence,
+                resource,
+            } => {
+                let none = Vec::new();
+                let all = acqs.get(resource).unwrap_or(&none);
+                let mine = all
+                    .iter()
+                    .rev()
+                    .find(|a| a.client == *client && a.acq == *acq);
+                let since = mine.map(|a| a.start);
+                let owned_by = owner.get(resource).cloned().flatten();
+                let other_held = helds.get(resource).and_then(|h| {
+                    h.iter()
+                        .rev()
+                        .take_while(|(t, _)| since.is_none_or(|s| *t > s))
+                        .find(|(_, c)| c != client)
+                });
+                let by_other = owned_by.as_ref().filter(|c| *c != client);
+                if by_other.is_none() && other_held.is_none() {
+                    if owned_by.is_none() {
+                        unprotected += 1;
+                    }
+                    continue;
+                }
+                let landed = all.iter().rev().find(|a| a.client != *client);
+                stale.push(StaleWrite {
+                    resource: resource.clone(),
+                    writer: (client.clone(), *acq),
+                    seq: *seq,
+                    fence: *fence,
+                    acquired: since.unwrap_or_default(),
+                    sent: None,
+                    applied: e.time,
+                    landed_in: landed.map_or((String::new(), 0), |a| (a.client.clone(), a.acq)),
+                    landed_in_start: landed.map_or(e.time, |a| a.start),
+                });
+            }
+            _ => {}
+        }
+    }
+    (stale, unprotected)
+}

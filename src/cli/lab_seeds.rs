@@ -1,0 +1,99 @@
+//! `redlock-sim lab FILE --seeds A..=B [--jobs J]`: every seed a lab run of
+//! its own (`--jobs J` at once, each with its own ports), into
+//! `DIR/seed-<N>/`, and `runs.csv`, `summary.csv`, `report.md` and
+//! `index.html` as a sweep writes them (one combination: the lab varies
+//! nothing). Each violating run's report is its own directory: the lab
+//! cannot replay a run.
+
+use super::lab::{run_one, Args};
+use super::sweep::write_summary;
+use super::sweep_files::write_rows;
+use super::EXIT_SOFTWARE;
+use crate::report::sweep::{conclusions, write_sweep, SweepOutput};
+use crate::scenario::Scenario;
+use crate::sweep::pool::map_in_order;
+use crate::sweep::rows::RunRow;
+use crate::sweep::stats::summarize;
+use std::ops::RangeInclusive;
+use std::path::Path;
+
+pub fn main(a: &Args, scenario: &Scenario, seeds: RangeInclusive<u64>) -> u8 {
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(&scenario.name).join("lab"));
+    let list: Vec<u64> = seeds.clone().collect();
+    let results = map_in_order(
+        list.len(),
+        a.jobs.max(1),
+        |i| {
+            let seed = list[i];
+            let out = dir.join(format!("seed-{seed}"));
+            let r = run_one(scenario, seed, &a.cmd, &out, &a.sets);
+            if let Ok(r) = &r {
+                eprintln!("seed {seed}: {}", r.run.check.verdict.as_str());
+            }
+            r
+        },
+        |r| r.is_err(),
+    );
+    let mut rows = Vec::new();
+    for r in results.into_iter().flatten() {
+        match r {
+            Ok(r) => rows.push(RunRow::from_run(&r.run, Vec::new())),
+            Err(code) => return code,
+        }
+    }
+    match write(&dir, scenario, &a.file.display().to_string(), seeds, &rows) {
+        Ok(lines) => {
+            for l in lines {
+                println!("{l}");
+            }
+            println!("report: {}", dir.join("index.html").display());
+            let expect = scenario.expect.as_str();
+            let violating = rows.iter().filter(|r| r.verdict == "violation").count();
+            u8::from(match expect {
+                "violation" => violating == 0,
+                _ => violating > 0,
+            })
+        }
+        Err(e) => {
+            eprintln!(
+                "redlock-sim lab: cannot write the outputs to {}: {e}",
+                dir.display()
+            );
+            EXIT_SOFTWARE
+        }
+    }
+}
+
+fn write(
+    dir: &Path,
+    scenario: &Scenario,
+    file: &str,
+    seeds: RangeInclusive<u64>,
+    rows: &[RunRow],
+) -> std::io::Result<Vec<String>> {
+    write_rows(&dir.join("runs.csv"), &[], rows)?;
+    let summary = vec![summarize(Vec::new(), &rows.iter().collect::<Vec<_>>())];
+    write_summary(&dir.join("summary.csv"), &[], &summary)?;
+    let violating: Vec<(u64, String)> = rows
+        .iter()
+        .filter(|r| r.verdict == "violation")
+        .map(|r| (r.seed, format!("seed-{}/index.html", r.seed)))
+        .collect();
+    let replay = vec![(Vec::new(), violating)];
+    let output = SweepOutput {
+        scenario,
+        keys: &[],
+        rows: &summary,
+        seeds,
+        total_runs: rows.len() as u64,
+        file,
+        replay: &replay,
+        caught: &[],
+        coverage: None,
+    };
+    write_sweep(dir, &output)?;
+    Ok(conclusions(&output))
+}

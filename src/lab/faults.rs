@@ -1,0 +1,375 @@
+//! The lab's faults on the wall clock: the file's `[[faults]]` and the
+//! nemesis's plan (drawn from the seed as the simulation draws it), applied
+//! when their time comes, counted from the start of the run or, for
+//! `after = "cN:acquired"`, from the first time the lab saw cN own the lock.
+//!
+//! Each means what it means in the simulation:
+//! - a node's `crash`: its process ends (every connection through its links
+//!   is reset, what was on its way lost; a connect is refused), its disk
+//!   keeps what its persistence synced, and it restarts by the policy;
+//!   `restart` brings it back on new ports, its links following;
+//! - `partition`, `isolate`, `heal`, `latency`: on the links ([`super::net`]);
+//! - `pause`: a node or the store reads, writes and expires nothing while
+//!   its clock runs on; a client's process group gets SIGSTOP, then SIGCONT;
+//! - `clock-jump`, `clock-rate` on a node: the clock it expires keys by.
+//!
+//! Every fault is recorded (host `lab`) when applied, or as skipped when it
+//! could do nothing, as the simulation records it.
+
+use super::world::Lab;
+use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
+use crate::scenario::{FaultAction, Restart, Scenario, Target, Trigger};
+use crate::sim::due::{Due, Origin};
+use crate::sim::workload::rng_for;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Something to do later.
+#[derive(Clone, Debug)]
+enum Timer {
+    /// Restart a node, if it is still down from that crash (id).
+    Restart(String, u64),
+    /// Heal the cuts of fault `id`.
+    Clear(u64),
+    /// Give a slowed pair back the network's latency (fault id).
+    Restore(String, String, u64),
+    /// End a pause, unless a longer one runs on.
+    Resume(String),
+}
+
+/// The faults of one run, those done and those to come.
+pub struct Plan {
+    queue: Vec<Due>,
+    /// `(client, at, action, index)`: waiting for the client's first ownership.
+    waiting: Vec<(String, Duration, FaultAction, usize)>,
+    timers: BTreeMap<(Duration, u64), Timer>,
+    /// Nodes down, with the id of their crash.
+    down: BTreeMap<String, u64>,
+    /// Hosts paused, until when.
+    paused: BTreeMap<String, Duration>,
+    next_id: u64,
+    rng: ChaCha8Rng,
+}
+
+impl Plan {
+    /// The file's faults and a blind nemesis's plan. The scenario was
+    /// checked for the lab ([`super::refuse`]): triggers are `acquired`.
+    pub fn new(s: &Scenario, seed: u64) -> Plan {
+        let mut queue = Vec::new();
+        let mut waiting = Vec::new();
+        for (index, f) in s.faults.iter().enumerate() {
+            match &f.after {
+                Trigger::Acquired(c) => waiting.push((c.clone(), f.at, f.action.clone(), index)),
+                _ => queue.push(Due {
+                    time: f.at,
+                    action: f.action.clone(),
+                    origin: Origin::File(index),
+                }),
+            }
+        }
+        if let Some(n) = &s.nemesis {
+            let mut rng = rng_for(seed, "world", "nemesis");
+            queue.extend(crate::sim::nemesis::plan(s, n, &mut rng));
+        }
+        queue.sort_by_key(|d| d.time);
+        Plan {
+            queue,
+            waiting,
+            timers: BTreeMap::new(),
+            down: BTreeMap::new(),
+            paused: BTreeMap::new(),
+            next_id: 0,
+            rng: rng_for(seed, "world", "faults"),
+        }
+    }
+
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn after(&mut self, at: Duration, timer: Timer) {
+        let id = self.id();
+        self.timers.insert((at, id), timer);
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Lab {
+    /// Releases the triggered faults, applies those due by `now` and fires
+    /// the timers due.
+    pub async fn step_faults(&mut self, now: Duration) {
+        let waiting = std::mem::take(&mut self.faults.waiting);
+        for (client, at, action, index) in waiting {
+            match self.rec.first_owned(&client) {
+                Some(t) => self.faults.queue.push(Due {
+                    time: t + at,
+                    action,
+                    origin: Origin::File(index),
+                }),
+                None => self.faults.waiting.push((client, at, action, index)),
+            }
+        }
+        self.faults.queue.sort_by_key(|d| d.time);
+        while self.faults.queue.first().is_some_and(|d| d.time <= now) {
+            let due = self.faults.queue.remove(0);
+            self.apply(due.action).await;
+        }
+        while let Some(entry) = self.faults.timers.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let timer = entry.remove();
+            self.fire(timer).await;
+        }
+        self.net.apply();
+    }
+
+    fn resolve(&self, t: &Target) -> String {
+        match t {
+            Target::Host(h) => h.clone(),
+            Target::Master => self
+                .master
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
+    }
+
+    fn fault(&self, f: FaultEvent) {
+        self.rec.record("lab", EventKind::Fault(f));
+    }
+
+    fn skipped(&self, fault: SkippedFault, reason: SkipReason) {
+        self.rec
+            .record("lab", EventKind::FaultSkipped { fault, reason });
+    }
+
+    async fn apply(&mut self, action: FaultAction) {
+        let now = self.rec.now();
+        let id = self.faults.id();
+        match action {
+            FaultAction::Crash { host, restart } => {
+                let host = self.resolve(&host);
+                self.crash(now, id, host, restart).await;
+            }
+            FaultAction::Restart { host } => {
+                let host = self.resolve(&host);
+                self.restart(&host).await;
+            }
+            FaultAction::Partition {
+                sides,
+                oneway,
+                for_,
+            } => self.partition(now, id, sides, oneway, for_),
+            FaultAction::Isolate { host, for_ } => {
+                let host = self.resolve(&host);
+                for o in self.s.host_names().iter().filter(|h| **h != host) {
+                    self.net.cut(&host, o, (id, "isolate"));
+                    self.net.cut(o, &host, (id, "isolate"));
+                }
+                if let Some(f) = for_ {
+                    self.faults.after(now + f, Timer::Clear(id));
+                }
+                let for_ms = for_.map(ms);
+                self.fault(FaultEvent::Isolate { host, for_ms });
+            }
+            FaultAction::Heal => {
+                self.net.clear_kinds(&["partition", "isolate"]);
+                self.fault(FaultEvent::Heal);
+            }
+            FaultAction::Pause { host, for_ } => {
+                let host = self.resolve(&host);
+                self.pause(now, host, for_);
+            }
+            FaultAction::ClockJump { host, by_ms } => {
+                let host = self.resolve(&host);
+                if let Some(n) = self.nodes.get(&host) {
+                    n.clock.jump(by_ms);
+                }
+                self.fault(FaultEvent::ClockJump { host, by_ms });
+            }
+            FaultAction::ClockRate { host, rate } => {
+                let host = self.resolve(&host);
+                let mut from = 1.0;
+                if let Some(n) = self.nodes.get(&host) {
+                    from = n.clock.rate();
+                    n.clock.set_rate(rate);
+                }
+                self.fault(FaultEvent::ClockRate { host, rate, from });
+            }
+            FaultAction::Latency {
+                between,
+                latency,
+                for_,
+            } => {
+                let value = latency.draw(&mut self.faults.rng);
+                self.net.slow(&between.0, &between.1, id, value);
+                if let Some(f) = for_ {
+                    let timer = Timer::Restore(between.0.clone(), between.1.clone(), id);
+                    self.faults.after(now + f, timer);
+                }
+                let fault = FaultEvent::Latency {
+                    between,
+                    latency_ms: ms(value),
+                    for_ms: for_.map(ms),
+                };
+                self.fault(fault);
+            }
+        }
+    }
+
+    /// Power loss of a node (a client: SIGKILL of its group).
+    async fn crash(&mut self, now: Duration, id: u64, host: String, restart: Option<Restart>) {
+        if let Some(p) = self.clients.get(&host) {
+            p.kill();
+            let policy = restart.unwrap_or(Restart::Never);
+            self.fault(FaultEvent::Crash {
+                host,
+                restart: policy,
+            });
+            return;
+        }
+        let Some(node) = self.nodes.get_mut(&host) else {
+            return;
+        };
+        if !node.crash().await {
+            self.skipped(SkippedFault::Crash { host }, SkipReason::AlreadyDown);
+            return;
+        }
+        for (_, link) in self.net.into_host(&host) {
+            link.reset();
+        }
+        self.rec.node_down(&host);
+        self.faults.paused.remove(&host);
+        self.faults.down.insert(host.clone(), id);
+        let policy = restart.unwrap_or(self.s.cluster.restart);
+        self.fault(FaultEvent::Crash {
+            host: host.clone(),
+            restart: policy,
+        });
+        match policy {
+            Restart::Never => {}
+            Restart::Immediate => self.faults.after(now, Timer::Restart(host, id)),
+            Restart::After(d) => self.faults.after(now + d, Timer::Restart(host, id)),
+        }
+    }
+
+    /// Brings a crashed node back, its links following its new ports.
+    async fn restart(&mut self, host: &str) {
+        let Some(node) = self.nodes.get_mut(host) else {
+            return;
+        };
+        let restarted = match node.restart().await {
+            Ok(r) => r,
+            Err(e) => panic!("lab: restarting {host}: {e}"),
+        };
+        if !restarted {
+            let host = host.to_string();
+            self.skipped(SkippedFault::Restart { host }, SkipReason::AlreadyUp);
+            return;
+        }
+        self.faults.down.remove(host);
+        for (from, link) in self.net.into_host(host) {
+            if let Some(a) = node.addr(from) {
+                link.set_server(a);
+            }
+        }
+        let keys = self.rec.lock_keys();
+        let node_ref = node.node().expect("a node that restarted is up");
+        let held = crate::history::keys::lock_keys(node_ref, &keys);
+        let count = node_ref.keyspace().counts().0;
+        self.fault(FaultEvent::Restart {
+            host: host.to_string(),
+        });
+        self.rec.node_up(host, count, held);
+    }
+
+    fn partition(
+        &mut self,
+        now: Duration,
+        id: u64,
+        sides: Vec<Vec<String>>,
+        oneway: bool,
+        for_: Option<Duration>,
+    ) {
+        for (i, a_side) in sides.iter().enumerate() {
+            for b_side in &sides[i + 1..] {
+                for a in a_side {
+                    for b in b_side {
+                        self.net.cut(a, b, (id, "partition"));
+                        if !oneway {
+                            self.net.cut(b, a, (id, "partition"));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(f) = for_ {
+            self.faults.after(now + f, Timer::Clear(id));
+        }
+        let for_ms = for_.map(ms);
+        self.fault(FaultEvent::Partition {
+            sides,
+            oneway,
+            for_ms,
+        });
+    }
+
+    fn pause(&mut self, now: Duration, host: String, for_: Duration) {
+        if self.faults.down.contains_key(&host) {
+            let skipped = SkippedFault::Pause {
+                host,
+                for_ms: ms(for_),
+            };
+            self.skipped(skipped, SkipReason::Down);
+            return;
+        }
+        self.set_paused(&host, true);
+        let until = self.faults.paused.entry(host.clone()).or_default();
+        *until = (*until).max(now + for_);
+        self.faults.after(now + for_, Timer::Resume(host.clone()));
+        let for_ms = ms(for_);
+        self.fault(FaultEvent::Pause { host, for_ms });
+    }
+
+    fn set_paused(&self, host: &str, paused: bool) {
+        if let Some(n) = self.nodes.get(host) {
+            n.set_paused(paused);
+        } else if let Some(p) = self.clients.get(host) {
+            if paused {
+                p.pause();
+            } else {
+                p.resume();
+            }
+        } else if host == "store" {
+            self.store.set_paused(paused);
+        }
+    }
+
+    async fn fire(&mut self, timer: Timer) {
+        match timer {
+            Timer::Restart(host, crash) => match self.faults.down.get(&host) {
+                Some(c) if *c == crash => self.restart(&host).await,
+                Some(_) => {
+                    let skipped = SkippedFault::Restart { host };
+                    self.skipped(skipped, SkipReason::CrashedAgain);
+                }
+                None => self.skipped(SkippedFault::Restart { host }, SkipReason::AlreadyUp),
+            },
+            Timer::Clear(id) => self.net.clear(id),
+            Timer::Restore(a, b, id) => self.net.restore(&a, &b, id),
+            Timer::Resume(host) => {
+                let now = self.rec.now();
+                if self.faults.paused.get(&host).is_some_and(|u| *u <= now) {
+                    self.faults.paused.remove(&host);
+                    self.set_paused(&host, false);
+                }
+            }
+        }
+    }
+}

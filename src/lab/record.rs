@@ -1,0 +1,262 @@
+//! The lab's history: what its hosts did, in the order the lab saw it, on
+//! the time since the run started (one monotonic clock for every host, read
+//! under the lock that appends, so the history is in time order).
+//!
+//! - the nodes' changes of a lock's key, from their effects, as the
+//!   simulation records them, with the client whose command made each
+//!   (`by=`); at a restart, the lock keys the node came back with;
+//! - what the drivers told the store: `LOCKKEY` (a `lock_key` event),
+//!   `HELD` (the first opens an acquisition, `acquired`; the next ones while
+//!   it is open extend it, `extended`), `RELEASED` (`release_start` then
+//!   `released`), the writes (`write_applied`, `write_rejected`, numbered
+//!   within the writer's open acquisition, or its last one; `acq=0`: it
+//!   never said `HELD`) and what it got wrong (`store_error`);
+//! - faults, failovers, clients that ended early: the engine's.
+
+use super::store::StoreEvent;
+use crate::history::keys::key_events;
+use crate::history::ownership::Ownership;
+use crate::history::{Event, EventKind, History};
+use crate::scenario::Topology;
+use bytes::Bytes;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use std::time::Instant;
+
+/// Where every host of one lab run records. Cheap to clone.
+#[derive(Clone)]
+pub struct LabRecorder {
+    origin: Instant,
+    state: Arc<Mutex<State>>,
+}
+
+struct State {
+    events: Vec<Event>,
+    /// Who owns what, followed as events come.
+    ownership: Ownership,
+    /// The first time each client was seen owning a lock.
+    first_owned: BTreeMap<String, Duration>,
+    /// Each lock key, with the resource it is the lock of.
+    keys: BTreeMap<String, String>,
+    /// Per node: the lock keys it holds and their token.
+    owners: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per client: what its `HELD`s opened.
+    clients: BTreeMap<String, Acquisitions>,
+}
+
+#[derive(Default)]
+struct Acquisitions {
+    /// Its latest acquisition (0: none yet).
+    acq: u64,
+    /// That acquisition is open (no `RELEASED` yet).
+    open: bool,
+    /// Writes in it so far.
+    seq: u32,
+}
+
+impl LabRecorder {
+    /// A history that starts at `origin`, for clients of these resources
+    /// (each is its own lock key until a driver says otherwise).
+    pub fn new(
+        origin: Instant,
+        resources: &[String],
+        topology: Topology,
+        nodes: usize,
+    ) -> LabRecorder {
+        let mut state = State {
+            events: Vec::new(),
+            ownership: Ownership::new(topology, nodes),
+            first_owned: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            owners: BTreeMap::new(),
+            clients: BTreeMap::new(),
+        };
+        for r in resources {
+            state.keys.insert(r.clone(), r.clone());
+        }
+        LabRecorder {
+            origin,
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The time since the start.
+    pub fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+
+    /// Records `kind` for `host` now.
+    pub fn record(&self, host: &str, kind: EventKind) {
+        let mut state = self.lock();
+        let time = self.now();
+        push(&mut state, time, host, kind);
+    }
+
+    /// A node's effects, made by `peer`'s command (a client's name; any
+    /// other peer, or none, is the lab's own doing).
+    pub fn node_effects(&self, node: &str, client: Option<&str>, effects: &[Vec<Bytes>]) {
+        let mut state = self.lock();
+        let time = self.now();
+        let keys: Vec<String> = state.keys.keys().cloned().collect();
+        let mut owners = state.owners.remove(node).unwrap_or_default();
+        for cmd in effects {
+            for kind in key_events(&keys, &mut owners, cmd, client) {
+                push(&mut state, time, node, kind);
+            }
+        }
+        state.owners.insert(node.to_string(), owners);
+    }
+
+    /// A node came up holding `held` (lock key → token) from its disk.
+    pub fn node_up(&self, node: &str, keys: usize, held: BTreeMap<String, String>) {
+        let mut state = self.lock();
+        let time = self.now();
+        push(&mut state, time, node, EventKind::NodeUp { keys });
+        for (key, token) in &held {
+            let kind = EventKind::KeySet {
+                key: key.clone(),
+                token: token.clone(),
+                expires_at: None,
+                by: None,
+            };
+            push(&mut state, time, node, kind);
+        }
+        state.owners.insert(node.to_string(), held);
+    }
+
+    /// A node lost its memory (a crash): it holds nothing until it is up.
+    pub fn node_down(&self, node: &str) {
+        self.lock().owners.remove(node);
+    }
+
+    /// The lock keys known now.
+    pub fn lock_keys(&self) -> Vec<String> {
+        self.lock().keys.keys().cloned().collect()
+    }
+
+    /// What a driver did at the store.
+    pub fn store(&self, e: StoreEvent) {
+        let mut state = self.lock();
+        let time = self.now();
+        for (host, kind) in store_events(&mut state, time, e) {
+            push(&mut state, time, &host, kind);
+        }
+    }
+
+    /// The first time the lab saw `client` own a lock, since the start.
+    pub fn first_owned(&self, client: &str) -> Option<Duration> {
+        self.lock().first_owned.get(client).copied()
+    }
+
+    /// Everything recorded so far.
+    pub fn history(&self) -> History {
+        History {
+            events: self.lock().events.clone(),
+        }
+    }
+}
+
+fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
+    let e = Event {
+        time,
+        host: host.to_string(),
+        kind,
+    };
+    for (_, owner) in state.ownership.feed(&e) {
+        if let Some(c) = owner {
+            state.first_owned.entry(c).or_insert(time);
+        }
+    }
+    state.events.push(e);
+}
+
+/// The history events of one store event, with their host.
+fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String, EventKind)> {
+    match e {
+        StoreEvent::LockKey {
+            client,
+            resource,
+            key,
+        } => {
+            state.keys.insert(key.clone(), resource.clone());
+            vec![(client, EventKind::LockKey { resource, key })]
+        }
+        StoreEvent::Held {
+            client,
+            resource,
+            valid_ms,
+        } => {
+            let a = state.clients.entry(client.clone()).or_default();
+            let validity = Duration::from_millis(valid_ms);
+            let valid_until = time + validity;
+            let kind = if a.open {
+                EventKind::Extended {
+                    acq: a.acq,
+                    validity,
+                    valid_until,
+                }
+            } else {
+                a.acq += 1;
+                a.open = true;
+                a.seq = 0;
+                EventKind::Acquired {
+                    acq: a.acq,
+                    resource,
+                    token: "-".to_string(),
+                    validity,
+                    valid_until,
+                    nodes: 0,
+                    fence: None,
+                }
+            };
+            vec![(client, kind)]
+        }
+        StoreEvent::Released { client, .. } => {
+            let a = state.clients.entry(client.clone()).or_default();
+            if !a.open {
+                return vec![];
+            }
+            a.open = false;
+            let acq = a.acq;
+            vec![
+                (client.clone(), EventKind::ReleaseStart { acq }),
+                (client, EventKind::Released { acq, nodes: 0 }),
+            ]
+        }
+        StoreEvent::Write {
+            client,
+            resource,
+            fence,
+            applied,
+            highest,
+        } => {
+            let a = state.clients.entry(client.clone()).or_default();
+            a.seq += 1;
+            let (acq, seq) = (a.acq, a.seq);
+            let kind = match (applied, fence) {
+                (false, Some(fence)) => EventKind::WriteRejected {
+                    client,
+                    acq,
+                    seq,
+                    fence,
+                    highest,
+                    resource,
+                },
+                _ => EventKind::WriteApplied {
+                    client,
+                    acq,
+                    seq,
+                    fence,
+                    resource,
+                },
+            };
+            vec![("store".to_string(), kind)]
+        }
+        StoreEvent::Bad { client, error } => vec![(client, EventKind::StoreError { error })],
+    }
+}

@@ -1,0 +1,141 @@
+//! What a scenario may ask of the lab. Keys that cannot mean in the lab what
+//! they mean in the simulation are refused, naming the file, the key and
+//! the line (exit 2); `tick` is ignored, with a note.
+//!
+//! Refused, and why:
+//! - clock faults on a client (`clocks.drift` or `clocks.offset` reaching
+//!   the clients, `[hosts.cN] clock_rate`/`clock_offset`, a `clock-jump` or
+//!   `clock-rate` fault on a client, `nemesis.clock_jump_target` `client` or
+//!   `any`): a client's clock is its runtime's, reached only through
+//!   libfaketime, which the lab does not drive yet;
+//! - clock faults and pauses of the `sentinel`, clock faults of the `store`:
+//!   they run inside the lab's process;
+//! - `after = "cN:released"` and `"cN:lost"`: only the client knows when it
+//!   let go or lost the lock; the lab sees ownership (`acquired`);
+//! - `nemesis.aim = "lock"`: not built in the lab yet;
+//! - `clients.fencing`, `variant`, `lock`, `reentry`: they choose the
+//!   built-in client's code; a lab client is the command's own.
+
+use crate::scenario::{
+    FaultAction, JumpTarget, LockKind, Scenario, ScenarioError, Target, Trigger, Variant,
+};
+
+/// The notes for a scenario the lab can run, or the first key it cannot.
+pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, ScenarioError> {
+    let err = |key: &str, line: Option<usize>, message: String| ScenarioError {
+        file: file.to_string(),
+        key: key.to_string(),
+        line,
+        message,
+    };
+    let clients: Vec<&str> = s.clients.iter().map(|c| c.name.as_str()).collect();
+    let is_client = |h: &str| clients.contains(&h);
+    if s.clocks.drift > 0.0 {
+        let m = "a client's clock cannot drift in the lab (its runtime's clock; libfaketime is not driven yet): set clocks.drift = 0 and give nodes a rate with [hosts.nK] clock_rate";
+        return Err(err(
+            "clocks.drift",
+            line_of(text, "clocks", "drift"),
+            m.into(),
+        ));
+    }
+    if s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0 {
+        let m = "clocks.offset reaches the clients, whose clocks the lab cannot set: give nodes an offset with [hosts.nK] clock_offset";
+        return Err(err(
+            "clocks.offset",
+            line_of(text, "clocks", "offset"),
+            m.into(),
+        ));
+    }
+    for (h, o) in &s.hosts {
+        let set = o.clock_rate.is_some() || o.clock_offset.is_some();
+        if set && (is_client(h) || h == "store" || h == "sentinel") {
+            let m = format!("the lab cannot set the clock of {h} (only a node's)");
+            let table = format!("hosts.{h}");
+            return Err(err(&table, line_of(text, &table, "clock_"), m));
+        }
+    }
+    for (i, f) in s.faults.iter().enumerate() {
+        let key = format!("faults[{i}]");
+        let line = (f.line > 0).then_some(f.line);
+        if let Trigger::Released(_) | Trigger::Lost(_) = f.after {
+            let m = "the lab sees when a client owns the lock (after = \"cN:acquired\"), not when it let go or lost it: only the client knows";
+            return Err(err(&format!("{key}.after"), line, m.into()));
+        }
+        if let Some(m) = refused_action(&f.action, &is_client) {
+            return Err(err(&format!("{key}.host"), line, m));
+        }
+    }
+    if let Some(n) = &s.nemesis {
+        if n.clock_jump_every.is_some() && n.clock_jump_target != JumpTarget::Node {
+            let m = "the nemesis cannot jump a client's clock in the lab";
+            let line = line_of(text, "nemesis", "clock_jump_target");
+            return Err(err("nemesis.clock_jump_target", line, m.into()));
+        }
+        if n.aim == crate::scenario::Aim::Lock {
+            let m = "aim = \"lock\" is not built in the lab yet: use the blind nemesis";
+            return Err(err(
+                "nemesis.aim",
+                line_of(text, "nemesis", "aim"),
+                m.into(),
+            ));
+        }
+    }
+    for c in &s.clients {
+        let code = [
+            ("fencing", c.fencing),
+            ("variant", c.variant != Variant::Spec),
+            ("lock", c.lock != LockKind::SetNx),
+            ("reentry", c.reentry > 0),
+        ];
+        if let Some((k, _)) = code.iter().find(|(_, set)| *set) {
+            let m = format!(
+                "clients.{k} chooses the built-in client's code; a lab client is the command's own"
+            );
+            let key = format!("clients.{k}");
+            return Err(err(&key, line_of(text, "clients", k), m));
+        }
+    }
+    let mut notes = Vec::new();
+    if line_of(text, "", "tick").is_some() {
+        notes.push("tick is ignored: the lab runs in real time".to_string());
+    }
+    Ok(notes)
+}
+
+/// Why the lab cannot apply `a`, if it cannot.
+fn refused_action(a: &FaultAction, is_client: &dyn Fn(&str) -> bool) -> Option<String> {
+    let host = match a {
+        FaultAction::ClockJump { host, .. } | FaultAction::ClockRate { host, .. } => host,
+        FaultAction::Pause { host, .. } => {
+            return matches!(host, Target::Host(h) if h == "sentinel")
+                .then(|| "the lab cannot pause the sentinel (it runs inside the lab)".into());
+        }
+        _ => return None,
+    };
+    match host {
+        Target::Host(h) if is_client(h) => Some(format!(
+            "the lab cannot change the clock of client {h} (libfaketime is not driven yet)"
+        )),
+        Target::Host(h) if h == "store" || h == "sentinel" => {
+            Some(format!("the lab cannot change the clock of the {h}"))
+        }
+        _ => None,
+    }
+}
+
+/// The line of `key` (or the first key starting with it) in `[table]`
+/// (`""`: the top level), 1-based.
+fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
+    let mut current = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            current = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            continue;
+        }
+        if current == table && t.starts_with(key) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
