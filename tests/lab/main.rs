@@ -3,8 +3,10 @@
 //! respect, an upper bound far above what an idle machine needs), never an
 //! exact timing.
 
+mod leftovers;
 mod link;
 mod node;
 mod process;
+mod runs;
 mod sentinel;
 mod store;

@@ -1,0 +1,158 @@
+//! Nothing outlives the lab: each client's whole process group is gone and
+//! every port the lab bound is free after a normal end, after a SIGINT in
+//! the middle of a run, and when a client ignores SIGTERM. The clients are
+//! shell scripts that leave a `sleep` behind in their group and write
+//! their pids and the addresses they were given to a file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
+
+/// A client that leaves a `sleep` in its group, notes `$$`, the sleep's
+/// pid and its addresses, then runs `rest`.
+fn client(rest: &str) -> String {
+    format!("sleep 1000 & echo \"$$ $! $REDLOCK_NODES $REDLOCK_STORE\" >> \"$LEFT_FILE\"; {rest}")
+}
+
+fn start_lab(dir: &Path, script: &str) -> Child {
+    Command::new(BIN)
+        .args(["lab", "tests/data/lab/idle.toml", "--out"])
+        .arg(dir.join("out"))
+        .args(["--", "sh", "-c", script])
+        .env("LEFT_FILE", dir.join("left"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts")
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("redlock-left-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The pids and addresses the clients noted: two lines, one per client.
+fn noted(dir: &Path) -> (Vec<i32>, Vec<String>) {
+    let text = std::fs::read_to_string(dir.join("left")).unwrap_or_default();
+    let mut pids = Vec::new();
+    let mut addrs = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        pids.extend(f.by_ref().take(2).filter_map(|p| p.parse::<i32>().ok()));
+        for a in f {
+            addrs.extend(a.split(',').map(str::to_string));
+        }
+    }
+    (pids, addrs)
+}
+
+/// Alive: it exists and is no zombie.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Every noted process gone, and every noted port free, within 3 s (the
+/// watchdog acts on its own).
+fn nothing_left(dir: &Path) {
+    let (pids, addrs) = noted(dir);
+    assert_eq!(
+        pids.len(),
+        4,
+        "two clients noted themselves and a sleep each"
+    );
+    assert!(
+        addrs.len() >= 4,
+        "the clients noted their addresses: {addrs:?}"
+    );
+    let t = Instant::now();
+    while pids.iter().any(|p| alive(*p)) && t.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<&i32> = pids.iter().filter(|p| alive(**p)).collect();
+    assert!(left.is_empty(), "processes outlived the lab: {left:?}");
+    for a in &addrs {
+        // std's listener reuses addresses, as a server restarting would:
+        // only a socket still listening holds the port.
+        assert!(
+            std::net::TcpListener::bind(a.as_str()).is_ok(),
+            "{a} is still bound after the lab ended"
+        );
+    }
+}
+
+fn wait_noted(dir: &Path, lab: &mut Child) {
+    let t = Instant::now();
+    while noted(dir).0.len() < 4 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the clients never started"
+        );
+        assert!(lab.try_wait().unwrap().is_none(), "the lab ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_normal_end_leaves_nothing_running() {
+    let dir = fresh_dir("end");
+    // The client exits by itself at the end; its sleep stays in its group.
+    let mut lab = start_lab(&dir, &client("sleep 1.2; exit 0"));
+    let status = lab.wait().unwrap();
+    assert!(
+        status.code().is_some(),
+        "the lab ended by itself: {status:?}"
+    );
+    nothing_left(&dir);
+    let log = std::fs::read_to_string(dir.join("out/clients/c1.log"));
+    assert!(log.is_ok(), "each client has its log");
+}
+
+#[test]
+fn a_client_that_ignores_sigterm_is_killed() {
+    let dir = fresh_dir("term");
+    let mut lab = start_lab(&dir, &client("trap '' TERM; while :; do sleep 0.05; done"));
+    let t = Instant::now();
+    let status = lab.wait().unwrap();
+    assert!(
+        status.code().is_some(),
+        "the lab ended by itself: {status:?}"
+    );
+    // duration 1 s, two TTLs and 5 s of grace, then SIGTERM and 1 s.
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "the lab waited {:?}",
+        t.elapsed()
+    );
+    nothing_left(&dir);
+    let history = std::fs::read_to_string(dir.join("out/history.csv")).unwrap();
+    assert!(
+        !history.contains("client_exited"),
+        "no client exited by itself"
+    );
+}
+
+#[test]
+fn a_sigint_mid_run_leaves_nothing_running() {
+    let dir = fresh_dir("int");
+    let mut lab = start_lab(&dir, &client("while :; do sleep 0.05; done"));
+    wait_noted(&dir, &mut lab);
+    // SAFETY: signalling a child of ours that has not been reaped.
+    unsafe {
+        libc::kill(lab.id() as i32, libc::SIGINT);
+    }
+    let status = lab.wait().unwrap();
+    assert!(
+        !status.success(),
+        "an interrupted lab does not claim success"
+    );
+    nothing_left(&dir);
+}

@@ -1,0 +1,85 @@
+//! Whole lab runs through the binary, short (TTLs of a second): the
+//! verdicts the contract promises, with the built-in client and with
+//! redis-py's `Lock` as the clients. Real time is noisy, but each of these
+//! faults decides its verdict by its structure (a master lost before its
+//! replica got the key, a node back empty while its key was needed, a
+//! client stopped longer than its TTL), not by a close timing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
+
+/// The venv `bash scripts/test.sh` makes, with redis-py pinned.
+pub fn python() -> PathBuf {
+    let p = Path::new("tests/libs/python/.venv/bin/python");
+    assert!(
+        p.exists(),
+        "redis-py is missing: `bash scripts/test.sh` installs it (python3 -m venv \
+         tests/libs/python/.venv && tests/libs/python/.venv/bin/pip install -r \
+         drivers/python/requirements.txt)"
+    );
+    p.to_path_buf()
+}
+
+/// Runs `lab FILE --seeds A..=B --jobs J --out DIR [extra] -- CMD`; the
+/// verdict of every seed, from `runs.csv`.
+pub fn lab(file: &str, seeds: &str, jobs: u32, extra: &[&str], cmd: &[&str]) -> Vec<String> {
+    let dir = tempfile_dir();
+    let out = Command::new(BIN)
+        .args(["lab", file, "--seeds", seeds, "--jobs", &jobs.to_string()])
+        .arg("--out")
+        .arg(&dir)
+        .args(extra)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "lab failed: {:?}\n{stderr}",
+        out.status
+    );
+    let runs = std::fs::read_to_string(dir.join("runs.csv")).expect("runs.csv");
+    let verdicts = runs
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap_or("").to_string())
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    verdicts
+}
+
+fn tempfile_dir() -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::SeqCst);
+    std::env::temp_dir().join(format!("redlock-lab-test-{}-{n}", std::process::id()))
+}
+
+#[test]
+fn the_failover_race_breaks_redis_py_lock_through_the_sentinel() {
+    let py = python();
+    let cmd = [py.to_str().unwrap(), "drivers/python/redis_py_lock.py"];
+    let v = lab("tests/data/lab/failover_race.toml", "1..=2", 2, &[], &cmd);
+    assert_eq!(v, ["violation", "violation"]);
+}
+
+#[test]
+fn an_immediate_restart_breaks_redlock_and_a_delayed_one_does_not() {
+    let cmd = [BIN, "lab-client"];
+    let file = "tests/data/lab/crash_restart.toml";
+    let immediate = lab(file, "1..=2", 2, &[], &cmd);
+    assert_eq!(immediate, ["violation", "violation"]);
+    let delayed = lab(file, "1..=2", 2, &["--set", "cluster.restart=1500ms"], &cmd);
+    assert_eq!(delayed, ["safe", "safe"]);
+}
+
+#[test]
+fn a_client_stopped_past_its_ttl_writes_stale() {
+    let py = python();
+    let cmd = [py.to_str().unwrap(), "drivers/python/redis_py_lock.py"];
+    let v = lab("tests/data/lab/paused_client.toml", "1..=1", 1, &[], &cmd);
+    assert_eq!(v, ["violation"]);
+}
