@@ -7,8 +7,8 @@
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
 use crate::check::outside;
 use crate::lab::process::Watchdog;
-use crate::lab::world::{self, ClientEnd, LabError, Setup};
-use crate::report::{self, RunOutput};
+use crate::lab::world::{self, LabError, Setup};
+use crate::report::{self, LabInfo, RunOutput};
 use crate::runner::{load_file, Failure, Run};
 use crate::scenario::Scenario;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub struct Args {
 /// A finished lab run, judged.
 pub struct LabRun {
     pub run: Run,
-    pub clients: Vec<ClientEnd>,
+    pub info: LabInfo,
     pub dir: PathBuf,
 }
 
@@ -49,7 +49,11 @@ pub fn main(a: Args) -> u8 {
     });
     match run_one(&scenario, seed, &a.cmd, &dir, &a.sets) {
         Ok(r) => {
-            print!("{}", report::summary_lines(&RunOutput::of(&r.run)));
+            let out = RunOutput {
+                lab: Some(&r.info),
+                ..RunOutput::of(&r.run)
+            };
+            print!("{}", report::summary_lines(&out));
             println!("report: {}", dir.join("index.html").display());
             if r.run.as_expected() {
                 0
@@ -157,8 +161,13 @@ pub fn run_one(
         wall_ms: started.elapsed().as_secs_f64() * 1e3,
         faults: Vec::new(),
     };
+    let info = LabInfo {
+        cmd: cmd.to_vec(),
+        clients: outcome.clients.clone(),
+    };
     let output = RunOutput {
         sets,
+        lab: Some(&info),
         ..RunOutput::of(&run)
     };
     if let Err(e) = report::write_run(dir, &output) {
@@ -170,7 +179,7 @@ pub fn run_one(
     }
     Ok(LabRun {
         run,
-        clients: outcome.clients,
+        info,
         dir: dir.to_path_buf(),
     })
 }

@@ -33,6 +33,6 @@ pub mod sweep;
 pub use self::doc::shell_word;
 pub use self::run::{
     index_html, report_md, summary_json, summary_lines, timeline_svg, write_history,
-    write_history_to, write_run, RunOutput, HISTORY_HEADER, MAX_JSON_VIOLATIONS,
+    write_history_to, write_run, LabInfo, RunOutput, HISTORY_HEADER, MAX_JSON_VIOLATIONS,
 };
 pub use self::sweep::charts as sweep_charts;

@@ -6,6 +6,7 @@
 mod leftovers;
 mod link;
 mod node;
+mod outside;
 mod process;
 mod runs;
 mod sentinel;

@@ -25,8 +25,21 @@ pub fn python() -> PathBuf {
 /// Runs `lab FILE --seeds A..=B --jobs J --out DIR [extra] -- CMD`; the
 /// verdict of every seed, from `runs.csv`.
 pub fn lab(file: &str, seeds: &str, jobs: u32, extra: &[&str], cmd: &[&str]) -> Vec<String> {
+    lab_env(file, seeds, jobs, extra, cmd, &[])
+}
+
+/// [`lab`], with `env` added to the lab's environment (its clients inherit it).
+pub fn lab_env(
+    file: &str,
+    seeds: &str,
+    jobs: u32,
+    extra: &[&str],
+    cmd: &[&str],
+    env: &[(String, String)],
+) -> Vec<String> {
     let dir = tempfile_dir();
     let out = Command::new(BIN)
+        .envs(env.iter().cloned())
         .args(["lab", file, "--seeds", seeds, "--jobs", &jobs.to_string()])
         .arg("--out")
         .arg(&dir)
@@ -82,4 +95,26 @@ fn a_client_stopped_past_its_ttl_writes_stale() {
     let cmd = [py.to_str().unwrap(), "drivers/python/redis_py_lock.py"];
     let v = lab("tests/data/lab/paused_client.toml", "1..=1", 1, &[], &cmd);
     assert_eq!(v, ["violation"]);
+}
+
+/// `node`, with node-redlock and ioredis from `bash scripts/test.sh`.
+fn node_env() -> (String, String) {
+    let modules = Path::new("tests/libs/node/node_modules");
+    assert!(
+        modules.join("redlock").exists() && modules.join("ioredis").exists(),
+        "node-redlock is missing: `bash scripts/test.sh` installs it (npm ci --prefix tests/libs/node)"
+    );
+    let abs = std::fs::canonicalize(modules).expect("node_modules");
+    ("NODE_PATH".to_string(), abs.display().to_string())
+}
+
+#[test]
+fn node_redlock_breaks_on_an_immediate_restart_and_not_on_a_delayed_one() {
+    let env = [node_env()];
+    let cmd = ["node", "drivers/node/node_redlock.js"];
+    let file = "tests/data/lab/crash_restart.toml";
+    assert_eq!(lab_env(file, "1..=1", 1, &[], &cmd, &env), ["violation"]);
+    let set = ["--set", "cluster.restart=1500ms"];
+    let delayed = lab_env(file, "1..=1", 1, &set, &cmd, &env);
+    assert_eq!(delayed, ["safe"]);
 }

@@ -532,6 +532,7 @@ fn run_report_with_one_overlap() {
         trace: hist.trace(),
         wall_ms: 1.5,
         sets: &[],
+        lab: None,
     };
     let dir = out_dir("overlap");
     write_run(&dir, &out).unwrap();
@@ -663,6 +664,7 @@ fn run_report_on_empty_history_and_no_clients() {
             trace: hist.trace(),
             wall_ms: 0.0,
             sets: &[],
+            lab: None,
         };
         let dir = out_dir(name);
         write_run(&dir, &out).unwrap();

@@ -10,10 +10,10 @@
 use std::fmt::Write as _;
 
 use super::facts::{fmt_len, fmt_ms, fmt_t, short_token, Facts};
-use super::output::RunOutput;
+use super::output::{LabInfo, RunOutput};
 use super::stories::{interleaving_story, overlap_story, stale_story};
 use crate::check::Verdict;
-use crate::report::doc::{b, code, row, t, to_html, to_md, Block, Figure, Row, Style};
+use crate::report::doc::{b, code, link, row, t, to_html, to_md, Block, Figure, Row, Style};
 
 /// Violations told in full; the others are listed in a table.
 const MAX_STORIES: usize = 10;
@@ -74,6 +74,15 @@ fn title(out: &RunOutput) -> String {
     format!("{}, seed {}", out.scenario.name, out.seed)
 }
 
+/// `run`, or `lab` for a lab run.
+fn command_name(out: &RunOutput) -> &'static str {
+    if out.lab.is_some() {
+        "lab"
+    } else {
+        "run"
+    }
+}
+
 /// The `--set K=V --set K=V` flags the run had (as given, in order), for
 /// the line "Run with `--set ...` (seed N)." at the top; `None` without
 /// overrides (the report then says nothing of them).
@@ -95,9 +104,13 @@ fn sets_flags(out: &RunOutput) -> Option<String> {
 /// The blocks of the report: heading, verdict, figures, timeline, outcome,
 /// faults, acquisitions and the files.
 fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
-    let mut doc = vec![Block::H(1, format!("redlock-sim run: {}", title(out)))];
+    let heading = format!("redlock-sim {}: {}", command_name(out), title(out));
+    let mut doc = vec![Block::H(1, heading)];
     head(&mut doc, out);
     figures(&mut doc, out, f);
+    if let Some(lab) = out.lab {
+        lab_clients(&mut doc, lab);
+    }
     timeline(&mut doc);
     if out.check.verdict == Verdict::Safe {
         safe_outcome(&mut doc, out);
@@ -184,6 +197,14 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
         ("trace", out.trace.clone()),
         ("wall time", fmt_ms(out.wall_ms)),
     ];
+    let mut figures = figures;
+    if let Some(n) = c.unprotected_writes {
+        let row = (
+            "unprotected writes (applied while nobody owned the lock)",
+            n.to_string(),
+        );
+        figures.insert(7, row);
+    }
     doc.push(Block::Table(
         vec!["figure".into(), "value".into()],
         figures
@@ -191,6 +212,35 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
             .map(|(k, v)| row(vec![k.to_string(), v]))
             .collect(),
     ));
+}
+
+/// The section "Clients" of a lab run: the command, how each client ended,
+/// its log.
+fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo) {
+    doc.push(Block::H(2, "Clients".into()));
+    doc.push(Block::P(vec![
+        t("Each client ran "),
+        code(lab.cmd.join(" ")),
+        t(" in a process group of its own; its output is in its log. A client that ended by itself before the run's duration, or failed, is marked."),
+    ]));
+    let items = lab
+        .clients
+        .iter()
+        .map(|c| {
+            let log = format!("clients/{}.log", c.name);
+            let early = if c.early {
+                " (ended early, or failed)"
+            } else {
+                ""
+            };
+            vec![
+                b(c.name.clone()),
+                t(format!(": {}{early}; log: ", c.status)),
+                link(log.clone(), log),
+            ]
+        })
+        .collect();
+    doc.push(Block::List(items));
 }
 
 /// The section "Timeline": the chart and how to read it.
@@ -427,10 +477,15 @@ fn setup_sentence(out: &RunOutput) -> String {
     let s = out.scenario;
     let cl = &s.cluster;
     let mut text = format!(
-        "Setup: {} topology with {} node(s), {} client(s), simulated for {}; persistence {}, restart {}.",
+        "Setup: {} topology with {} node(s), {} client(s), {} for {}; persistence {}, restart {}.",
         s.cluster.topology.as_str(),
         cl.nodes,
         s.clients.len(),
+        if out.lab.is_some() {
+            "run in real time"
+        } else {
+            "simulated"
+        },
         fmt_len(s.duration),
         cl.persistence.as_str(),
         match cl.restart {

@@ -15,7 +15,7 @@ mod timeline;
 
 pub use self::csv::{write_history, write_history_to, HISTORY_HEADER};
 pub use self::markdown::{index_html, report_md};
-pub use self::output::RunOutput;
+pub use self::output::{LabInfo, RunOutput};
 pub use self::timeline::timeline_svg;
 
 pub(crate) use self::facts::*;
@@ -63,6 +63,9 @@ pub fn summary_lines(out: &RunOutput) -> String {
     let _ = writeln!(s, "rejected_writes: {}", c.rejected_writes);
     let _ = writeln!(s, "attempts: {}", c.liveness.attempts);
     let _ = writeln!(s, "acquisitions: {}", c.liveness.acquisitions);
+    if let Some(n) = c.unprotected_writes {
+        let _ = writeln!(s, "unprotected_writes: {n}");
+    }
     let _ = writeln!(s, "trace: {}", out.trace);
     s
 }
@@ -82,7 +85,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
     let c = out.check;
     let l = &c.liveness;
     let violations = violations_json(c);
-    json!({
+    let mut v = json!({
         "scenario": out.scenario.name,
         "seed": out.seed,
         "verdict": c.verdict.as_str(),
@@ -104,7 +107,12 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "wall_ms": finite(out.wall_ms),
         "violations_listed": violations.len(),
         "violations": violations,
-    })
+    });
+    // The lab's outside checker counts what the simulation has no use for.
+    if let (Some(n), Some(map)) = (c.unprotected_writes, v.as_object_mut()) {
+        map.insert("unprotected_writes".into(), json!(n));
+    }
+    v
 }
 
 /// The first [`MAX_JSON_VIOLATIONS`] violations of `c`: overlaps, then

@@ -21,6 +21,17 @@ pub struct RunOutput<'a> {
     /// The `--set KEY=VALUE` overrides it ran with, as given (empty: none;
     /// the report then says nothing of them).
     pub sets: &'a [(String, toml::Value)],
+    /// A lab run's command and clients (`None`: a simulated run).
+    pub lab: Option<&'a LabInfo>,
+}
+
+/// What a lab run's report says of its clients.
+#[derive(Clone, Debug)]
+pub struct LabInfo {
+    /// The client command, as given.
+    pub cmd: Vec<String>,
+    /// How each client ended; its log is `clients/<name>.log` beside the report.
+    pub clients: Vec<crate::lab::world::ClientEnd>,
 }
 
 impl<'a> RunOutput<'a> {
@@ -34,6 +45,7 @@ impl<'a> RunOutput<'a> {
             trace: run.trace.clone(),
             wall_ms: run.wall_ms,
             sets: &[],
+            lab: None,
         }
     }
 
