@@ -6,8 +6,9 @@
 #   - redis-sentinel (Debian's package): the judge of the sentinel's answers
 #     (tests/redis/sentinel.rs);
 #   - python3 with a venv of the Python lock libraries (PyPI, pinned in
-#     tests/libs/python/requirements.txt) and Node's (npm, pinned by
-#     tests/libs/node/package-lock.json), run by tests/redis/lock_libraries.rs;
+#     tests/libs/python/requirements.txt and drivers/python/requirements.txt)
+#     and Node's (npm, pinned by tests/libs/node/package-lock.json), run by
+#     tests/redis/lock_libraries.rs and, as lab clients, by tests/lab/runs.rs;
 #   - then `cargo fmt --check`, the layering (scripts/layers.py: no import
 #     cycle but Lua's, report/ written only by the command layer),
 #     `cargo clippy --all-targets -- -D warnings`
@@ -53,7 +54,7 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/nu
         python3 -m venv "$VENV"
     fi
 fi
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r tests/libs/python/requirements.txt
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r tests/libs/python/requirements.txt -r drivers/python/requirements.txt
 if ! command -v npm >/dev/null 2>&1; then
     echo "scripts/test.sh: installing nodejs and npm from Debian's packages"
     apt_install nodejs npm

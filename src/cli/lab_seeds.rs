@@ -44,7 +44,14 @@ pub fn main(a: &Args, scenario: &Scenario, seeds: RangeInclusive<u64>) -> u8 {
             Err(code) => return code,
         }
     }
-    match write(&dir, scenario, &a.file.display().to_string(), seeds, &rows) {
+    match write(
+        &dir,
+        scenario,
+        &a.file.display().to_string(),
+        seeds,
+        &rows,
+        &a.cmd,
+    ) {
         Ok(lines) => {
             for l in lines {
                 println!("{l}");
@@ -73,6 +80,7 @@ fn write(
     file: &str,
     seeds: RangeInclusive<u64>,
     rows: &[RunRow],
+    cmd: &[String],
 ) -> std::io::Result<Vec<String>> {
     write_rows(&dir.join("runs.csv"), &[], rows)?;
     let summary = vec![summarize(Vec::new(), &rows.iter().collect::<Vec<_>>())];
@@ -93,6 +101,7 @@ fn write(
         replay: &replay,
         caught: &[],
         coverage: None,
+        lab: Some(cmd),
     };
     write_sweep(dir, &output)?;
     Ok(conclusions(&output))

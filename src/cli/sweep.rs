@@ -174,6 +174,7 @@ fn write_all(plan: &Plan, t: Tally, out: &Path, ran: usize) -> io::Result<Finish
         replay: &t.replay,
         caught: &t.caught,
         coverage: t.coverage.as_ref(),
+        lab: None,
     };
     write_sweep(out, &output)?;
     let conclusions = conclusions(&output);

@@ -249,7 +249,9 @@ async fn carry(dir: &mut watch::Receiver<Setting>, rng: &mut ChaCha8Rng) -> bool
             return false;
         }
         let hop = draw(rng, dir.borrow().latency);
-        tokio::time::sleep(hop).await;
+        if !hop.is_zero() {
+            tokio::time::sleep(hop).await;
+        }
         if !dir.borrow().held {
             return true;
         }
@@ -327,7 +329,11 @@ async fn write_side<W: AsyncWrite + Unpin>(
         // what follows after it; a hold that comes back meanwhile holds it
         // again.
         loop {
-            sleep_until(at).await;
+            // tokio's timers count whole milliseconds: a chunk already due
+            // goes at once rather than at the next tick.
+            if at > Instant::now() {
+                sleep_until(at).await;
+            }
             if !dir.borrow().held {
                 break;
             }

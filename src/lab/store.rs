@@ -12,8 +12,9 @@
 //! `HELLO`, `CLIENT SETINFO`, `PING`, `SELECT`, `INFO`...) is answered as
 //! the node answers it. The store listens on one port per client and takes
 //! the client from the port, not from the command: a command that names
-//! another client, or that it cannot read, is answered with an error and
-//! reported as [`StoreEvent::Bad`]; the run goes on.
+//! another client, that it cannot read, or that it does not know, is
+//! answered with an error and reported as [`StoreEvent::Bad`]; the run
+//! goes on.
 
 use super::gate::Gated;
 use crate::clock::SystemClock;
@@ -153,12 +154,28 @@ async fn serve(stream: Gated<tokio::net::TcpStream>, port: Port) {
                 let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
                 return;
             }
-            None => session::execute(&port.node, &mut session, &args),
+            None => other_command(&port, &mut session, &args),
         };
         if conn.write_frame_as(&reply, session.protocol).await.is_err() {
             return;
         }
     }
+}
+
+/// Any other command, as the node answers it; one it does not know is
+/// garbage from the driver, reported.
+fn other_command(port: &Port, session: &mut session::Session, args: &[Bytes]) -> Frame {
+    let reply = session::execute(&port.node, session, args);
+    if let Frame::Error(e) = &reply {
+        if e.starts_with("ERR unknown command") {
+            let client = port.client.clone();
+            (port.sink)(StoreEvent::Bad {
+                client,
+                error: e.clone(),
+            });
+        }
+    }
+    reply
 }
 
 /// The reply to a store command, None for any other command.

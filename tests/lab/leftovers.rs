@@ -156,3 +156,42 @@ fn a_sigint_mid_run_leaves_nothing_running() {
     );
     nothing_left(&dir);
 }
+
+#[test]
+fn a_client_that_fails_or_sends_garbage_is_recorded_and_the_run_goes_on() {
+    let dir = fresh_dir("bad");
+    // c1 names another client in a WRITE and sends an unknown command, then
+    // lives to the end; c2 fails at once.
+    let script = r#"if [ "$REDLOCK_CLIENT" = c2 ]; then exit 3; fi
+        cli() { redis-cli -h "${REDLOCK_STORE%:*}" -p "${REDLOCK_STORE##*:}" "$@"; }
+        cli WRITE c2 lock; cli NONSENSE 1 2; sleep 1.2"#;
+    let status = Command::new(BIN)
+        .args(["lab", "tests/data/lab/idle.toml", "--out"])
+        .arg(dir.join("out"))
+        .args(["--", "sh", "-c", script])
+        .stdout(Stdio::null())
+        .status()
+        .expect("the binary runs");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the run went on to its end and is safe"
+    );
+    let history = std::fs::read_to_string(dir.join("out/history.csv")).unwrap();
+    let errors: Vec<&str> = history
+        .lines()
+        .filter(|l| l.contains(",c1,store_error,"))
+        .collect();
+    assert_eq!(errors.len(), 2, "both bad commands recorded: {history}");
+    assert!(
+        history.contains(",c2,client_exited,status=exit status: 3"),
+        "{history}"
+    );
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(
+        report.contains("**c2**: exit status: 3 (ended early, or failed)"),
+        "{report}"
+    );
+    assert!(report.contains("[clients/c2.log]"), "{report}");
+    assert!(report.contains("2 store command(s) refused"), "{report}");
+}

@@ -109,7 +109,7 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     head(&mut doc, out);
     figures(&mut doc, out, f);
     if let Some(lab) = out.lab {
-        lab_clients(&mut doc, lab);
+        lab_clients(&mut doc, lab, out.history);
     }
     timeline(&mut doc);
     if out.check.verdict == Verdict::Safe {
@@ -216,7 +216,7 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
 
 /// The section "Clients" of a lab run: the command, how each client ended,
 /// its log.
-fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo) {
+fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo, history: &crate::history::History) {
     doc.push(Block::H(2, "Clients".into()));
     doc.push(Block::P(vec![
         t("Each client ran "),
@@ -233,9 +233,17 @@ fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo) {
             } else {
                 ""
             };
+            let errors = history
+                .of(&c.name)
+                .filter(|e| matches!(e.kind, crate::history::EventKind::StoreError { .. }))
+                .count();
+            let errors = match errors {
+                0 => String::new(),
+                n => format!("; {n} store command(s) refused (store_error in history.csv)"),
+            };
             vec![
                 b(c.name.clone()),
-                t(format!(": {}{early}; log: ", c.status)),
+                t(format!(": {}{early}{errors}; log: ", c.status)),
                 link(log.clone(), log),
             ]
         })

@@ -33,9 +33,10 @@ fn seeds_text(seeds: &RangeInclusive<u64>) -> String {
 /// The document; `tradeoff`: the index of the trade-off chart among the
 /// figures (after `charts`), when there is one.
 pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usize>) -> Vec<Block> {
+    let command = if out.lab.is_some() { "lab" } else { "sweep" };
     let mut doc = vec![Block::H(
         1,
-        format!("redlock-sim sweep: {}", out.scenario.name),
+        format!("redlock-sim {command}: {}", out.scenario.name),
     )];
     intro(&mut doc, out);
 
@@ -219,12 +220,18 @@ fn ranking(doc: &mut Vec<Block>, out: &SweepOutput) {
 /// that replay them.
 fn violating_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
     doc.push(Block::H(2, "Violating runs".into()));
-    doc.push(p(
+    doc.push(p(if out.lab.is_some() {
+        "The violating seeds. Each links to that run's own report (its timeline, the \
+         violation and the events that led to it, its clients' logs), under seed-<N>/; \
+         the command beside it runs the seed again: the same faults, in real time, so \
+         a new history."
+            .into()
+    } else {
         "The first violating seeds of each combination. Each links to that run's own \
          report (its timeline, the violation and the events that led to it), written by \
          the sweep under runs/; the command beside it reruns the run exactly (same trace)."
-            .into(),
-    ));
+            .into()
+    }));
     let mut items = Vec::new();
     for (values, seeds) in out.replay.iter().take(MAX_TABLE_ROWS) {
         let combination = out

@@ -34,13 +34,25 @@ pub struct SweepOutput<'a> {
     /// When the report holds only part of the sweep (a shard, or a merge
     /// lacking runs): how much; `None` when it holds every run.
     pub coverage: Option<&'a Coverage>,
+    /// A lab sweep (`redlock-sim lab --seeds`): the client command. Its
+    /// runs are under `seed-<N>/` and cannot be replayed, only run again.
+    pub lab: Option<&'a [String]>,
 }
 
 /// Rows of the summary table in the report (summary.csv has them all).
 pub(crate) const MAX_TABLE_ROWS: usize = 1000;
 
-/// The command that replays the run of the combination `values` at `seed`.
+/// The command that replays the run of the combination `values` at `seed`
+/// (a lab run: that runs the seed again).
 pub(crate) fn run_command(out: &SweepOutput, values: &[String], seed: u64) -> String {
+    if let Some(cmd) = out.lab {
+        let cmd: Vec<String> = cmd.iter().map(|w| shell_word(w)).collect();
+        return format!(
+            "redlock-sim lab {} --seed {seed} -- {}",
+            shell_word(out.file),
+            cmd.join(" ")
+        );
+    }
     let sets: String = out
         .keys
         .iter()

@@ -105,6 +105,7 @@ fn output<'a>(s: &'a Scenario, keys: &'a [String], rows: &'a [SummaryRow]) -> Sw
         replay: &[],
         caught: &[],
         coverage: None,
+        lab: None,
     }
 }
 
