@@ -64,14 +64,18 @@ pub fn check(history: &History, topology: Topology, nodes: usize) -> CheckResult
 }
 
 /// Who owned each resource from when: `(time, resource, owner)` at every
-/// change, in time order.
-type Owners = Vec<(Duration, String, Option<String>)>;
+/// change, in time order, the owner with the token it holds the lock with.
+type Owners = Vec<(Duration, String, Option<(String, String)>)>;
 
 fn ownership(history: &History, topology: Topology, nodes: usize) -> Owners {
     let mut o = Ownership::new(topology, nodes);
     let mut out = Owners::new();
     for e in &history.events {
         for (resource, owner) in o.feed(e) {
+            let owner = owner.map(|c| {
+                let token = o.token_of(&c, &resource).unwrap_or_else(|| "-".into());
+                (c, token)
+            });
             out.push((e.time, resource, owner));
         }
     }
@@ -82,6 +86,7 @@ fn ownership(history: &History, topology: Topology, nodes: usize) -> Owners {
 #[derive(Clone, Debug)]
 struct Spell {
     client: String,
+    token: String,
     resource: String,
     acq: u64,
     start: Duration,
@@ -100,13 +105,17 @@ fn spells(owners: &Owners, reporting: &BTreeSet<&str>, end: Option<Duration>) ->
             s.end = *t;
             out.push(s);
         }
-        let Some(c) = owner.as_ref().filter(|c| !reporting.contains(c.as_str())) else {
+        let Some((c, token)) = owner
+            .as_ref()
+            .filter(|(c, _)| !reporting.contains(c.as_str()))
+        else {
             continue;
         };
         let n = count.entry(c.clone()).or_default();
         *n += 1;
         let spell = Spell {
             client: c.clone(),
+            token: token.clone(),
             resource: resource.clone(),
             acq: *n,
             start: *t,
@@ -132,7 +141,7 @@ fn with_spells(history: &History, spells: &[Spell], reporting: &BTreeSet<&str>) 
             kind: EventKind::Acquired {
                 acq: s.acq,
                 resource: s.resource.clone(),
-                token: "-".to_string(),
+                token: s.token.clone(),
                 validity: s.end - s.start,
                 valid_until: s.end,
                 nodes: 0,
@@ -194,7 +203,8 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
     let mut owner: BTreeMap<String, Option<String>> = BTreeMap::new();
     for e in events {
         while o < owners.len() && owners[o].0 <= e.time {
-            owner.insert(owners[o].1.clone(), owners[o].2.clone());
+            let who = owners[o].2.as_ref().map(|(c, _)| c.clone());
+            owner.insert(owners[o].1.clone(), who);
             o += 1;
         }
         match &e.kind {

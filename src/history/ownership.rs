@@ -85,6 +85,27 @@ impl Ownership {
         changes
     }
 
+    /// The token `client` holds `resource` with now, on the nodes (its
+    /// key's value, or a hash's owner field): the one on the most nodes.
+    pub fn token_of(&self, client: &str, resource: &str) -> Option<String> {
+        let mut count: BTreeMap<&String, usize> = BTreeMap::new();
+        for keys in self.on.values() {
+            for (key, token) in keys {
+                let r = self
+                    .resource_of
+                    .get(key)
+                    .map_or(key.as_str(), |r| r.as_str());
+                if r == resource && self.made_by.get(token).is_some_and(|c| c == client) {
+                    *count.entry(token).or_default() += 1;
+                }
+            }
+        }
+        let best = count
+            .into_iter()
+            .max_by_key(|(t, n)| (*n, std::cmp::Reverse(*t)));
+        best.map(|(t, _)| t.clone())
+    }
+
     /// The owner of `key` now.
     fn owner(&self, key: &str) -> Option<String> {
         let token_on = |n: &str| self.on.get(n).and_then(|k| k.get(key));

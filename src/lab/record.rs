@@ -204,10 +204,12 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
                 a.acq += 1;
                 a.open = true;
                 a.seq = 0;
+                let acq = a.acq;
+                let token = state.ownership.token_of(&client, &resource);
                 EventKind::Acquired {
-                    acq: a.acq,
+                    acq,
                     resource,
-                    token: "-".to_string(),
+                    token: token.unwrap_or_else(|| "-".to_string()),
                     validity,
                     valid_until,
                     nodes: 0,

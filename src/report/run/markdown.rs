@@ -111,7 +111,7 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     if let Some(lab) = out.lab {
         lab_clients(&mut doc, lab, out.history);
     }
-    timeline(&mut doc);
+    timeline(&mut doc, out.lab.is_some());
     if out.check.verdict == Verdict::Safe {
         safe_outcome(&mut doc, out);
     } else {
@@ -193,7 +193,14 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
             fmt_ms(l.unavailable_ms),
         ),
         ("events", out.history.events.len().to_string()),
-        ("simulated time (last event)", fmt_t(f.end)),
+        (
+            if out.lab.is_some() {
+                "time since the start (last event)"
+            } else {
+                "simulated time (last event)"
+            },
+            fmt_t(f.end),
+        ),
         ("trace", out.trace.clone()),
         ("wall time", fmt_ms(out.wall_ms)),
     ];
@@ -252,9 +259,16 @@ fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo, history: &crate::history::Hi
 }
 
 /// The section "Timeline": the chart and how to read it.
-fn timeline(doc: &mut Vec<Block>) {
+fn timeline(doc: &mut Vec<Block>, lab: bool) {
     doc.push(Block::H(2, "Timeline".into()));
     doc.push(Block::Chart(0));
+    if lab {
+        doc.push(Block::P(vec![t(
+            "A lab run: time is the wall clock's since the start, a client's lock calls are \
+             not seen (only what its driver said: HELD opens a hold, RELEASED ends it), and a \
+             node's key is colored by the client whose command created it.",
+        )]));
+    }
     doc.push(Block::P(vec![t(
         "Time runs left to right, in seconds of simulated time. The top lane marks the faults. \
          Each client row shows its lock calls (thin grey) and its holds (its color), with the \

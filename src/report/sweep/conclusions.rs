@@ -218,7 +218,7 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
         .filter(|r| r.violating_runs > 0)
         .collect();
     if out.keys.is_empty() || ran.len() == 1 {
-        lines.push(single_overall(ran[0]));
+        lines.push(single_overall(ran[0], out.lab.is_some()));
     } else if with.is_empty() {
         lines.push(format!(
             "No combination had a violation: {} over {} combinations.",
@@ -254,8 +254,9 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
 }
 
 /// The overall sentence of a sweep of one combination: its violations and
-/// its acquisitions.
-fn single_overall(r: &SummaryRow) -> String {
+/// its acquisitions (a lab sweep does not see lock calls, only the
+/// acquisitions its drivers reported).
+fn single_overall(r: &SummaryRow, lab: bool) -> String {
     let head = if r.violating_runs > 0 {
         format!(
             "{} of {} runs violated: {} ({} at 95%).",
@@ -267,7 +268,9 @@ fn single_overall(r: &SummaryRow) -> String {
     } else {
         format!("{}.", zero_claim(&[r], "combination"))
     };
-    let acq = if r.acquire_rate > 0.0 {
+    let acq = if lab {
+        String::new()
+    } else if r.acquire_rate > 0.0 {
         format!(
             " Acquisitions: {} of lock calls; acquisition latency p50 {}, p99 {}.",
             pct(r.acquire_rate),
