@@ -85,6 +85,11 @@ impl Ownership {
         changes
     }
 
+    /// The node that is master now (`single`; `n1` until a failover).
+    pub fn master(&self) -> &str {
+        &self.master
+    }
+
     /// The token `client` holds `resource` with now, on the nodes (its
     /// key's value, or a hash's owner field): the one on the most nodes.
     pub fn token_of(&self, client: &str, resource: &str) -> Option<String> {

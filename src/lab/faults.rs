@@ -18,7 +18,8 @@
 
 use super::world::Lab;
 use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
-use crate::scenario::{FaultAction, Restart, Scenario, Target, Trigger};
+use crate::scenario::{Aim, FaultAction, Restart, Scenario, Target, Trigger};
+use crate::sim::aim::Aimer;
 use crate::sim::due::{Due, Origin};
 use crate::sim::workload::rng_for;
 use rand_chacha::ChaCha8Rng;
@@ -53,8 +54,9 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The file's faults and a blind nemesis's plan. The scenario was
-    /// checked for the lab ([`super::refuse`]): triggers are `acquired`.
+    /// The file's faults and a blind nemesis's plan (an aimed one's is
+    /// [`aimer`]'s). The scenario was checked for the lab
+    /// ([`super::refuse`]): triggers are `acquired`.
     pub fn new(s: &Scenario, seed: u64) -> Plan {
         let mut queue = Vec::new();
         let mut waiting = Vec::new();
@@ -68,7 +70,7 @@ impl Plan {
                 }),
             }
         }
-        if let Some(n) = &s.nemesis {
+        if let Some(n) = s.nemesis.as_ref().filter(|n| n.aim == Aim::Random) {
             let mut rng = rng_for(seed, "world", "nemesis");
             queue.extend(crate::sim::nemesis::plan(s, n, &mut rng));
         }
@@ -82,6 +84,11 @@ impl Plan {
             next_id: 0,
             rng: rng_for(seed, "world", "faults"),
         }
+    }
+
+    /// Keeps the faults an aimed nemesis placed.
+    pub fn add_placed(&mut self, placed: Vec<Due>) {
+        self.queue.extend(placed);
     }
 
     fn id(&mut self) -> u64 {
@@ -99,10 +106,20 @@ fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The aimed nemesis of `s` (`aim = "lock"`), as the simulation draws it.
+pub fn aimer(s: &Scenario, seed: u64) -> Option<Aimer> {
+    let n = s.nemesis.as_ref().filter(|n| n.aim == Aim::Lock)?;
+    let plan = crate::sim::nemesis::plan(s, n, &mut rng_for(seed, "world", "nemesis"));
+    let mut rng = rng_for(seed, "world", "aim");
+    Some(Aimer::new(s, plan, n.clock_jump_target, &mut rng))
+}
+
 impl Lab {
     /// Releases the triggered faults, applies those due by `now` and fires
     /// the timers due.
     pub async fn step_faults(&mut self, now: Duration) {
+        let placed = self.rec.take_placed();
+        self.faults.add_placed(placed);
         let waiting = std::mem::take(&mut self.faults.waiting);
         for (client, at, action, index) in waiting {
             match self.rec.first_owned(&client) {

@@ -18,6 +18,8 @@ use crate::history::keys::key_events;
 use crate::history::ownership::Ownership;
 use crate::history::{Event, EventKind, History};
 use crate::scenario::Topology;
+use crate::sim::aim::Aimer;
+use crate::sim::due::Due;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -43,6 +45,13 @@ struct State {
     owners: BTreeMap<String, BTreeMap<String, String>>,
     /// Per client: what its `HELD`s opened.
     clients: BTreeMap<String, Acquisitions>,
+    /// `aim = "lock"`: the aimed nemesis, following what the lab sees of
+    /// the lock, and the faults it placed, for the run's loop to take.
+    aimer: Option<Aimer>,
+    placed: Vec<Due>,
+    ttl: Duration,
+    /// Resource → its owner, as the aimer was told.
+    owned: BTreeMap<String, String>,
 }
 
 #[derive(Default)]
@@ -71,6 +80,10 @@ impl LabRecorder {
             keys: BTreeMap::new(),
             owners: BTreeMap::new(),
             clients: BTreeMap::new(),
+            aimer: None,
+            placed: Vec::new(),
+            ttl: Duration::ZERO,
+            owned: BTreeMap::new(),
         };
         for r in resources {
             state.keys.insert(r.clone(), r.clone());
@@ -127,11 +140,18 @@ impl LabRecorder {
             push(&mut state, time, node, kind);
         }
         state.owners.insert(node.to_string(), held);
+        if let Some(a) = &mut state.aimer {
+            a.node_down(node, false);
+        }
     }
 
     /// A node lost its memory (a crash): it holds nothing until it is up.
     pub fn node_down(&self, node: &str) {
-        self.lock().owners.remove(node);
+        let mut state = self.lock();
+        state.owners.remove(node);
+        if let Some(a) = &mut state.aimer {
+            a.node_down(node, true);
+        }
     }
 
     /// The lock keys known now.
@@ -146,6 +166,20 @@ impl LabRecorder {
         for (host, kind) in store_events(&mut state, time, e) {
             push(&mut state, time, &host, kind);
         }
+    }
+
+    /// Aims the nemesis's faults at what the lab sees of the lock: each
+    /// change of ownership is an acquisition (its validity `ttl`) or a
+    /// release, each `HELD` while it holds an extension.
+    pub fn aim(&self, aimer: Aimer, ttl: Duration) {
+        let mut state = self.lock();
+        state.aimer = Some(aimer);
+        state.ttl = ttl;
+    }
+
+    /// The faults the aimed nemesis placed since the last call.
+    pub fn take_placed(&self) -> Vec<Due> {
+        std::mem::take(&mut self.lock().placed)
     }
 
     /// The first time the lab saw `client` own a lock, since the start.
@@ -167,12 +201,64 @@ fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
         host: host.to_string(),
         kind,
     };
-    for (_, owner) in state.ownership.feed(&e) {
+    let changes = state.ownership.feed(&e);
+    for (_, owner) in &changes {
         if let Some(c) = owner {
-            state.first_owned.entry(c).or_insert(time);
+            state.first_owned.entry(c.clone()).or_insert(time);
         }
     }
+    if state.aimer.is_some() {
+        aim_at(state, &e, changes);
+    }
     state.events.push(e);
+}
+
+/// What the aimed nemesis sees of `e`: node keys as they are, a change of
+/// ownership as the new owner's acquisition and, when the old owner
+/// removed its own key, its release; a `HELD` while holding as an
+/// extension.
+fn aim_at(state: &mut State, e: &Event, changes: Vec<(String, Option<String>)>) {
+    let mut seen: Vec<(String, EventKind)> = Vec::new();
+    match &e.kind {
+        EventKind::KeySet { .. } | EventKind::KeyRemoved { .. } | EventKind::Extended { .. } => {
+            seen.push((e.host.clone(), e.kind.clone()));
+        }
+        _ => {}
+    }
+    for (resource, owner) in changes {
+        if let Some(old) = state.owned.remove(&resource) {
+            // Its own removal is a release; a crash's or an expiry's is the
+            // hold's end, which the aimer does not aim at.
+            let released =
+                matches!(&e.kind, EventKind::KeyRemoved { by: Some(c), .. } if *c == old);
+            if released {
+                seen.push((old.clone(), EventKind::ReleaseStart { acq: 0 }));
+            }
+            seen.push((old, EventKind::Released { acq: 0, nodes: 0 }));
+        }
+        if let Some(c) = owner {
+            let token = state.ownership.token_of(&c, &resource).unwrap_or_default();
+            let kind = EventKind::Acquired {
+                acq: 0,
+                resource: resource.clone(),
+                token,
+                validity: state.ttl,
+                valid_until: e.time + state.ttl,
+                nodes: 0,
+                fence: None,
+            };
+            seen.push((c.clone(), kind));
+            state.owned.insert(resource, c);
+        }
+    }
+    let master = state.ownership.master().to_string();
+    let Some(aimer) = &mut state.aimer else {
+        return;
+    };
+    for (host, kind) in seen {
+        let placed = aimer.on_event(e.time, &host, &kind, &master);
+        state.placed.extend(placed);
+    }
 }
 
 /// The history events of one store event, with their host.

@@ -12,7 +12,6 @@
 //!   they run inside the lab's process;
 //! - `after = "cN:released"` and `"cN:lost"`: only the client knows when it
 //!   let go or lost the lock; the lab sees ownership (`acquired`);
-//! - `nemesis.aim = "lock"`: not built in the lab yet;
 //! - `clients.fencing`, `variant`, `lock`, `reentry`: they choose the
 //!   built-in client's code; a lab client is the command's own.
 
@@ -70,14 +69,6 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
             let m = "the nemesis cannot jump a client's clock in the lab";
             let line = line_of(text, "nemesis", "clock_jump_target");
             return Err(err("nemesis.clock_jump_target", line, m.into()));
-        }
-        if n.aim == crate::scenario::Aim::Lock {
-            let m = "aim = \"lock\" is not built in the lab yet: use the blind nemesis";
-            return Err(err(
-                "nemesis.aim",
-                line_of(text, "nemesis", "aim"),
-                m.into(),
-            ));
         }
     }
     for c in &s.clients {

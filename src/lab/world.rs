@@ -120,6 +120,9 @@ impl Lab {
         resources.sort();
         resources.dedup();
         let rec = LabRecorder::new(origin, &resources, s.cluster.topology, s.cluster.nodes);
+        if let Some(aimer) = super::faults::aimer(s, setup.seed) {
+            rec.aim(aimer, s.max_ttl);
+        }
         let master = Arc::new(Mutex::new("n1".to_string()));
         let mut net = LabNet::new(s.network.latency);
         let clocks = clocks(s, setup.seed, origin);

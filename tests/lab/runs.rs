@@ -118,3 +118,49 @@ fn node_redlock_breaks_on_an_immediate_restart_and_not_on_a_delayed_one() {
     let delayed = lab_env(file, "1..=1", 1, &set, &cmd, &env);
     assert_eq!(delayed, ["safe"]);
 }
+
+#[test]
+fn the_aimed_nemesis_crashes_nodes_at_lock_events_the_lab_sees() {
+    let dir = tempfile_dir();
+    let status = Command::new(BIN)
+        .args([
+            "lab",
+            "tests/data/lab/aimed_crashes.toml",
+            "--seed",
+            "1",
+            "--out",
+        ])
+        .arg(&dir)
+        .args(["--", BIN, "lab-client"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("the binary runs");
+    assert!(matches!(status.code(), Some(0) | Some(1)), "{status:?}");
+    let history = std::fs::read_to_string(dir.join("history.csv")).unwrap();
+    let time = |l: &str| l.split(',').next().unwrap().parse::<f64>().unwrap();
+    let key_sets: Vec<f64> = history
+        .lines()
+        .filter(|l| l.contains(",key_set,") && l.contains(" by=c"))
+        .map(time)
+        .collect();
+    let crashes: Vec<f64> = history
+        .lines()
+        .filter(|l| l.contains(",fault,what=crash"))
+        .map(time)
+        .collect();
+    assert!(
+        !crashes.is_empty(),
+        "the aimed nemesis crashed nothing:\n{history}"
+    );
+    // Every crash is placed at a lock event: at most near the end of the
+    // validity after a key a client set (the TTL, 1 s, and 5% of it), never
+    // in the quiet before the first one or between holds.
+    for c in &crashes {
+        let before = key_sets.iter().filter(|k| *k <= c).last();
+        assert!(
+            before.is_some_and(|k| c - k < 1100.0),
+            "a crash at {c} ms is not at a lock event:\n{history}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
