@@ -156,7 +156,7 @@ fn the_aimed_nemesis_crashes_nodes_at_lock_events_the_lab_sees() {
     // validity after a key a client set (the TTL, 1 s, and 5% of it), never
     // in the quiet before the first one or between holds.
     for c in &crashes {
-        let before = key_sets.iter().filter(|k| *k <= c).last();
+        let before = key_sets.iter().rev().find(|k| *k <= c);
         assert!(
             before.is_some_and(|k| c - k < 1100.0),
             "a crash at {c} ms is not at a lock event:\n{history}"
