@@ -14,7 +14,8 @@
 //! the client from the port, not from the command: a command that names
 //! another client, that it cannot read, or that it does not know, is
 //! answered with an error and reported as [`StoreEvent::Bad`]; the run
-//! goes on.
+//! goes on. A client gets [`MAX_COMMANDS`] store commands in a run; the
+//! rest are refused, the first refusal reported.
 
 use super::gate::Gated;
 use crate::clock::SystemClock;
@@ -92,6 +93,7 @@ impl Store {
                 sink: sink.clone(),
                 highest: highest.clone(),
                 node: node.clone(),
+                sent: Arc::default(),
             };
             let paused = store.paused.subscribe();
             store.tasks.spawn(accept(listener, port, paused));
@@ -122,6 +124,12 @@ impl Drop for Store {
 
 type Highest = Arc<Mutex<BTreeMap<String, u64>>>;
 
+/// Store commands (`LOCKKEY`, `WRITE`, `HELD`, `RELEASED`) one client may
+/// send in a run; the ones after are refused (not applied: the history
+/// stays what the store did) and reported once. A client that floods the
+/// store cannot grow the history without bound.
+pub const MAX_COMMANDS: u64 = 200_000;
+
 /// One client's port: who it is, and what the store shares.
 #[derive(Clone)]
 struct Port {
@@ -129,6 +137,8 @@ struct Port {
     sink: Sink,
     highest: Highest,
     node: Node,
+    /// Store commands this client sent so far.
+    sent: Arc<std::sync::atomic::AtomicU64>,
 }
 
 async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>) {
@@ -187,6 +197,20 @@ fn store_command(port: &Port, args: &[Bytes]) -> Option<Frame> {
     let name = text[0].to_ascii_uppercase();
     if !["LOCKKEY", "WRITE", "HELD", "RELEASED"].contains(&name.as_str()) {
         return None;
+    }
+    let n = port.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    if n > MAX_COMMANDS {
+        let error = format!(
+            "flood: more than {MAX_COMMANDS} store commands from {}; the rest are refused",
+            port.client
+        );
+        if n == MAX_COMMANDS + 1 {
+            (port.sink)(StoreEvent::Bad {
+                client: port.client.clone(),
+                error: error.clone(),
+            });
+        }
+        return Some(Frame::err(format!("ERR {error}")));
     }
     Some(match parse(&port.client, &name, &text[1..]) {
         Ok(event) => apply(port, event),

@@ -152,3 +152,36 @@ async fn a_paused_store_applies_the_writes_it_holds_when_it_resumes() {
         vec![write("c1", None, true, 0)]
     );
 }
+
+#[tokio::test]
+async fn a_client_that_floods_the_store_is_refused_past_its_share_and_reported_once() {
+    use redlock_sim::lab::store::MAX_COMMANDS;
+    let (store, seen) = store().await;
+    let mut c1 = redis(&store, "c1").await;
+    let extra = 3;
+    let mut left = MAX_COMMANDS + extra;
+    while left > 0 {
+        let n = left.min(10_000);
+        let mut pipe = redis::pipe();
+        for _ in 0..n {
+            pipe.cmd("WRITE").arg("c1").arg("lock").ignore();
+        }
+        // The refusals past the share are error replies: the pipeline errs.
+        let _ = pipe.query_async::<()>(&mut c1).await;
+        left -= n;
+    }
+    // c2 is not c1: its share is its own.
+    let mut c2 = redis(&store, "c2").await;
+    assert_eq!(call(&mut c2, &["WRITE", "c2", "lock"]).await.unwrap(), "OK");
+    let seen = seen.lock().unwrap();
+    let applied = seen
+        .iter()
+        .filter(|e| matches!(e, StoreEvent::Write { client, .. } if client == "c1"))
+        .count() as u64;
+    assert_eq!(applied, MAX_COMMANDS, "the share is applied, no more");
+    let floods: Vec<&StoreEvent> = seen
+        .iter()
+        .filter(|e| matches!(e, StoreEvent::Bad { error, .. } if error.contains("flood")))
+        .collect();
+    assert_eq!(floods.len(), 1, "reported once: {floods:?}");
+}
