@@ -32,15 +32,13 @@ pub struct LabRun {
     pub dir: PathBuf,
 }
 
-/// Runs `lab` and returns its exit code.
+/// Runs `lab` for one seed (`--seeds`: [`super::lab_seeds`]) and returns
+/// its exit code.
 pub fn main(a: Args) -> u8 {
     let scenario = match load(&a) {
         Ok(s) => s,
         Err(code) => return code,
     };
-    if let Some(seeds) = a.seeds.clone() {
-        return super::lab_seeds::main(&a, &scenario, seeds);
-    }
     let seed = a.seed.unwrap_or(scenario.seed);
     let dir = a.out.clone().unwrap_or_else(|| {
         Path::new("reports")
@@ -67,7 +65,7 @@ pub fn main(a: Args) -> u8 {
 
 /// The scenario, checked for the lab, and the command checked to exist;
 /// otherwise the exit code, with the error said.
-fn load(a: &Args) -> Result<Scenario, u8> {
+pub fn load(a: &Args) -> Result<Scenario, u8> {
     let scenario = match load_file(&a.file, &a.sets) {
         Ok(s) => s,
         Err(Failure::BadInput(e)) => {

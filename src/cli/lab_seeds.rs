@@ -5,7 +5,7 @@
 //! nothing). Each violating run's report is its own directory: the lab
 //! cannot replay a run.
 
-use super::lab::{run_one, Args};
+use super::lab::{load, run_one, Args};
 use super::sweep::write_summary;
 use super::sweep_files::write_rows;
 use super::EXIT_SOFTWARE;
@@ -17,7 +17,13 @@ use crate::sweep::stats::summarize;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
-pub fn main(a: &Args, scenario: &Scenario, seeds: RangeInclusive<u64>) -> u8 {
+/// Runs `lab --seeds` and returns its exit code.
+pub fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
+    let scenario = match load(a) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let scenario = &scenario;
     let dir = a
         .out
         .clone()

@@ -294,15 +294,21 @@ fn command(cli: Cli) -> ExitCode {
             out,
             set,
             command,
-        } => ExitCode::from(lab::main(lab::Args {
-            file,
-            seed,
-            seeds,
-            jobs,
-            out,
-            sets: set,
-            cmd: command,
-        })),
+        } => {
+            let args = lab::Args {
+                file,
+                seed,
+                seeds: seeds.clone(),
+                jobs,
+                out,
+                sets: set,
+                cmd: command,
+            };
+            ExitCode::from(match seeds {
+                Some(seeds) => lab_seeds::main(&args, seeds),
+                None => lab::main(args),
+            })
+        }
         Command::LabClient => ExitCode::from(lab::client_main()),
         Command::Run {
             file,

@@ -14,9 +14,11 @@
 //! when the clients still running get SIGTERM, then SIGKILL.
 
 use super::clock::LabClock;
+use super::hosts::Hosts;
 use super::net::{LabNet, Route};
 use super::node::{NodeHost, Replica};
-use super::process::{self, ClientProcess, Watchdog};
+use super::plan::Plan;
+use super::process::{self, Watchdog};
 use super::record::LabRecorder;
 use super::store::Store;
 use crate::history::{EventKind, History};
@@ -84,18 +86,10 @@ fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabError + '_ {
 
 /// Everything of one run.
 pub struct Lab {
-    pub s: Scenario,
+    pub h: Hosts,
     pub seed: u64,
-    pub rec: LabRecorder,
-    pub net: LabNet,
-    pub nodes: BTreeMap<String, NodeHost>,
-    pub store: Store,
-    pub clients: BTreeMap<String, ClientProcess>,
     pub ends: BTreeMap<String, ClientEnd>,
-    /// The master's name (the `single` topology; `n1` for `redlock`).
-    pub master: Arc<Mutex<String>>,
     sentinel: Option<JoinHandle<()>>,
-    pub faults: super::faults::Plan,
 }
 
 /// Runs `setup` to its end. Clients are started from the calling thread,
@@ -107,7 +101,7 @@ pub async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, Lab
     lab.drive().await;
     lab.stop().await;
     Ok(Outcome {
-        history: lab.rec.history(),
+        history: lab.h.rec.history(),
         clients: std::mem::take(&mut lab.ends).into_values().collect(),
     })
 }
@@ -120,7 +114,7 @@ impl Lab {
         resources.sort();
         resources.dedup();
         let rec = LabRecorder::new(origin, &resources, s.cluster.topology, s.cluster.nodes);
-        if let Some(aimer) = super::faults::aimer(s, setup.seed) {
+        if let Some(aimer) = super::plan::aimer(s, setup.seed) {
             rec.aim(aimer, s.max_ttl);
         }
         let master = Arc::new(Mutex::new("n1".to_string()));
@@ -133,18 +127,21 @@ impl Lab {
             .await
             .map_err(io_err("starting the store"))?;
         open_links(s, setup.seed, &mut net, &nodes, &store).await?;
-        let mut lab = Lab {
+        let h = Hosts {
             s: s.clone(),
-            seed: setup.seed,
             rec,
             net,
             nodes,
             store,
             clients: BTreeMap::new(),
-            ends: BTreeMap::new(),
             master,
+            faults: Plan::new(s, setup.seed),
+        };
+        let mut lab = Lab {
+            h,
+            seed: setup.seed,
+            ends: BTreeMap::new(),
             sentinel: None,
-            faults: super::faults::Plan::new(s, setup.seed),
         };
         if s.cluster.topology == Topology::Single {
             lab.start_sentinel(clocks["sentinel"].clone()).await?;
@@ -155,16 +152,17 @@ impl Lab {
     /// The sentinel, one listener per client, each naming a node at the
     /// address that client reaches it through.
     async fn start_sentinel(&mut self, clock: LabClock) -> Result<(), LabError> {
-        let node_addrs: Vec<String> = (1..=self.s.cluster.nodes)
+        let node_addrs: Vec<String> = (1..=self.h.s.cluster.nodes)
             .map(|i| format!("n{i}:{NODE_PORT}"))
             .collect();
         let mut listeners = Vec::new();
-        for c in &self.s.clients {
+        for c in &self.h.s.clients {
             let l = TcpListener::bind(("127.0.0.1", 0))
                 .await
                 .map_err(io_err("binding the sentinel"))?;
             let addr = l.local_addr().map_err(io_err("binding the sentinel"))?;
-            self.net
+            self.h
+                .net
                 .open(
                     &c.name,
                     "sentinel",
@@ -173,10 +171,10 @@ impl Lab {
                 )
                 .await
                 .map_err(io_err("opening a link"))?;
-            let mine: BTreeMap<String, String> = (1..=self.s.cluster.nodes)
+            let mine: BTreeMap<String, String> = (1..=self.h.s.cluster.nodes)
                 .filter_map(|i| {
                     let n = format!("n{i}");
-                    let a = self.net.addr(&c.name, &n)?;
+                    let a = self.h.net.addr(&c.name, &n)?;
                     Some((format!("{n}:{NODE_PORT}"), a.to_string()))
                 })
                 .collect();
@@ -184,15 +182,15 @@ impl Lab {
                 Arc::new(move |a: &str| mine.get(a).cloned().unwrap_or_else(|| a.to_string()));
             listeners.push((l, show));
         }
-        let (rec, master) = (self.rec.clone(), self.master.clone());
+        let (rec, master) = (self.h.rec.clone(), self.h.master.clone());
         let cfg = SentinelConfig {
             nodes: node_addrs.clone(),
             master: node_addrs[0].clone(),
-            failover_after: self.s.cluster.failover_after,
+            failover_after: self.h.s.cluster.failover_after,
             clock: Arc::new(clock),
             connector: Arc::new(Route {
                 from: "sentinel".into(),
-                directory: self.net.directory.clone(),
+                directory: self.h.net.directory.clone(),
             }),
             on_failover: Arc::new(move |old: &str, new: &str| {
                 let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
@@ -211,8 +209,8 @@ impl Lab {
     }
 
     fn spawn_clients(&mut self, setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<(), LabError> {
-        for spec in &self.s.clients {
-            let env = client_env(&self.s, spec, setup.seed, &self.net);
+        for spec in &self.h.s.clients {
+            let env = client_env(&self.h.s, spec, setup.seed, &self.h.net);
             let log = setup.logs.join(format!("{}.log", spec.name));
             let p = process::spawn(&setup.cmd, &env, &log, watchdog).map_err(|e| {
                 LabError::Command(format!(
@@ -220,7 +218,7 @@ impl Lab {
                     setup.cmd.join(" ")
                 ))
             })?;
-            self.clients.insert(spec.name.clone(), p);
+            self.h.clients.insert(spec.name.clone(), p);
             self.ends.insert(
                 spec.name.clone(),
                 ClientEnd {
@@ -236,15 +234,15 @@ impl Lab {
 
     /// Runs the faults on the wall clock until the clients are done.
     async fn drive(&mut self) {
-        let end = self.s.duration;
-        let limit = end + self.s.max_ttl * 2 + Duration::from_secs(5);
+        let end = self.h.s.duration;
+        let limit = end + self.h.s.max_ttl * 2 + Duration::from_secs(5);
         let mut ended = false;
         loop {
-            let now = self.rec.now();
-            self.step_faults(now).await;
+            let now = self.h.rec.now();
+            self.h.step_faults(now).await;
             self.note_exits(now, ended);
             if !ended && now >= end {
-                self.rec.record("lab", EventKind::End);
+                self.h.rec.record("lab", EventKind::End);
                 ended = true;
             }
             let running = self.ends.values().any(|e| e.status.is_empty());
@@ -257,7 +255,7 @@ impl Lab {
 
     /// Records each client that exited since the last look.
     fn note_exits(&mut self, now: Duration, ended: bool) {
-        for (name, p) in &mut self.clients {
+        for (name, p) in &mut self.h.clients {
             let end = self.ends.get_mut(name).expect("every client has an end");
             if !end.status.is_empty() {
                 continue;
@@ -269,7 +267,7 @@ impl Lab {
                 let kind = EventKind::ClientExited {
                     status: end.status.clone(),
                 };
-                self.rec.record(name, kind);
+                self.h.rec.record(name, kind);
             }
         }
     }
@@ -277,7 +275,7 @@ impl Lab {
     /// SIGTERM, then SIGKILL, to every client still running; the servers
     /// and links close when the lab is dropped.
     async fn stop(&mut self) {
-        for (name, p) in &mut self.clients {
+        for (name, p) in &mut self.h.clients {
             let end = self.ends.get_mut(name).expect("every client has an end");
             if let Ok(status) = p.stop(Duration::from_secs(1)).await {
                 if end.status.is_empty() {
