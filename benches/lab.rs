@@ -9,7 +9,7 @@
 //! - how many runs `--jobs` fits before verdicts change: the lab-scale
 //!   scenarios whose verdict their faults decide (an immediate restart:
 //!   violation; a delayed one: safe; the failover race with redis-py:
-//!   violation), 4 seeds each at `--jobs` 1, 2, 4 and 8, counting the runs
+//!   violation), 8 seeds each at `--jobs` 1, 2, 4, 8 and 16, counting the runs
 //!   whose verdict is not the expected one.
 
 use redlock_sim::lab::link::{Link, Setting};
@@ -141,11 +141,11 @@ fn main() {
         (crash, &["--set", "cluster.restart=1500ms"], &client, "safe"),
         ("tests/data/lab/failover_race.toml", &[], &py, "violation"),
     ];
-    for jobs in [1, 2, 4, 8] {
+    for jobs in [1, 2, 4, 8, 16] {
         let (mut wrong, mut runs) = (0, 0);
         let t = Instant::now();
         for (file, extra, cmd, want) in cases {
-            let (v, _) = lab(file, 4, jobs, extra, cmd);
+            let (v, _) = lab(file, 8, jobs, extra, cmd);
             runs += v.len();
             wrong += v.iter().filter(|x| *x != want).count();
         }

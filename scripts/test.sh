@@ -5,6 +5,8 @@
 #     of the node's answers, and the real servers of tests/redis/;
 #   - redis-sentinel (Debian's package): the judge of the sentinel's answers
 #     (tests/redis/sentinel.rs);
+#   - faketime (Debian's package): libfaketime, which sets a lab client's
+#     clock (tests/lab/runs.rs);
 #   - python3 with a venv of the Python lock libraries (PyPI, pinned in
 #     tests/libs/python/requirements.txt and drivers/python/requirements.txt)
 #     and Node's (npm, pinned by tests/libs/node/package-lock.json), run by
@@ -38,6 +40,11 @@ redis-server --version
 if ! command -v redis-sentinel >/dev/null 2>&1; then
     echo "scripts/test.sh: installing redis-sentinel from Debian's packages"
     apt_install redis-sentinel
+fi
+
+if ! command -v faketime >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing faketime (libfaketime) from Debian's packages"
+    apt_install faketime
 fi
 
 if ! command -v python3 >/dev/null 2>&1; then

@@ -16,6 +16,7 @@
 
 pub mod clock;
 pub mod driver;
+pub mod faketime;
 pub mod faults;
 pub mod gate;
 pub mod hosts;

@@ -3,11 +3,12 @@
 //! the line (exit 2); `tick` is ignored, with a note.
 //!
 //! Refused, and why:
-//! - clock faults on a client (`clocks.drift` or `clocks.offset` reaching
-//!   the clients, `[hosts.cN] clock_rate`/`clock_offset`, a `clock-jump` or
+//! - a client's clock set at its start (`clocks.drift` or `clocks.offset`
+//!   reaching the clients, `[hosts.cN] clock_rate`/`clock_offset`) when
+//!   libfaketime is not installed ([`super::faketime`]);
+//! - a client's clock changed during the run (a `clock-jump` or
 //!   `clock-rate` fault on a client, `nemesis.clock_jump_target` `client` or
-//!   `any`): a client's clock is its runtime's, reached only through
-//!   libfaketime, which the lab does not drive yet;
+//!   `any`): libfaketime sets a clock at the start;
 //! - clock faults and pauses of the `sentinel`, clock faults of the `store`:
 //!   they run inside the lab's process;
 //! - `after = "cN:released"` and `"cN:lost"`: only the client knows when it
@@ -29,29 +30,8 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
     };
     let clients: Vec<&str> = s.clients.iter().map(|c| c.name.as_str()).collect();
     let is_client = |h: &str| clients.contains(&h);
-    if s.clocks.drift > 0.0 {
-        let m = "a client's clock cannot drift in the lab (its runtime's clock; libfaketime is not driven yet): set clocks.drift = 0 and give nodes a rate with [hosts.nK] clock_rate";
-        return Err(err(
-            "clocks.drift",
-            line_of(text, "clocks", "drift"),
-            m.into(),
-        ));
-    }
-    if s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0 {
-        let m = "clocks.offset reaches the clients, whose clocks the lab cannot set: give nodes an offset with [hosts.nK] clock_offset";
-        return Err(err(
-            "clocks.offset",
-            line_of(text, "clocks", "offset"),
-            m.into(),
-        ));
-    }
-    for (h, o) in &s.hosts {
-        let set = o.clock_rate.is_some() || o.clock_offset.is_some();
-        if set && (is_client(h) || h == "store" || h == "sentinel") {
-            let m = format!("the lab cannot set the clock of {h} (only a node's)");
-            let table = format!("hosts.{h}");
-            return Err(err(&table, line_of(text, &table, "clock_"), m));
-        }
+    if let Some(e) = client_clocks(s, text, &is_client) {
+        return Err(err(&e.0, e.1, e.2));
     }
     for (i, f) in s.faults.iter().enumerate() {
         let key = format!("faults[{i}]");
@@ -93,6 +73,44 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
     Ok(notes)
 }
 
+/// The first key that sets a client's clock when libfaketime is missing,
+/// or the clock of the store or the sentinel: `(key, line, message)`.
+fn client_clocks(
+    s: &Scenario,
+    text: &str,
+    is_client: &dyn Fn(&str) -> bool,
+) -> Option<(String, Option<usize>, String)> {
+    let missing = super::faketime::library().is_none();
+    let why = "a client's clock is set through libfaketime, which is not installed \
+               (Debian's faketime package: apt-get install faketime)";
+    if missing && s.clocks.drift > 0.0 {
+        return Some((
+            "clocks.drift".into(),
+            line_of(text, "clocks", "drift"),
+            why.into(),
+        ));
+    }
+    if missing && (s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0) {
+        return Some((
+            "clocks.offset".into(),
+            line_of(text, "clocks", "offset"),
+            why.into(),
+        ));
+    }
+    for (h, o) in &s.hosts {
+        let set = o.clock_rate.is_some() || o.clock_offset.is_some();
+        let table = format!("hosts.{h}");
+        if set && (h == "store" || h == "sentinel") {
+            let m = format!("the lab cannot set the clock of the {h} (it runs inside the lab)");
+            return Some((table.clone(), line_of(text, &table, "clock_"), m));
+        }
+        if set && missing && is_client(h) {
+            return Some((table.clone(), line_of(text, &table, "clock_"), why.into()));
+        }
+    }
+    None
+}
+
 /// Why the lab cannot apply `a`, if it cannot.
 fn refused_action(a: &FaultAction, is_client: &dyn Fn(&str) -> bool) -> Option<String> {
     let host = match a {
@@ -105,7 +123,7 @@ fn refused_action(a: &FaultAction, is_client: &dyn Fn(&str) -> bool) -> Option<S
     };
     match host {
         Target::Host(h) if is_client(h) => Some(format!(
-            "the lab cannot change the clock of client {h} (libfaketime is not driven yet)"
+            "the lab cannot change the clock of client {h} during the run (it sets a client's clock at its start, through libfaketime)"
         )),
         Target::Host(h) if h == "store" || h == "sentinel" => {
             Some(format!("the lab cannot change the clock of the {h}"))

@@ -433,11 +433,22 @@ fn client_env(
         ("REDLOCK_REQUEST_TIMEOUT_MS", ms(c.request_timeout)),
         ("REDLOCK_SEED", seed.to_string()),
     ];
+    let (offset, rate) = crate::sim::clock_draws(s, seed)
+        .get(&c.name)
+        .copied()
+        .unwrap_or((0.0, 1.0));
+    let mut clock = Vec::new();
+    if super::faketime::needed(offset, rate) {
+        // refuse::check made sure the library is there.
+        let lib = super::faketime::library().expect("libfaketime, checked before the run");
+        clock = super::faketime::env(&lib, offset, rate);
+    }
     if s.cluster.topology == Topology::Single {
         env.push(("REDLOCK_SENTINEL", addr("sentinel")));
         env.push(("REDLOCK_MASTER_NAME", answer::MASTER_NAME.to_string()));
     }
-    env.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    let env = env.into_iter().map(|(k, v)| (k.to_string(), v));
+    env.chain(clock).collect()
 }
 
 impl Drop for Lab {

@@ -164,3 +164,16 @@ fn the_aimed_nemesis_crashes_nodes_at_lock_events_the_lab_sees() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_client_clock_slowed_through_libfaketime_writes_stale() {
+    assert!(
+        redlock_sim::lab::faketime::library().is_some(),
+        "libfaketime is missing: `bash scripts/test.sh` installs it (apt-get install faketime)"
+    );
+    let cmd = [BIN, "lab-client"];
+    let file = "tests/data/lab/slow_client_clock.toml";
+    assert_eq!(lab(file, "1..=1", 1, &[], &cmd), ["violation"]);
+    let normal = lab(file, "1..=1", 1, &["--set", "hosts.c1.clock_rate=1"], &cmd);
+    assert_eq!(normal, ["safe"]);
+}
