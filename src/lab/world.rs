@@ -22,8 +22,7 @@ use super::process::{self, Watchdog};
 use super::record::LabRecorder;
 use super::store::Store;
 use crate::history::{EventKind, History};
-use crate::node::persistence;
-use crate::scenario::{Hold, Persistence, Scenario, Topology};
+use crate::scenario::{Hold, Scenario, Topology};
 use crate::sentinel::{self, answer, SentinelConfig};
 use crate::sim::workload::{rng_for, NODE_PORT};
 use rand::Rng;
@@ -240,7 +239,7 @@ impl Lab {
         loop {
             let now = self.h.rec.now();
             self.h.step_faults(now).await;
-            self.note_exits(now, ended);
+            self.note_exits(ended);
             if !ended && now >= end {
                 self.h.rec.record("lab", EventKind::End);
                 ended = true;
@@ -254,7 +253,7 @@ impl Lab {
     }
 
     /// Records each client that exited since the last look.
-    fn note_exits(&mut self, now: Duration, ended: bool) {
+    fn note_exits(&mut self, ended: bool) {
         for (name, p) in &mut self.h.clients {
             let end = self.ends.get_mut(name).expect("every client has an end");
             if !end.status.is_empty() {
@@ -263,7 +262,6 @@ impl Lab {
             if let Some(status) = p.exited() {
                 end.status = status.to_string();
                 end.early = !ended || !status.success();
-                let _ = now;
                 let kind = EventKind::ClientExited {
                     status: end.status.clone(),
                 };
@@ -304,14 +302,6 @@ fn link_seed(seed: u64, from: &str, to: &str) -> u64 {
     rng_for(seed, &format!("{from}>{to}"), "link").random()
 }
 
-fn persistence_mode(p: Persistence) -> persistence::Mode {
-    match p {
-        Persistence::None => persistence::Mode::None,
-        Persistence::Everysec => persistence::Mode::Everysec,
-        Persistence::Always => persistence::Mode::Always,
-    }
-}
-
 /// Every node, with a port for each client, each other node and the
 /// sentinel; in the `single` topology each replicates through its links.
 async fn start_nodes(
@@ -342,7 +332,7 @@ async fn start_nodes(
             master: master.clone(),
         });
         let clock = clocks[name].clone();
-        let mode = persistence_mode(s.cluster.persistence);
+        let mode = crate::sim::persistence_mode(s.cluster.persistence);
         let host = NodeHost::start_replica(name, &peers, clock, mode, sink, replica)
             .await
             .map_err(io_err("starting a node"))?;

@@ -391,7 +391,8 @@ fn add_clients(
     }
 }
 
-fn persistence_mode(p: Persistence) -> persistence::Mode {
+/// The node's persistence for the scenario's (the lab's nodes too).
+pub fn persistence_mode(p: Persistence) -> persistence::Mode {
     match p {
         Persistence::None => persistence::Mode::None,
         Persistence::Everysec => persistence::Mode::Everysec,
