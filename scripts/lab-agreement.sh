@@ -6,7 +6,7 @@
 # for the same seeds. Writes agreement.csv (scenario,expect,seed,
 # sim_verdict,lab_verdict), each scenario's lab sweep under <name>/, and
 # README.md with the table (TABLE_ONLY=1: only README.md, from
-# agreement.csv). Takes about 10 minutes on 2 cores.
+# agreement.csv). Takes about 15 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
@@ -15,7 +15,9 @@ out=reports/lab-agreement
 seeds="${SEEDS:-3}"
 scenarios="failover_race failover_race_early crash_restart_immediate crash_restart_delayed
 persistence_always persistence_everysec gc_pause gc_pause_one_write
-clock_drift_within_budget clock_drift_beyond_budget clock_jump"
+clock_drift_within_budget clock_drift_beyond_budget clock_jump
+partition_held_write partition_held_write_fenced closed_request_lands
+closed_request_lands_fenced speedup_stale_write speedup_stale_write_fenced"
 csv="$out/agreement.csv"
 if [ "${TABLE_ONLY:-}" != 1 ]; then
 rm -rf "$out"

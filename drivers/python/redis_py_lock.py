@@ -15,7 +15,7 @@ import random
 import time
 
 import redis
-from redis.exceptions import LockError, RedisError
+from redis.exceptions import LockError, RedisError, ResponseError
 from redis.sentinel import Sentinel
 
 env = os.environ
@@ -60,6 +60,10 @@ while time.monotonic() - start < duration:
     if not got:
         continue
     held_at = time.monotonic()
+    # With clients.fencing the store hands out the tokens and refuses stale ones.
+    fence = []
+    if env.get("REDLOCK_FENCING") == "1":
+        fence = [store.execute_command("FENCE", me, resource)]
     store.execute_command("HELD", me, resource, ttl_ms)
     if env["REDLOCK_HOLD_MS"] == "validity":
         hold = ttl_ms / 1000
@@ -68,7 +72,10 @@ while time.monotonic() - start < duration:
     for k in range(writes):
         at = hold * k / (writes - 1) if writes > 1 else 0
         time.sleep(max(0, held_at + at - time.monotonic()))
-        store.execute_command("WRITE", me, resource)
+        try:
+            store.execute_command("WRITE", me, resource, *fence)
+        except ResponseError:
+            pass  # REJECTED: a later holder's token came first
     time.sleep(max(0, held_at + hold - time.monotonic()))
     store.execute_command("RELEASED", me, resource)
     try:

@@ -4,11 +4,11 @@
 //! that the lab's verdicts can be checked against the simulation's.
 //!
 //! It does what the simulation's client loop does: waits `REDLOCK_START_MS`,
-//! then until `REDLOCK_DURATION_MS` has passed: thinks, takes the lock
+//! then until `REDLOCK_DURATION_MS` has passed: takes the lock
 //! (`single`: on the master the sentinel names, asked again after a failed
 //! call), says `HELD` with its validity, makes `REDLOCK_WRITES` writes at
 //! fixed offsets over the hold, checking its validity before each one after
-//! the first, says `RELEASED` and releases. With `REDLOCK_RENEW=1` a
+//! the first, says `RELEASED`, releases and thinks. With `REDLOCK_RENEW=1` a
 //! watchdog extends the lock every ttl/3 and each extension is a new `HELD`.
 
 use crate::client::connection::{NodeConn, TcpConnector};
@@ -36,6 +36,8 @@ pub struct Env {
     pub start: Duration,
     pub duration: Duration,
     pub renew: bool,
+    /// Take a fencing token from the store for each acquisition.
+    pub fencing: bool,
     pub config: Config,
 }
 
@@ -90,6 +92,7 @@ impl Env {
             start: ms("REDLOCK_START_MS")?,
             duration: ms("REDLOCK_DURATION_MS")?,
             renew: var("REDLOCK_RENEW")? == "1",
+            fencing: std::env::var("REDLOCK_FENCING").is_ok_and(|v| v == "1"),
             config,
         })
     }
@@ -105,12 +108,8 @@ pub async fn run(env: Env) -> Result<(), String> {
     let mut rng = ChaCha20Rng::from_os_rng();
     clock.sleep(env.start).await;
     let mut client = None;
+    // As the simulation's client: the lock call, then the think.
     while clock.now() < env.duration {
-        let think = rng.random_range(env.think.0..=env.think.1.max(env.think.0));
-        clock.sleep(Duration::from_millis(think)).await;
-        if clock.now() >= env.duration {
-            break;
-        }
         let c = match client.take() {
             Some(c) => c,
             None => Arc::new(connect(&env).await),
@@ -124,6 +123,8 @@ pub async fn run(env: Env) -> Result<(), String> {
             Err(_) if env.sentinel.is_some() => {}
             Err(_) => client = Some(c),
         }
+        let think = rng.random_range(env.think.0..=env.think.1.max(env.think.0));
+        clock.sleep(Duration::from_millis(think.max(1))).await;
     }
     Ok(())
 }
@@ -172,6 +173,18 @@ impl Store {
         reply.map_err(|e| format!("the store: {e}"))
     }
 
+    /// A fencing token for the acquisition, when fencing is on.
+    async fn fence(&self) -> Result<Option<String>, String> {
+        if !self.env.fencing {
+            return Ok(None);
+        }
+        let e = &self.env;
+        match self.send(&["FENCE", &e.client, &e.resource]).await? {
+            Frame::Integer(n) => Ok(Some(n.to_string())),
+            other => Err(format!("the store's FENCE answered {other:?}")),
+        }
+    }
+
     async fn held(&self, valid: Duration) -> Result<(), String> {
         let ms = valid.as_millis().to_string();
         let e = &self.env;
@@ -190,6 +203,7 @@ async fn hold(
     rng: &mut ChaCha20Rng,
 ) -> Result<(), String> {
     let clock = client.clock().clone();
+    let fence = store.fence().await?;
     store.held(lock.validity).await?;
     let length = match env.hold {
         Some((lo, hi)) => Duration::from_millis(rng.random_range(lo..=hi.max(lo))),
@@ -217,7 +231,12 @@ async fn hold(
             break;
         }
         let e = &env;
-        store.send(&["WRITE", &e.client, &e.resource]).await?;
+        // A write fencing refuses is answered with an error: it is no
+        // failure of the client's.
+        match &fence {
+            Some(f) => store.send(&["WRITE", &e.client, &e.resource, f]).await?,
+            None => store.send(&["WRITE", &e.client, &e.resource]).await?,
+        };
     }
     clock
         .sleep((start + length).saturating_sub(clock.now()))

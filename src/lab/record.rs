@@ -56,6 +56,8 @@ struct State {
 
 #[derive(Default)]
 struct Acquisitions {
+    /// The fencing token it took last (`FENCE`), for its next acquisition.
+    fence: Option<u64>,
     /// Its latest acquisition (0: none yet).
     acq: u64,
     /// That acquisition is open (no `RELEASED` yet).
@@ -299,7 +301,7 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
                     validity,
                     valid_until,
                     nodes: 0,
-                    fence: None,
+                    fence: state.clients.get(&client).and_then(|a| a.fence),
                 }
             };
             vec![(client, kind)]
@@ -346,5 +348,9 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             vec![("store".to_string(), kind)]
         }
         StoreEvent::Bad { client, error } => vec![(client, EventKind::StoreError { error })],
+        StoreEvent::Fence { client, token, .. } => {
+            state.clients.entry(client).or_default().fence = Some(token);
+            vec![]
+        }
     }
 }

@@ -13,8 +13,9 @@
 //!   they run inside the lab's process;
 //! - `after = "cN:released"` and `"cN:lost"`: only the client knows when it
 //!   let go or lost the lock; the lab sees ownership (`acquired`);
-//! - `clients.fencing`, `variant`, `lock`, `reentry`: they choose the
-//!   built-in client's code; a lab client is the command's own.
+//! - `clients.variant`, `lock`, `reentry`: they choose the built-in
+//!   client's code; a lab client is the command's own. (`fencing` is the
+//!   store's: it hands out tokens, `FENCE`, and refuses stale ones.)
 
 use crate::scenario::{
     FaultAction, JumpTarget, LockKind, Scenario, ScenarioError, Target, Trigger, Variant,
@@ -53,7 +54,6 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
     }
     for c in &s.clients {
         let code = [
-            ("fencing", c.fencing),
             ("variant", c.variant != Variant::Spec),
             ("lock", c.lock != LockKind::SetNx),
             ("reentry", c.reentry > 0),

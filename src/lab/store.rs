@@ -6,7 +6,10 @@
 //! - `WRITE <client> <resource> [<fence>]`: one write, `+OK`, or
 //!   `-REJECTED ...` when its fencing token is lower than the highest the
 //!   store accepted for that resource (the simulation's store's rule);
-//! - `HELD <client> <resource> <valid_ms>`, `RELEASED <client> <resource>`.
+//! - `HELD <client> <resource> <valid_ms>`, `RELEASED <client> <resource>`;
+//! - `FENCE <client> <resource>`: a fencing token, strictly higher than
+//!   every one handed out before (the scenario's "ideal consensus
+//!   service", for `clients.fencing`), to send with the writes.
 //!
 //! Every other command (the handshake a library sends on connecting:
 //! `HELLO`, `CLIENT SETINFO`, `PING`, `SELECT`, `INFO`...) is answered as
@@ -52,6 +55,13 @@ pub enum StoreEvent {
         resource: String,
         valid_ms: u64,
     },
+    /// A fencing token the store handed out (`FENCE`): strictly higher
+    /// than every one before, for any resource.
+    Fence {
+        client: String,
+        resource: String,
+        token: u64,
+    },
     Released {
         client: String,
         resource: String,
@@ -78,6 +88,7 @@ impl Store {
     pub async fn start(clients: &[String], sink: Sink) -> io::Result<Store> {
         let (paused, _) = watch::channel(false);
         let highest: Highest = Arc::default();
+        let fences: Arc<Mutex<u64>> = Arc::default();
         // The handshake's answers come from a node nobody writes to.
         let node = Node::new(Arc::new(SystemClock::new()));
         let mut store = Store {
@@ -94,6 +105,7 @@ impl Store {
                 highest: highest.clone(),
                 node: node.clone(),
                 sent: Arc::default(),
+                fences: fences.clone(),
             };
             let paused = store.paused.subscribe();
             store.tasks.spawn(accept(listener, port, paused));
@@ -139,6 +151,8 @@ struct Port {
     node: Node,
     /// Store commands this client sent so far.
     sent: Arc<std::sync::atomic::AtomicU64>,
+    /// The last fencing token handed out (shared by every port).
+    fences: Arc<Mutex<u64>>,
 }
 
 async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>) {
@@ -195,7 +209,7 @@ fn store_command(port: &Port, args: &[Bytes]) -> Option<Frame> {
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     let name = text[0].to_ascii_uppercase();
-    if !["LOCKKEY", "WRITE", "HELD", "RELEASED"].contains(&name.as_str()) {
+    if !["LOCKKEY", "WRITE", "HELD", "RELEASED", "FENCE"].contains(&name.as_str()) {
         return None;
     }
     let n = port.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
@@ -262,6 +276,11 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
             valid_ms: number(valid, "valid_ms")?,
         }),
         ("HELD", _) => Err(usage("<client> <resource> <valid_ms>")),
+        ("FENCE", [c, resource]) => Ok(StoreEvent::Fence {
+            client: own(c)?,
+            resource: resource.clone(),
+            token: 0,
+        }),
         ("RELEASED", [c, resource]) => Ok(StoreEvent::Released {
             client: own(c)?,
             resource: resource.clone(),
@@ -270,8 +289,24 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
     }
 }
 
-/// Applies a parsed command: fencing for a write; reports it; the reply.
+/// Applies a parsed command: a fencing token handed out, fencing for a
+/// write; reports it; the reply.
 fn apply(port: &Port, event: StoreEvent) -> Frame {
+    if let StoreEvent::Fence {
+        client, resource, ..
+    } = event
+    {
+        // Reported under the lock: tokens reach the sink in order.
+        let mut last = port.fences.lock().unwrap_or_else(|e| e.into_inner());
+        *last += 1;
+        let token = *last;
+        (port.sink)(StoreEvent::Fence {
+            client,
+            resource,
+            token,
+        });
+        return Frame::Integer(token as i64);
+    }
     let StoreEvent::Write {
         client,
         resource,

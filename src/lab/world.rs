@@ -422,6 +422,10 @@ fn client_env(
         ("REDLOCK_RETRY_DELAY_MS", ms(c.retry_delay)),
         ("REDLOCK_REQUEST_TIMEOUT_MS", ms(c.request_timeout)),
         ("REDLOCK_SEED", seed.to_string()),
+        (
+            "REDLOCK_FENCING",
+            if c.fencing { "1" } else { "0" }.to_string(),
+        ),
     ];
     let (offset, rate) = crate::sim::clock_draws(s, seed)
         .get(&c.name)

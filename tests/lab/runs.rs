@@ -177,3 +177,12 @@ fn a_client_clock_slowed_through_libfaketime_writes_stale() {
     let normal = lab(file, "1..=1", 1, &["--set", "hosts.c1.clock_rate=1"], &cmd);
     assert_eq!(normal, ["safe"]);
 }
+
+#[test]
+fn with_fencing_the_stopped_clients_writes_are_refused() {
+    let py = python();
+    let cmd = [py.to_str().unwrap(), "drivers/python/redis_py_lock.py"];
+    let set = ["--set", "clients.fencing=true"];
+    let v = lab("tests/data/lab/paused_client.toml", "1..=1", 1, &set, &cmd);
+    assert_eq!(v, ["safe"]);
+}
