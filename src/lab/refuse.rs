@@ -18,7 +18,7 @@
 //!   store's: it hands out tokens, `FENCE`, and refuses stale ones.)
 
 use crate::scenario::{
-    FaultAction, JumpTarget, LockKind, Scenario, ScenarioError, Target, Trigger, Variant,
+    key_line, FaultAction, JumpTarget, LockKind, Scenario, ScenarioError, Target, Trigger, Variant,
 };
 
 /// The notes for a scenario the lab can run, or the first key it cannot.
@@ -48,7 +48,7 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
     if let Some(n) = &s.nemesis {
         if n.clock_jump_every.is_some() && n.clock_jump_target != JumpTarget::Node {
             let m = "the nemesis cannot jump a client's clock in the lab";
-            let line = line_of(text, "nemesis", "clock_jump_target");
+            let line = key_line(text, "nemesis.clock_jump_target");
             return Err(err("nemesis.clock_jump_target", line, m.into()));
         }
     }
@@ -63,11 +63,11 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
                 "clients.{k} chooses the built-in client's code; a lab client is the command's own"
             );
             let key = format!("clients.{k}");
-            return Err(err(&key, line_of(text, "clients", k), m));
+            return Err(err(&key, key_line(text, &format!("clients.{k}")), m));
         }
     }
     let mut notes = Vec::new();
-    if line_of(text, "", "tick").is_some() {
+    if key_line(text, "tick").is_some() {
         notes.push("tick is ignored: the lab runs in real time".to_string());
     }
     Ok(notes)
@@ -86,14 +86,14 @@ fn client_clocks(
     if missing && s.clocks.drift > 0.0 {
         return Some((
             "clocks.drift".into(),
-            line_of(text, "clocks", "drift"),
+            key_line(text, "clocks.drift"),
             why.into(),
         ));
     }
     if missing && (s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0) {
         return Some((
             "clocks.offset".into(),
-            line_of(text, "clocks", "offset"),
+            key_line(text, "clocks.offset"),
             why.into(),
         ));
     }
@@ -102,10 +102,10 @@ fn client_clocks(
         let table = format!("hosts.{h}");
         if set && (h == "store" || h == "sentinel") {
             let m = format!("the lab cannot set the clock of the {h} (it runs inside the lab)");
-            return Some((table.clone(), line_of(text, &table, "clock_"), m));
+            return Some((table.clone(), clock_line(text, &table), m));
         }
         if set && missing && is_client(h) {
-            return Some((table.clone(), line_of(text, &table, "clock_"), why.into()));
+            return Some((table.clone(), clock_line(text, &table), why.into()));
         }
     }
     None
@@ -132,19 +132,8 @@ fn refused_action(a: &FaultAction, is_client: &dyn Fn(&str) -> bool) -> Option<S
     }
 }
 
-/// The line of `key` (or the first key starting with it) in `[table]`
-/// (`""`: the top level), 1-based.
-fn line_of(text: &str, table: &str, key: &str) -> Option<usize> {
-    let mut current = String::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            current = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-            continue;
-        }
-        if current == table && t.starts_with(key) {
-            return Some(i + 1);
-        }
-    }
-    None
+/// The line of `[hosts.X]`'s clock key (`clock_rate`, else `clock_offset`).
+fn clock_line(text: &str, table: &str) -> Option<usize> {
+    key_line(text, &format!("{table}.clock_rate"))
+        .or_else(|| key_line(text, &format!("{table}.clock_offset")))
 }

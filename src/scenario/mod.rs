@@ -130,6 +130,12 @@ pub fn check_sweep(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
 }
 
 /// The raw tree of a file; a TOML syntax error names its line.
+/// Line of the dotted key `path` in the scenario `text`, if written there
+/// (for errors about a key the parser accepted, the lab's refusals).
+pub fn key_line(text: &str, path: &str) -> Option<usize> {
+    raw::key_line(&raw::parse_document(text).ok()?, path)
+}
+
 fn parse_document(text: &str, file: &str) -> Result<raw::RawTable, ScenarioError> {
     raw::parse_document(text).map_err(|(line, message)| ScenarioError {
         file: file.to_string(),

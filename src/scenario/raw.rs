@@ -222,6 +222,24 @@ pub(super) fn flatten_vary<'a>(
     }
 }
 
+/// Line of the dotted `path` (`clocks.drift`, `hosts.c1.clock_rate`) in
+/// the file, if it is written there.
+pub(super) fn key_line(root: &RawTable, path: &str) -> Option<usize> {
+    let mut table = root;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let entry = table.get(part)?;
+        if parts.peek().is_none() {
+            return entry.key_line.or(entry.value.line);
+        }
+        let RawKind::Table(t) = &entry.value.kind else {
+            return None;
+        };
+        table = t;
+    }
+    None
+}
+
 /// Line of `path` in the file's `[sweep.vary]`, if it is varied there.
 pub(super) fn vary_line(root: &RawTable, path: &str) -> Option<usize> {
     let sweep = root.get("sweep")?;
