@@ -19,13 +19,10 @@
 use super::hosts::Hosts;
 use super::plan::Timer;
 use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
-use crate::scenario::{FaultAction, Restart, Target};
+use crate::scenario::{FaultAction, Restart, Target, Trigger};
 use crate::sim::due::{Due, Origin};
+use crate::sim::faults::ms;
 use std::time::Duration;
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
 
 impl Hosts {
     /// Releases the triggered faults, applies those due by `now` and fires
@@ -34,14 +31,18 @@ impl Hosts {
         let placed = self.rec.take_placed();
         self.faults.add_placed(placed);
         let waiting = std::mem::take(&mut self.faults.waiting);
-        for (client, at, action, index) in waiting {
-            match self.rec.first_owned(&client) {
+        for w in waiting {
+            let seen = match &w.trigger {
+                Trigger::Acquired(c) => self.rec.first_owned(c),
+                _ => None,
+            };
+            match seen {
                 Some(t) => self.faults.queue.push(Due {
-                    time: t + at,
-                    action,
-                    origin: Origin::File(index),
+                    time: t + w.at,
+                    action: w.action,
+                    origin: Origin::File(w.index),
                 }),
-                None => self.faults.waiting.push((client, at, action, index)),
+                None => self.faults.waiting.push(w),
             }
         }
         self.faults.queue.sort_by_key(|d| d.time);
@@ -98,10 +99,8 @@ impl Hosts {
             } => self.partition(now, id, sides, oneway, for_),
             FaultAction::Isolate { host, for_ } => {
                 let host = self.resolve(&host);
-                for o in self.s.host_names().iter().filter(|h| **h != host) {
-                    self.net.cut(&host, o, (id, "isolate"));
-                    self.net.cut(o, &host, (id, "isolate"));
-                }
+                let hosts = self.s.host_names();
+                self.net.cuts.cut_off(&host, &hosts, (id, "isolate"));
                 if let Some(f) = for_ {
                     self.faults.after(now + f, Timer::Clear(id));
                 }
@@ -109,7 +108,7 @@ impl Hosts {
                 self.fault(FaultEvent::Isolate { host, for_ms });
             }
             FaultAction::Heal => {
-                self.net.clear_kinds(&["partition", "isolate"]);
+                self.net.cuts.clear_kinds(&["partition", "isolate"]);
                 self.fault(FaultEvent::Heal);
             }
             FaultAction::Pause { host, for_ } => {
@@ -182,10 +181,8 @@ impl Hosts {
             host: host.clone(),
             restart: policy,
         });
-        match policy {
-            Restart::Never => {}
-            Restart::Immediate => self.faults.after(now, Timer::Restart(host, id)),
-            Restart::After(d) => self.faults.after(now + d, Timer::Restart(host, id)),
+        if let Some(d) = policy.delay() {
+            self.faults.after(now + d, Timer::Restart(host, id));
         }
     }
 
@@ -227,18 +224,7 @@ impl Hosts {
         oneway: bool,
         for_: Option<Duration>,
     ) {
-        for (i, a_side) in sides.iter().enumerate() {
-            for b_side in &sides[i + 1..] {
-                for a in a_side {
-                    for b in b_side {
-                        self.net.cut(a, b, (id, "partition"));
-                        if !oneway {
-                            self.net.cut(b, a, (id, "partition"));
-                        }
-                    }
-                }
-            }
-        }
+        self.net.cuts.cut_sides(&sides, oneway, (id, "partition"));
         if let Some(f) = for_ {
             self.faults.after(now + f, Timer::Clear(id));
         }
@@ -291,7 +277,7 @@ impl Hosts {
                 }
                 None => self.skipped(SkippedFault::Restart { host }, SkipReason::AlreadyUp),
             },
-            Timer::Clear(id) => self.net.clear(id),
+            Timer::Clear(id) => self.net.cuts.clear(id),
             Timer::Restore(a, b, id) => self.net.restore(&a, &b, id),
             Timer::Resume(host) => {
                 let now = self.rec.now();

@@ -15,7 +15,7 @@
 
 use super::link::{Link, Setting};
 use crate::scenario::DurRange;
-use crate::sim::net::{Cause, Link as Want, Net};
+use crate::sim::net::{Link as Want, Net};
 use crate::transport::Connector;
 use crate::transport::{BoxStream, ConnectFuture};
 use std::collections::BTreeMap;
@@ -31,7 +31,8 @@ pub type Directory = Arc<RwLock<BTreeMap<(String, String), SocketAddr>>>;
 /// The links and their fault state.
 pub struct LabNet {
     links: BTreeMap<(String, String), Link>,
-    cuts: Net,
+    /// Which directions are cut, and why ([`LabNet::apply`] pushes them).
+    pub cuts: Net,
     latency: DurRange,
     /// Slowed pairs (both directions), with the latency fault's id.
     slowed: BTreeMap<(String, String), (u64, Duration)>,
@@ -84,18 +85,6 @@ impl LabNet {
             .iter()
             .filter(move |((_, t), _)| t == to)
             .map(|((f, _), l)| (f.as_str(), l))
-    }
-
-    pub fn cut(&mut self, from: &str, to: &str, cause: Cause) {
-        self.cuts.cut(from, to, cause);
-    }
-
-    pub fn clear(&mut self, id: u64) {
-        self.cuts.clear(id);
-    }
-
-    pub fn clear_kinds(&mut self, kinds: &[&str]) {
-        self.cuts.clear_kinds(kinds);
     }
 
     /// Slows the pair `a`, `b` (both directions) to `latency` for fault `id`.

@@ -1,12 +1,13 @@
 //! The faults of one lab run, those to come and those in progress: the
 //! file's `[[faults]]` due at a time or waiting for `after =
 //! "cN:acquired"`, the blind nemesis's plan drawn from the seed (or the
-//! aimed one, [`aimer`]), the timers that end faults, the nodes down and
+//! aimed one), the timers that end faults, the nodes down and
 //! the hosts paused. [`super::faults`] applies them.
 
-use crate::scenario::{Aim, FaultAction, Scenario, Trigger};
+use crate::scenario::Scenario;
 use crate::sim::aim::Aimer;
-use crate::sim::due::{Due, Origin};
+use crate::sim::context::Waiting;
+use crate::sim::due::Due;
 use crate::sim::workload::rng_for;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -28,8 +29,8 @@ pub enum Timer {
 /// The faults of one run, those done and those to come.
 pub struct Plan {
     pub(super) queue: Vec<Due>,
-    /// `(client, at, action, index)`: waiting for the client's first ownership.
-    pub(super) waiting: Vec<(String, Duration, FaultAction, usize)>,
+    /// Waiting for their trigger: the client's first ownership.
+    pub(super) waiting: Vec<Waiting>,
     pub(super) timers: BTreeMap<(Duration, u64), Timer>,
     /// Nodes down, with the id of their crash.
     pub(super) down: BTreeMap<String, u64>,
@@ -40,28 +41,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The file's faults and a blind nemesis's plan (an aimed one's is
-    /// [`aimer`]'s). The scenario was checked for the lab
-    /// ([`super::refuse`]): triggers are `acquired`.
-    pub fn new(s: &Scenario, seed: u64) -> Plan {
-        let mut queue = Vec::new();
-        let mut waiting = Vec::new();
-        for (index, f) in s.faults.iter().enumerate() {
-            match &f.after {
-                Trigger::Acquired(c) => waiting.push((c.clone(), f.at, f.action.clone(), index)),
-                _ => queue.push(Due {
-                    time: f.at,
-                    action: f.action.clone(),
-                    origin: Origin::File(index),
-                }),
-            }
-        }
-        if let Some(n) = s.nemesis.as_ref().filter(|n| n.aim == Aim::Random) {
-            let mut rng = rng_for(seed, "world", "nemesis");
-            queue.extend(crate::sim::nemesis::plan(s, n, &mut rng));
-        }
-        queue.sort_by_key(|d| d.time);
-        Plan {
+    /// The run's faults as the simulation draws them from the seed
+    /// ([`crate::sim::fault_plan`]), and the aimed nemesis, when `aim =
+    /// "lock"`. The scenario was checked for the lab ([`super::refuse`]):
+    /// triggers are `acquired`.
+    pub fn new(s: &Scenario, seed: u64) -> (Plan, Option<Aimer>) {
+        let (queue, waiting, aimer) = crate::sim::fault_plan(s, seed);
+        let plan = Plan {
             queue,
             waiting,
             timers: BTreeMap::new(),
@@ -69,7 +55,8 @@ impl Plan {
             paused: BTreeMap::new(),
             next_id: 0,
             rng: rng_for(seed, "world", "faults"),
-        }
+        };
+        (plan, aimer)
     }
 
     /// Keeps the faults an aimed nemesis placed.
@@ -86,12 +73,4 @@ impl Plan {
         let id = self.id();
         self.timers.insert((at, id), timer);
     }
-}
-
-/// The aimed nemesis of `s` (`aim = "lock"`), as the simulation draws it.
-pub fn aimer(s: &Scenario, seed: u64) -> Option<Aimer> {
-    let n = s.nemesis.as_ref().filter(|n| n.aim == Aim::Lock)?;
-    let plan = crate::sim::nemesis::plan(s, n, &mut rng_for(seed, "world", "nemesis"));
-    let mut rng = rng_for(seed, "world", "aim");
-    Some(Aimer::new(s, plan, n.clock_jump_target, &mut rng))
 }

@@ -113,7 +113,8 @@ impl Lab {
         resources.sort();
         resources.dedup();
         let rec = LabRecorder::new(origin, &resources, s.cluster.topology, s.cluster.nodes);
-        if let Some(aimer) = super::plan::aimer(s, setup.seed) {
+        let (faults, aimer) = Plan::new(s, setup.seed);
+        if let Some(aimer) = aimer {
             rec.aim(aimer, s.max_ttl);
         }
         let master = Arc::new(Mutex::new("n1".to_string()));
@@ -134,7 +135,7 @@ impl Lab {
             store,
             clients: BTreeMap::new(),
             master,
-            faults: Plan::new(s, setup.seed),
+            faults,
         };
         let mut lab = Lab {
             h,

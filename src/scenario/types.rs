@@ -200,6 +200,17 @@ pub enum Restart {
     After(Duration),
 }
 
+impl Restart {
+    /// How long after its crash the node comes back; `None`: never.
+    pub fn delay(self) -> Option<Duration> {
+        match self {
+            Restart::Immediate => Some(Duration::ZERO),
+            Restart::Never => None,
+            Restart::After(d) => Some(d),
+        }
+    }
+}
+
 /// `[cluster]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cluster {

@@ -11,7 +11,7 @@ use crate::scenario::{DurRange, FaultAction, Restart, Target};
 use std::time::Duration;
 
 /// `d` in whole milliseconds, as the history records it.
-fn ms(d: Duration) -> u64 {
+pub(crate) fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -47,10 +47,7 @@ impl World<'_> {
             } => self.partition(now, id, sides, oneway, for_),
             FaultAction::Isolate { host, for_ } => {
                 let host = self.resolve(&host);
-                for o in self.hosts.clone().iter().filter(|h| **h != host) {
-                    self.net.cut(&host, o, (id, "isolate"));
-                    self.net.cut(o, &host, (id, "isolate"));
-                }
+                self.net.cut_off(&host, &self.hosts, (id, "isolate"));
                 if let Some(f) = for_ {
                     self.after(now + f, Timer::Clear(id));
                 }
@@ -103,11 +100,7 @@ impl World<'_> {
             self.record_skipped(now, skipped, SkipReason::AlreadyDown);
             return false;
         }
-        let others: Vec<String> = self.hosts.iter().filter(|h| **h != host).cloned().collect();
-        for o in &others {
-            self.net.cut(&host, o, (id, "crash"));
-            self.net.cut(o, &host, (id, "crash"));
-        }
+        self.net.cut_off(&host, &self.hosts, (id, "crash"));
         self.net.apply(&mut self.sim, &self.hosts);
         self.sim.crash(host.as_str());
         // A pause in progress dies with the process.
@@ -137,18 +130,7 @@ impl World<'_> {
         oneway: bool,
         for_: Option<Duration>,
     ) {
-        for (i, a_side) in sides.iter().enumerate() {
-            for b_side in &sides[i + 1..] {
-                for a in a_side {
-                    for b in b_side {
-                        self.net.cut(a, b, (id, "partition"));
-                        if !oneway {
-                            self.net.cut(b, a, (id, "partition"));
-                        }
-                    }
-                }
-            }
-        }
+        self.net.cut_sides(&sides, oneway, (id, "partition"));
         if let Some(f) = for_ {
             self.after(now + f, Timer::Clear(id));
         }

@@ -204,8 +204,8 @@ fn run_into(
 
 /// The faults of a run: those due at a time (the file's untriggered ones
 /// and a random nemesis's plan), sorted; those waiting on a trigger; and
-/// the aimed nemesis, when `aim = "lock"`.
-fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<aim::Aimer>) {
+/// the aimed nemesis, when `aim = "lock"`. The lab draws its plan here too.
+pub fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<aim::Aimer>) {
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
     for (index, f) in s.faults.iter().enumerate() {

@@ -48,6 +48,29 @@ impl Net {
             .insert(cause);
     }
 
+    /// Cuts `host` off from each of `hosts` but itself, both ways.
+    pub fn cut_off(&mut self, host: &str, hosts: &[String], cause: Cause) {
+        for o in hosts.iter().filter(|h| *h != host) {
+            self.cut(host, o, cause);
+            self.cut(o, host, cause);
+        }
+    }
+
+    /// Cuts every link between two of `sides` (only side 1 -> side 2 when
+    /// `oneway`).
+    pub fn cut_sides(&mut self, sides: &[Vec<String>], oneway: bool, cause: Cause) {
+        for (i, a_side) in sides.iter().enumerate() {
+            for b_side in &sides[i + 1..] {
+                for (a, b) in a_side.iter().flat_map(|a| b_side.iter().map(move |b| (a, b))) {
+                    self.cut(a, b, cause);
+                    if !oneway {
+                        self.cut(b, a, cause);
+                    }
+                }
+            }
+        }
+    }
+
     /// Removes every cut with this cause id.
     pub fn clear(&mut self, id: u64) {
         for set in self.cuts.values_mut() {

@@ -190,11 +190,8 @@ impl<'a> World<'a> {
 
     /// Schedules the restart of a node that just crashed, by `policy`.
     pub fn schedule_restart(&mut self, now: Duration, host: &str, crash: u64, policy: Restart) {
-        let timer = Timer::Restart(host.to_string(), crash);
-        match policy {
-            Restart::Never => {}
-            Restart::Immediate => self.after(now, timer),
-            Restart::After(d) => self.after(now + d, timer),
+        if let Some(d) = policy.delay() {
+            self.after(now + d, Timer::Restart(host.to_string(), crash));
         }
     }
 
