@@ -255,6 +255,19 @@ pub struct CheckResult {
     pub verdict: Verdict,
 }
 
+impl CheckResult {
+    /// `Violation` when there is an overlap, a stale write or an
+    /// interleaving: the one rule, for the simulation's checker and the lab's.
+    pub fn verdict_of_violations(&self) -> Verdict {
+        if self.overlaps.is_empty() && self.stale_writes.is_empty() && self.interleavings.is_empty()
+        {
+            Verdict::Safe
+        } else {
+            Verdict::Violation
+        }
+    }
+}
+
 /// Runs every checker over `history` (whose events are in time order, as
 /// [`crate::history::Recorder::finish`] gives them). Panics (a bug of the
 /// harness, exit 70) on an event out of time order or an acquisition id

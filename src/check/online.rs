@@ -429,23 +429,18 @@ impl Checker {
         let mut interleavings = self.interleavings;
         interleavings
             .sort_by(|x, y| (x.times, &x.first, &x.second).cmp(&(y.times, &y.first, &y.second)));
-        let stale_writes = self.stale;
-        let verdict = if overlaps.is_empty() && stale_writes.is_empty() && interleavings.is_empty()
-        {
-            Verdict::Safe
-        } else {
-            Verdict::Violation
-        };
-        CheckResult {
+        let mut result = CheckResult {
             holds,
             overlaps,
             interleavings,
-            stale_writes,
+            stale_writes: self.stale,
             rejected_writes: self.rejected_writes,
             liveness,
             unprotected_writes: None,
-            verdict,
-        }
+            verdict: Verdict::Safe,
+        };
+        result.verdict = result.verdict_of_violations();
+        result
     }
 }
 

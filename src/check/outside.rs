@@ -26,7 +26,7 @@
 //! - **Lock overlaps** and **write interleavings**: the simulation's
 //!   checkers ([`super::Checker`]) over the acquisitions above.
 
-use super::{CheckResult, Checker, StaleWrite, Verdict};
+use super::{CheckResult, Checker, StaleWrite};
 use crate::history::ownership::Ownership;
 use crate::history::{Event, EventKind, History};
 use crate::scenario::Topology;
@@ -52,14 +52,7 @@ pub fn check(history: &History, topology: Topology, nodes: usize) -> CheckResult
     let (stale, unprotected) = writes(&events, &owners);
     result.stale_writes = stale;
     result.unprotected_writes = Some(unprotected);
-    result.verdict = if result.overlaps.is_empty()
-        && result.stale_writes.is_empty()
-        && result.interleavings.is_empty()
-    {
-        Verdict::Safe
-    } else {
-        Verdict::Violation
-    };
+    result.verdict = result.verdict_of_violations();
     result
 }
 

@@ -17,7 +17,7 @@ use super::link::{Link, Setting};
 use crate::scenario::DurRange;
 use crate::sim::net::{Link as Want, Net};
 use crate::transport::Connector;
-use crate::transport::{BoxStream, ConnectFuture};
+use crate::transport::{ConnectFuture, TcpConnector};
 use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
@@ -146,21 +146,19 @@ pub struct Route {
 
 impl Connector for Route {
     fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a> {
+        let host = crate::sentinel::split_addr(addr).0;
+        let key = (self.from.clone(), host.to_string());
+        let via = self
+            .directory
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .map(|a| a.to_string());
         Box::pin(async move {
-            let host = crate::sentinel::split_addr(addr).0;
-            let key = (self.from.clone(), host.to_string());
-            let via = self
-                .directory
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&key)
-                .copied();
-            let s = match via {
-                Some(a) => tokio::net::TcpStream::connect(a).await?,
-                None => tokio::net::TcpStream::connect(addr).await?,
-            };
-            s.set_nodelay(true)?;
-            Ok(Box::new(s) as BoxStream)
+            match via {
+                Some(a) => TcpConnector.connect(&a).await,
+                None => TcpConnector.connect(addr).await,
+            }
         })
     }
 }

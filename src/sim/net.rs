@@ -61,7 +61,10 @@ impl Net {
     pub fn cut_sides(&mut self, sides: &[Vec<String>], oneway: bool, cause: Cause) {
         for (i, a_side) in sides.iter().enumerate() {
             for b_side in &sides[i + 1..] {
-                for (a, b) in a_side.iter().flat_map(|a| b_side.iter().map(move |b| (a, b))) {
+                for (a, b) in a_side
+                    .iter()
+                    .flat_map(|a| b_side.iter().map(move |b| (a, b)))
+                {
                     self.cut(a, b, cause);
                     if !oneway {
                         self.cut(b, a, cause);
