@@ -41,6 +41,27 @@ impl Ownership {
         }
     }
 
+    /// The same, with each of `resources` its own lock key until a
+    /// `lock_key` names another.
+    pub fn with_resources(mut self, resources: &[String]) -> Ownership {
+        for r in resources {
+            self.resource_of.insert(r.clone(), r.clone());
+        }
+        self
+    }
+
+    /// Every lock key known now.
+    pub fn lock_keys(&self) -> Vec<String> {
+        self.resource_of.keys().cloned().collect()
+    }
+
+    /// The lock keys `node` holds now, with their token, to follow its
+    /// writes ([`super::keys::key_events`]); what that changes, [`Self::feed`]
+    /// finds already done.
+    pub fn keys_on(&mut self, node: &str) -> &mut BTreeMap<String, String> {
+        self.on.entry(node.to_string()).or_default()
+    }
+
     /// Takes the next event; returns the resources whose owner it changed,
     /// with their new owner.
     pub fn feed(&mut self, e: &Event) -> Vec<(String, Option<String>)> {

@@ -39,10 +39,6 @@ struct State {
     ownership: Ownership,
     /// The first time each client was seen owning a lock.
     first_owned: BTreeMap<String, Duration>,
-    /// Each lock key, with the resource it is the lock of.
-    keys: BTreeMap<String, String>,
-    /// Per node: the lock keys it holds and their token.
-    owners: BTreeMap<String, BTreeMap<String, String>>,
     /// Per client: what its `HELD`s opened.
     clients: BTreeMap<String, Acquisitions>,
     /// `aim = "lock"`: the aimed nemesis, following what the lab sees of
@@ -75,21 +71,16 @@ impl LabRecorder {
         topology: Topology,
         nodes: usize,
     ) -> LabRecorder {
-        let mut state = State {
+        let state = State {
             events: Vec::new(),
-            ownership: Ownership::new(topology, nodes),
+            ownership: Ownership::new(topology, nodes).with_resources(resources),
             first_owned: BTreeMap::new(),
-            keys: BTreeMap::new(),
-            owners: BTreeMap::new(),
             clients: BTreeMap::new(),
             aimer: None,
             placed: Vec::new(),
             ttl: Duration::ZERO,
             owned: BTreeMap::new(),
         };
-        for r in resources {
-            state.keys.insert(r.clone(), r.clone());
-        }
         LabRecorder {
             origin,
             state: Arc::new(Mutex::new(state)),
@@ -117,14 +108,15 @@ impl LabRecorder {
     pub fn node_effects(&self, node: &str, client: Option<&str>, effects: &[Vec<Bytes>]) {
         let mut state = self.lock();
         let time = self.now();
-        let keys: Vec<String> = state.keys.keys().cloned().collect();
-        let mut owners = state.owners.remove(node).unwrap_or_default();
-        for cmd in effects {
-            for kind in key_events(&keys, &mut owners, cmd, client) {
-                push(&mut state, time, node, kind);
-            }
+        let keys = state.ownership.lock_keys();
+        let on = state.ownership.keys_on(node);
+        let kinds: Vec<EventKind> = effects
+            .iter()
+            .flat_map(|cmd| key_events(&keys, on, cmd, client))
+            .collect();
+        for kind in kinds {
+            push(&mut state, time, node, kind);
         }
-        state.owners.insert(node.to_string(), owners);
     }
 
     /// A node came up holding `held` (lock key → token) from its disk.
@@ -141,16 +133,15 @@ impl LabRecorder {
             };
             push(&mut state, time, node, kind);
         }
-        state.owners.insert(node.to_string(), held);
         if let Some(a) = &mut state.aimer {
             a.node_down(node, false);
         }
     }
 
-    /// A node lost its memory (a crash): it holds nothing until it is up.
+    /// A node lost its memory (a crash; its `crash` fault, recorded next,
+    /// empties it in the ownership): the aimer stops aiming at it.
     pub fn node_down(&self, node: &str) {
         let mut state = self.lock();
-        state.owners.remove(node);
         if let Some(a) = &mut state.aimer {
             a.node_down(node, true);
         }
@@ -158,7 +149,7 @@ impl LabRecorder {
 
     /// The lock keys known now.
     pub fn lock_keys(&self) -> Vec<String> {
-        self.lock().keys.keys().cloned().collect()
+        self.lock().ownership.lock_keys()
     }
 
     /// What a driver did at the store.
@@ -270,10 +261,7 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             client,
             resource,
             key,
-        } => {
-            state.keys.insert(key.clone(), resource.clone());
-            vec![(client, EventKind::LockKey { resource, key })]
-        }
+        } => vec![(client, EventKind::LockKey { resource, key })],
         StoreEvent::Held {
             client,
             resource,
