@@ -51,6 +51,7 @@ pub fn main(a: Args) -> u8 {
                 lab: Some(&r.info),
                 ..RunOutput::of(&r.run)
             };
+            super::die_quietly_on_broken_pipe();
             print!("{}", report::summary_lines(&out));
             println!("report: {}", dir.join("index.html").display());
             if r.run.as_expected() {

@@ -59,6 +59,7 @@ pub fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
         &a.cmd,
     ) {
         Ok(lines) => {
+            super::die_quietly_on_broken_pipe();
             for l in lines {
                 println!("{l}");
             }

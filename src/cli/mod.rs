@@ -262,18 +262,24 @@ pub fn main() -> ExitCode {
 /// Commands that only print and write files die quietly, as `cat` does,
 /// when the reader of their output goes away (`redlock-sim run ... | head
 /// -1`), instead of panicking on the broken pipe. Rust ignores SIGPIPE; this
-/// restores the default for them. `node` and `lock` keep it ignored: they
-/// talk to sockets whose peers may close.
+/// restores the default for them. `node`, `lock` and `lab` keep it ignored
+/// while they talk to sockets whose peers may close; `lab` restores it once
+/// its world is stopped, before it prints ([`die_quietly_on_broken_pipe`]).
 fn quiet_on_broken_pipe(command: &Command) {
     if !matches!(
         command,
         Command::Node { .. } | Command::Lock { .. } | Command::Lab { .. } | Command::LabClient
     ) {
-        // SAFETY: setting a signal's disposition to its default, before any
-        // thread of ours is started.
-        unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        }
+        die_quietly_on_broken_pipe();
+    }
+}
+
+/// From now on a write to a closed pipe ends the process, as it ends `cat`.
+fn die_quietly_on_broken_pipe() {
+    // SAFETY: setting a signal's disposition to its default touches no
+    // memory of ours; it is process-wide and valid on any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -195,3 +195,36 @@ fn a_client_that_fails_or_sends_garbage_is_recorded_and_the_run_goes_on() {
     assert!(report.contains("[clients/c2.log]"), "{report}");
     assert!(report.contains("2 store command(s) refused"), "{report}");
 }
+
+/// `redlock-sim lab ... | head -1`: the reader goes away before the lab
+/// prints. The lab still runs to its end, stops its clients and writes its
+/// files; then, as `cat` does, it dies of SIGPIPE, with no "internal
+/// error" (it once panicked there: the lab keeps SIGPIPE ignored for its
+/// sockets).
+#[test]
+fn a_closed_stdout_ends_the_lab_quietly_after_its_run() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let dir = fresh_dir("pipe");
+    let mut lab = Command::new(BIN)
+        .args(["lab", "tests/data/lab/idle.toml", "--out"])
+        .arg(dir.join("out"))
+        .args(["--", "sh", "-c", &client("sleep 1.2; exit 0")])
+        .env("LEFT_FILE", dir.join("left"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    drop(lab.stdout.take());
+    let mut stderr = String::new();
+    lab.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = lab.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}: {stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    assert!(dir.join("out/report.md").exists(), "the files were written");
+    nothing_left(&dir);
+}
