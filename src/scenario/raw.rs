@@ -224,15 +224,28 @@ pub(super) fn flatten_vary<'a>(
 
 /// Line of the dotted `path` (`clocks.drift`, `hosts.c1.clock_rate`) in
 /// the file, if it is written there.
+/// A part may index an array of tables: `faults[2].host`.
 pub(super) fn key_line(root: &RawTable, path: &str) -> Option<usize> {
     let mut table = root;
     let mut parts = path.split('.').peekable();
     while let Some(part) = parts.next() {
-        let entry = table.get(part)?;
+        let (name, index) = match part.split_once('[') {
+            Some((n, i)) => (n, Some(i.strip_suffix(']')?.parse::<usize>().ok()?)),
+            None => (part, None),
+        };
+        let entry = table.get(name)?;
+        let node = match (index, &entry.value.kind) {
+            (None, _) => &entry.value,
+            (Some(i), RawKind::Array(items)) => items.get(i)?,
+            (Some(_), _) => return None,
+        };
         if parts.peek().is_none() {
-            return entry.key_line.or(entry.value.line);
+            return match index {
+                None => entry.key_line.or(node.line),
+                Some(_) => node.line,
+            };
         }
-        let RawKind::Table(t) = &entry.value.kind else {
+        let RawKind::Table(t) = &node.kind else {
             return None;
         };
         table = t;

@@ -1226,3 +1226,17 @@ fn set_nx_flaws_do_not_combine_with_the_reentrant_lock() {
         assert_eq!(s.clients[0].variant.as_str(), v);
     }
 }
+
+#[test]
+fn key_line_finds_keys_in_tables_and_arrays_of_tables() {
+    let text = "name = \"x\"\n\n[clients]\nttl = \"1s\"\n\n[[faults]]\nat = \"1s\"\ndo = \"heal\"\n\n[[faults]]\nat = \"2s\"\ndo = \"crash\"\nhost = \"n1\"\n";
+    assert_eq!(key_line(text, "name"), Some(1));
+    assert_eq!(key_line(text, "clients.ttl"), Some(4));
+    assert_eq!(key_line(text, "faults[0].do"), Some(8));
+    assert_eq!(key_line(text, "faults[1].host"), Some(13));
+    assert_eq!(key_line(text, "faults[1]"), Some(10));
+    assert_eq!(key_line(text, "faults[0].host"), None);
+    assert_eq!(key_line(text, "faults[2].at"), None);
+    assert_eq!(key_line(text, "clients[0].ttl"), None);
+    assert_eq!(key_line(text, "faults[x].at"), None);
+}
