@@ -11,7 +11,9 @@
 //! - `partition`, `isolate`, `heal`, `latency`: on the links ([`super::net`]);
 //! - `pause`: a node or the store reads, writes and expires nothing while
 //!   its clock runs on; a client's process group gets SIGSTOP, then SIGCONT;
-//! - `clock-jump`, `clock-rate` on a node: the clock it expires keys by.
+//! - `clock-jump`, `clock-rate` on a node: the clock it expires keys by; on
+//!   a client, `clock-rate` only: its clock through libfaketime
+//!   ([`super::faketime`]).
 //!
 //! Every fault is recorded (host `lab`) when applied, or as skipped when it
 //! could do nothing, as the simulation records it.
@@ -128,6 +130,11 @@ impl Hosts {
                 if let Some(n) = self.nodes.get(&host) {
                     from = n.clock.rate();
                     n.clock.set_rate(rate);
+                }
+                if let Some(c) = self.clocks.get_mut(&host) {
+                    from = c.rate();
+                    c.set_rate(rate)
+                        .expect("lab: rewriting a client's clock file");
                 }
                 self.fault(FaultEvent::ClockRate { host, rate, from });
             }

@@ -2,6 +2,7 @@
 //! scenario, the history, the links, the nodes, the store, the clients'
 //! processes, the master's name, and the plan of faults.
 
+use super::faketime::FakeClock;
 use super::net::LabNet;
 use super::node::NodeHost;
 use super::plan::Plan;
@@ -19,6 +20,8 @@ pub struct Hosts {
     pub nodes: BTreeMap<String, NodeHost>,
     pub store: Store,
     pub clients: BTreeMap<String, ClientProcess>,
+    /// The clocks libfaketime gives clients, for those that have one.
+    pub clocks: BTreeMap<String, FakeClock>,
     /// The master's name (the `single` topology; `n1` for `redlock`).
     pub master: Arc<Mutex<String>>,
     pub faults: Plan,

@@ -35,12 +35,13 @@ pub struct ClientProcess {
     watchdog: Weak<Watchdog>,
 }
 
-/// Starts `argv` with `env` added to the lab's environment, its output to
-/// `log`, its group in `watchdog`'s care. An error when it cannot be
-/// started (the lab's exit 2).
+/// Starts `argv` with `env` added to the lab's environment and `cleared`
+/// taken from it, its output to `log`, its group in `watchdog`'s care. An
+/// error when it cannot be started (the lab's exit 2).
 pub fn spawn(
     argv: &[String],
     env: &[(String, String)],
+    cleared: &[&str],
     log: &Path,
     watchdog: &Arc<Watchdog>,
 ) -> io::Result<ClientProcess> {
@@ -51,6 +52,9 @@ pub fn spawn(
     let err = out.try_clone()?;
     let lab = std::process::id() as libc::pid_t;
     let mut cmd = Command::new(program);
+    for k in cleared {
+        cmd.env_remove(k);
+    }
     cmd.args(args)
         .envs(env.iter().cloned())
         .stdin(Stdio::null())
@@ -182,7 +186,8 @@ impl Drop for ClientProcess {
 }
 
 /// Kills, when the lab's end of its pipe closes, every group noted `+pgid`
-/// and not noted `-pgid` since.
+/// and not noted `-pgid` since, and removes every file noted `f<path>`
+/// (libfaketime's shared memory: the lab removes it itself when it can).
 pub struct Watchdog {
     pipe: std::sync::Mutex<Option<std::process::ChildStdin>>,
     child: std::sync::Mutex<std::process::Child>,
@@ -194,6 +199,7 @@ while read -r l; do gs="$gs $l"; done
 for g in $gs; do
   case $g in
     +*) p=${g#+}; case " $gs " in *" -$p "*) ;; *) kill -9 "-$p" 2>/dev/null;; esac;;
+    f/dev/shm/*) rm -f "${g#f}";;
   esac
 done"#;
 
@@ -214,7 +220,7 @@ impl Watchdog {
         }))
     }
 
-    fn note(&self, line: &str) {
+    pub(super) fn note(&self, line: &str) {
         let mut pipe = self.pipe.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = pipe.as_mut() {
             let _ = writeln!(p, "{line}");

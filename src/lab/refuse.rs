@@ -8,7 +8,8 @@
 //!   libfaketime is not installed ([`super::faketime`]);
 //! - a client's clock changed during the run (a `clock-jump` or
 //!   `clock-rate` fault on a client, `nemesis.clock_jump_target` `client` or
-//!   `any`): libfaketime sets a clock at the start;
+//!   `any`) when libfaketime is not installed; any jump of a client's
+//!   clock ([`super::faketime`] says why);
 //! - clock faults and pauses of the `sentinel`, clock faults of the `store`:
 //!   they run inside the lab's process;
 //! - `after = "cN:released"` and `"cN:lost"`: only the client knows when it
@@ -35,21 +36,26 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
         return Err(err(&e.0, e.1, e.2));
     }
     for (i, f) in s.faults.iter().enumerate() {
-        let key = format!("faults[{i}]");
-        let line = (f.line > 0).then_some(f.line);
+        // The key's own line, else the line of its `[[faults]]`.
+        let at = |k: &str| {
+            let key = format!("faults[{i}].{k}");
+            let line = key_line(text, &key).or((f.line > 0).then_some(f.line));
+            (key, line)
+        };
         if let Trigger::Released(_) | Trigger::Lost(_) = f.after {
             let m = "the lab sees when a client owns the lock (after = \"cN:acquired\"), not when it let go or lost it: only the client knows";
-            return Err(err(&format!("{key}.after"), line, m.into()));
+            let (key, line) = at("after");
+            return Err(err(&key, line, m.into()));
         }
         if let Some(m) = refused_action(&f.action, &is_client) {
-            return Err(err(&format!("{key}.host"), line, m));
+            let (key, line) = at("host");
+            return Err(err(&key, line, m));
         }
     }
     if let Some(n) = &s.nemesis {
         if n.clock_jump_every.is_some() && n.clock_jump_target != JumpTarget::Node {
-            let m = "the nemesis cannot jump a client's clock in the lab";
             let line = key_line(text, "nemesis.clock_jump_target");
-            return Err(err("nemesis.clock_jump_target", line, m.into()));
+            return Err(err("nemesis.clock_jump_target", line, refused_jump()));
         }
     }
     for c in &s.clients {
@@ -81,20 +87,19 @@ fn client_clocks(
     is_client: &dyn Fn(&str) -> bool,
 ) -> Option<(String, Option<usize>, String)> {
     let missing = super::faketime::library().is_none();
-    let why = "a client's clock is set through libfaketime, which is not installed \
-               (Debian's faketime package: apt-get install faketime)";
+    let why = format!("a client's clock is set through libfaketime, {MISSING}");
     if missing && s.clocks.drift > 0.0 {
         return Some((
             "clocks.drift".into(),
             key_line(text, "clocks.drift"),
-            why.into(),
+            why,
         ));
     }
     if missing && (s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0) {
         return Some((
             "clocks.offset".into(),
             key_line(text, "clocks.offset"),
-            why.into(),
+            why,
         ));
     }
     for (h, o) in &s.hosts {
@@ -105,7 +110,7 @@ fn client_clocks(
             return Some((table.clone(), clock_line(text, &table), m));
         }
         if set && missing && is_client(h) {
-            return Some((table.clone(), clock_line(text, &table), why.into()));
+            return Some((table.clone(), clock_line(text, &table), why));
         }
     }
     None
@@ -113,8 +118,9 @@ fn client_clocks(
 
 /// Why the lab cannot apply `a`, if it cannot.
 fn refused_action(a: &FaultAction, is_client: &dyn Fn(&str) -> bool) -> Option<String> {
-    let host = match a {
-        FaultAction::ClockJump { host, .. } | FaultAction::ClockRate { host, .. } => host,
+    let (host, jump) = match a {
+        FaultAction::ClockJump { host, .. } => (host, true),
+        FaultAction::ClockRate { host, .. } => (host, false),
         FaultAction::Pause { host, .. } => {
             return matches!(host, Target::Host(h) if h == "sentinel")
                 .then(|| "the lab cannot pause the sentinel (it runs inside the lab)".into());
@@ -122,15 +128,28 @@ fn refused_action(a: &FaultAction, is_client: &dyn Fn(&str) -> bool) -> Option<S
         _ => return None,
     };
     match host {
-        Target::Host(h) if is_client(h) => Some(format!(
-            "the lab cannot change the clock of client {h} during the run (it sets a client's clock at its start, through libfaketime)"
-        )),
+        Target::Host(h) if is_client(h) && jump => Some(refused_jump()),
+        Target::Host(h) if is_client(h) => super::faketime::library().is_none().then(|| {
+            format!("the lab changes the clock of client {h} through libfaketime, {MISSING}")
+        }),
         Target::Host(h) if h == "store" || h == "sentinel" => {
             Some(format!("the lab cannot change the clock of the {h}"))
         }
         _ => None,
     }
 }
+
+/// Why the lab cannot jump the wall clock of a client (always, today).
+fn refused_jump() -> String {
+    "the lab cannot jump a client's clock: libfaketime moves the monotonic clock with \
+     the wall clock, and a jump moves only the wall clock (its option to leave the \
+     monotonic clock alone breaks Python's sleeps in 0.9.10, Debian's)"
+        .to_string()
+}
+
+/// libfaketime is missing.
+const MISSING: &str =
+    "which is not installed (Debian's faketime package: apt-get install faketime)";
 
 /// The line of `[hosts.X]`'s clock key (`clock_rate`, else `clock_offset`).
 fn clock_line(text: &str, table: &str) -> Option<usize> {

@@ -14,6 +14,7 @@
 //! when the clients still running get SIGTERM, then SIGKILL.
 
 use super::clock::LabClock;
+use super::faketime::{self, FakeClock};
 use super::hosts::Hosts;
 use super::net::{LabNet, Route};
 use super::node::{NodeHost, Replica};
@@ -134,6 +135,7 @@ impl Lab {
             nodes,
             store,
             clients: BTreeMap::new(),
+            clocks: BTreeMap::new(),
             master,
             faults,
         };
@@ -210,9 +212,15 @@ impl Lab {
 
     fn spawn_clients(&mut self, setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<(), LabError> {
         for spec in &self.h.s.clients {
-            let env = client_env(&self.h.s, spec, setup.seed, &self.h.net);
+            let mut env = client_env(&self.h.s, spec, setup.seed, &self.h.net);
             let log = setup.logs.join(format!("{}.log", spec.name));
-            let p = process::spawn(&setup.cmd, &env, &log, watchdog).map_err(|e| {
+            let mut cleared: &[&str] = &[];
+            if let Some(clock) = self.fake_clock(setup, &spec.name, watchdog)? {
+                env.extend(clock.env());
+                cleared = &super::faketime::CLEARED;
+                self.h.clocks.insert(spec.name.clone(), clock);
+            }
+            let p = process::spawn(&setup.cmd, &env, cleared, &log, watchdog).map_err(|e| {
                 LabError::Command(format!(
                     "lab: cannot start the client command `{}`: {e}",
                     setup.cmd.join(" ")
@@ -230,6 +238,30 @@ impl Lab {
             );
         }
         Ok(())
+    }
+
+    /// The clock libfaketime gives `client` in this run, if it needs one:
+    /// its spec in `clients/<client>.faketime`.
+    fn fake_clock(
+        &self,
+        setup: &Setup,
+        client: &str,
+        watchdog: &Watchdog,
+    ) -> Result<Option<FakeClock>, LabError> {
+        let s = &self.h.s;
+        if !faketime::needed(s, setup.seed, client) {
+            return Ok(None);
+        }
+        // refuse::check made sure the library is there.
+        let lib = faketime::library().expect("libfaketime, checked before the run");
+        let (offset, rate) = crate::sim::clock_draws(s, setup.seed)[client];
+        let file = setup.logs.join(format!("{client}.faketime"));
+        let clock = FakeClock::start(&lib, &file, client, offset, rate)
+            .map_err(|e| LabError::Io(format!("lab: cannot set {client}'s clock: {e}")))?;
+        for f in clock.leftovers() {
+            watchdog.note(&format!("f{f}"));
+        }
+        Ok(Some(clock))
     }
 
     /// Runs the faults on the wall clock until the clients are done.
@@ -428,22 +460,11 @@ fn client_env(
             if c.fencing { "1" } else { "0" }.to_string(),
         ),
     ];
-    let (offset, rate) = crate::sim::clock_draws(s, seed)
-        .get(&c.name)
-        .copied()
-        .unwrap_or((0.0, 1.0));
-    let mut clock = Vec::new();
-    if super::faketime::needed(offset, rate) {
-        // refuse::check made sure the library is there.
-        let lib = super::faketime::library().expect("libfaketime, checked before the run");
-        clock = super::faketime::env(&lib, offset, rate);
-    }
     if s.cluster.topology == Topology::Single {
         env.push(("REDLOCK_SENTINEL", addr("sentinel")));
         env.push(("REDLOCK_MASTER_NAME", answer::MASTER_NAME.to_string()));
     }
-    let env = env.into_iter().map(|(k, v)| (k.to_string(), v));
-    env.chain(clock).collect()
+    env.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 impl Drop for Lab {

@@ -51,7 +51,7 @@ fn noted(dir: &Path) -> (Vec<i32>, Vec<String>) {
 }
 
 /// Alive: it exists and is no zombie.
-fn alive(pid: i32) -> bool {
+pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat
             .rsplit_once(')')

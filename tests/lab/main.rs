@@ -3,11 +3,13 @@
 //! respect, an upper bound far above what an idle machine needs), never an
 //! exact timing.
 
+mod clock;
 mod leftovers;
 mod link;
 mod node;
 mod outside;
 mod process;
+mod refusals;
 mod runs;
 mod sentinel;
 mod store;

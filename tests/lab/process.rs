@@ -12,7 +12,7 @@ const MS: Duration = Duration::from_millis(1);
 fn sh(script: &str, dir: &Path, watchdog: &Arc<Watchdog>) -> ClientProcess {
     let argv = ["sh".to_string(), "-c".to_string(), script.to_string()];
     let env = [("REDLOCK_CLIENT".to_string(), "c1".to_string())];
-    spawn(&argv, &env, &dir.join("c1.log"), watchdog).unwrap()
+    spawn(&argv, &env, &[], &dir.join("c1.log"), watchdog).unwrap()
 }
 
 /// Waits until `cond` holds, failing after a generous deadline.
@@ -141,7 +141,7 @@ async fn a_command_that_cannot_start_is_an_error() {
     let d = dir("missing");
     let argv = ["/nonexistent/driver".to_string()];
     let w = Watchdog::start().unwrap();
-    let e = spawn(&argv, &[], &d.join("c1.log"), &w)
+    let e = spawn(&argv, &[], &[], &d.join("c1.log"), &w)
         .err()
         .expect("spawned a missing program");
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);

@@ -186,3 +186,22 @@ fn with_fencing_the_stopped_clients_writes_are_refused() {
     let v = lab("tests/data/lab/paused_client.toml", "1..=1", 1, &set, &cmd);
     assert_eq!(v, ["safe"]);
 }
+
+#[test]
+fn a_client_clock_slowed_during_the_hold_writes_stale() {
+    assert!(
+        redlock_sim::lab::faketime::library().is_some(),
+        "libfaketime is missing: `bash scripts/test.sh` installs it (apt-get install faketime)"
+    );
+    let cmd = [BIN, "lab-client"];
+    let file = "tests/data/lab/client_clock_slows.toml";
+    assert_eq!(lab(file, "1..=2", 2, &[], &cmd), ["violation", "violation"]);
+    // The same change to rate 1: the offset the lab rewrites keeps the
+    // clock where it was, so nothing moves.
+    let text = std::fs::read_to_string(file).unwrap();
+    let same = std::env::temp_dir().join(format!("redlock-rate-one-{}.toml", std::process::id()));
+    std::fs::write(&same, text.replace("rate = 0.25", "rate = 1.0")).unwrap();
+    let v = lab(same.to_str().unwrap(), "1..=2", 2, &[], &cmd);
+    assert_eq!(v, ["safe", "safe"]);
+    let _ = std::fs::remove_file(&same);
+}
