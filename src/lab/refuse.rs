@@ -89,18 +89,10 @@ fn client_clocks(
     let missing = super::faketime::library().is_none();
     let why = format!("a client's clock is set through libfaketime, {MISSING}");
     if missing && s.clocks.drift > 0.0 {
-        return Some((
-            "clocks.drift".into(),
-            key_line(text, "clocks.drift"),
-            why,
-        ));
+        return Some(("clocks.drift".into(), key_line(text, "clocks.drift"), why));
     }
     if missing && (s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0) {
-        return Some((
-            "clocks.offset".into(),
-            key_line(text, "clocks.offset"),
-            why,
-        ));
+        return Some(("clocks.offset".into(), key_line(text, "clocks.offset"), why));
     }
     for (h, o) in &s.hosts {
         let set = o.clock_rate.is_some() || o.clock_offset.is_some();
