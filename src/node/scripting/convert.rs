@@ -33,7 +33,14 @@ pub fn reply_to_lua(lua: &Lua, f: &Frame) -> mlua::Result<Value> {
 pub fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result<Value> {
     if resp3 {
         match f {
-            Frame::Null => return Ok(Value::Nil),
+            Frame::Null | Frame::NullArray => return Ok(Value::Nil),
+            Frame::Pairs(pairs) => {
+                let items = pairs
+                    .iter()
+                    .map(|(a, b)| Frame::Array(vec![a.clone(), b.clone()]))
+                    .collect();
+                return reply_to_lua_as(lua, &Frame::Array(items), true);
+            }
             Frame::Boolean(b) => return Ok(Value::Boolean(*b)),
             Frame::Double(d) => {
                 let t = lua.create_table()?;
@@ -73,7 +80,7 @@ pub fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result<Value>
     Ok(match f {
         Frame::Integer(n) => Value::Number(*n as f64),
         Frame::Bulk(b) => Value::String(lua.create_string(b)?),
-        Frame::Null => Value::Boolean(false),
+        Frame::Null | Frame::NullArray => Value::Boolean(false),
         Frame::Simple(s) => {
             let t = lua.create_table()?;
             t.raw_set("ok", lua.create_string(s)?)?;
@@ -89,7 +96,11 @@ pub fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result<Value>
         }
         // The RESP3 kinds reach a script as their RESP2 forms (a script
         // speaks RESP2 to the commands it calls, as in Redis by default).
-        Frame::Map(_) | Frame::Boolean(_) | Frame::Double(_) | Frame::Verbatim(_) => {
+        Frame::Map(_)
+        | Frame::Pairs(_)
+        | Frame::Boolean(_)
+        | Frame::Double(_)
+        | Frame::Verbatim(_) => {
             return reply_to_lua(lua, &f.clone().into_resp2());
         }
     })
@@ -172,40 +183,4 @@ fn table_to_reply(t: &Table, resp3: bool) -> Frame {
     Frame::Array(items)
 }
 
-/// C's `printf("%.17g", d)`.
-pub fn fmt_g17(d: f64) -> String {
-    fmt_g(d, 17)
-}
-
-/// C's `printf("%.<p>g", d)` (Lua 5.1 prints numbers with `%.14g`).
-pub fn fmt_g(d: f64, p: i32) -> String {
-    if d.is_nan() {
-        return if d.is_sign_negative() { "-nan" } else { "nan" }.into();
-    }
-    if d.is_infinite() {
-        return if d < 0.0 { "-inf" } else { "inf" }.into();
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    let prec = p;
-    let e = format!("{:.*e}", (prec - 1) as usize, d);
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let x: i32 = exp.parse().unwrap_or(0);
-    if (-4..prec).contains(&x) {
-        let s = format!("{:.*}", (prec - 1 - x) as usize, d);
-        strip_zeros(&s)
-    } else {
-        let m = strip_zeros(mantissa);
-        let sign = if x < 0 { '-' } else { '+' };
-        format!("{m}e{sign}{:02}", x.abs())
-    }
-}
-
-fn strip_zeros(s: &str) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s.to_string()
-    }
-}
+pub use crate::node::format::{fmt_g, fmt_g17};
