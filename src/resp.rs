@@ -38,6 +38,12 @@ pub enum Frame {
     Array(Vec<Frame>),
     /// RESP3 map (`%`), in order; under RESP2 a flat array of keys and values.
     Map(Vec<(Frame, Frame)>),
+    /// Pairs in order: under RESP3 an array of two-element arrays, under
+    /// RESP2 a flat array (`ZRANGE ... WITHSCORES`).
+    Pairs(Vec<(Frame, Frame)>),
+    /// The null of an array reply: `*-1` under RESP2, `_` under RESP3
+    /// (`BLPOP`'s timeout, `LPOP key count` of no key).
+    NullArray,
     /// RESP3 boolean (`#t`/`#f`); under RESP2 the integer 1 or 0.
     Boolean(bool),
     /// RESP3 double (`,`), as the text Redis writes (`3.5`, `inf`, `-inf`);
@@ -112,6 +118,19 @@ impl Frame {
             Frame::Integer(n) => line(out, b':', n.to_string().as_bytes()),
             Frame::Null if v3 => out.extend_from_slice(b"_\r\n"),
             Frame::Null => out.extend_from_slice(b"$-1\r\n"),
+            Frame::NullArray if v3 => out.extend_from_slice(b"_\r\n"),
+            Frame::NullArray => out.extend_from_slice(b"*-1\r\n"),
+            Frame::Pairs(pairs) => {
+                let n = if v3 { pairs.len() } else { 2 * pairs.len() };
+                line(out, b'*', n.to_string().as_bytes());
+                for (a, b) in pairs {
+                    if v3 {
+                        out.extend_from_slice(b"*2\r\n");
+                    }
+                    a.encode_as(proto, out);
+                    b.encode_as(proto, out);
+                }
+            }
             Frame::Bulk(b) => bulk(out, b),
             Frame::Array(items) => {
                 line(out, b'*', items.len().to_string().as_bytes());
@@ -161,12 +180,13 @@ impl Frame {
     pub fn into_resp2(self) -> Frame {
         match self {
             Frame::Array(items) => Frame::Array(items.into_iter().map(Frame::into_resp2).collect()),
-            Frame::Map(pairs) => Frame::Array(
+            Frame::Map(pairs) | Frame::Pairs(pairs) => Frame::Array(
                 pairs
                     .into_iter()
                     .flat_map(|(k, v)| [k.into_resp2(), v.into_resp2()])
                     .collect(),
             ),
+            Frame::NullArray => Frame::Null,
             Frame::Boolean(b) => Frame::Integer(b as i64),
             Frame::Double(d) => Frame::Bulk(Bytes::from(d)),
             Frame::Verbatim(b) => Frame::Bulk(b),
@@ -490,6 +510,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Ok(()) => {}
             }
         }
+    }
+
+    /// Reads more bytes into the buffer, parsing nothing (a blocked
+    /// server-side connection watching for its peer's close).
+    /// Cancel-safe: bytes read are kept.
+    pub async fn read_more(&mut self) -> Result<(), ConnError> {
+        self.fill().await
     }
 
     async fn fill(&mut self) -> Result<(), ConnError> {

@@ -93,6 +93,9 @@ pub fn lock_keys(node: &Node, resources: &[String]) -> BTreeMap<String, String> 
             .next()
             .map(|(f, _)| String::from_utf8_lossy(f).into_owned())
             .unwrap_or_default(),
+        // No lock this project knows keeps its token in a list or a sorted
+        // set (python-redis-lock's list is a signal, not the lock).
+        node::keyspace::Value::List(_) | node::keyspace::Value::ZSet(_) => String::new(),
     };
     ks.entries()
         .filter_map(|(k, e)| {

@@ -4,7 +4,7 @@
 use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
-use super::{hashes, keys, replication, scripting, server, strings};
+use super::{hashes, keys, lists, replication, scripting, server, strings, zsets};
 use crate::resp::Frame;
 use bytes::Bytes;
 
@@ -35,6 +35,7 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("ttl", 2, keys::ttl),
     ("flushall", -1, keys::flushall),
     ("type", 2, keys::type_of),
+    ("keys", 2, keys::keys),
     ("hset", -4, hashes::hset),
     ("hget", 3, hashes::hget),
     ("hexists", 3, hashes::hexists),
@@ -42,6 +43,28 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("hdel", -3, hashes::hdel),
     ("hlen", 2, hashes::hlen),
     ("hgetall", 2, hashes::hgetall),
+    ("lpush", -3, lists::lpush),
+    ("rpush", -3, lists::rpush),
+    ("lpushx", -3, lists::lpushx),
+    ("rpushx", -3, lists::rpushx),
+    ("lpop", -2, lists::lpop),
+    ("rpop", -2, lists::rpop),
+    ("llen", 2, lists::llen),
+    ("lrange", 4, lists::lrange),
+    ("lindex", 3, lists::lindex),
+    ("lrem", 4, lists::lrem),
+    ("ltrim", 4, lists::ltrim),
+    ("blpop", -3, lists::blpop),
+    ("brpop", -3, lists::brpop),
+    ("zadd", -4, zsets::zadd),
+    ("zrem", -3, zsets::zrem),
+    ("zcard", 2, zsets::zcard),
+    ("zscore", 3, zsets::zscore),
+    ("zrank", 3, zsets::zrank),
+    ("zcount", 4, zsets::zcount),
+    ("zrange", -4, zsets::zrange),
+    ("zrangebyscore", -4, zsets::zrangebyscore),
+    ("zremrangebyscore", 4, zsets::zremrangebyscore),
     ("eval", -3, scripting::eval),
     ("evalsha", -3, scripting::evalsha),
     ("script", -2, scripting::script),
@@ -65,12 +88,27 @@ const WRITES: &[&str] = &[
     "hset",
     "hincrby",
     "hdel",
+    "lpush",
+    "rpush",
+    "lpushx",
+    "rpushx",
+    "lpop",
+    "rpop",
+    "lrem",
+    "ltrim",
+    "blpop",
+    "brpop",
+    "zadd",
+    "zrem",
+    "zremrangebyscore",
     "eval",
     "evalsha",
 ];
 
 /// Commands Redis 7 flags `noscript`: a script may not call them.
 const NOSCRIPT: &[&str] = &[
+    "blpop",
+    "brpop",
     "eval",
     "evalsha",
     "script",
@@ -107,20 +145,33 @@ pub fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
 
 /// Runs one command and returns its reply.
 pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    match checked(ks, args) {
+        Ok(handler) => handler(ks, args, now),
+        Err(refused) => refused,
+    }
+}
+
+/// The error reply when `args` is refused before it runs (unknown, wrong
+/// arity, a write on a replica).
+pub fn refuse(ks: &Keyspace, args: &[Bytes]) -> Option<Frame> {
+    checked(ks, args).err()
+}
+
+fn checked(ks: &Keyspace, args: &[Bytes]) -> Result<Handler, Frame> {
     let Some(name) = args.first() else {
-        return Frame::err("ERR empty command");
+        return Err(Frame::err("ERR empty command"));
     };
     let lname = String::from_utf8_lossy(name).to_ascii_lowercase();
     let Some((cname, arity, handler)) = TABLE.iter().find(|(n, _, _)| *n == lname) else {
-        return unknown_command(args);
+        return Err(unknown_command(args));
     };
     if !arity_ok(*arity, args.len()) {
-        return wrong_arity(cname);
+        return Err(wrong_arity(cname));
     }
     if ks.role != Role::Master && WRITES.contains(cname) {
-        return read_only();
+        return Err(read_only());
     }
-    handler(ks, args, now)
+    Ok(*handler)
 }
 
 pub fn arity_ok(arity: i32, argc: usize) -> bool {

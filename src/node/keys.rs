@@ -1,6 +1,6 @@
 //! Keyspace commands: `DEL`, `EXISTS`, `EXPIRE`, `EXPIREAT`, `PEXPIRE`,
-//! `PEXPIREAT` (with `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `TYPE`, `FLUSHALL`;
-//! they work on a key of any type.
+//! `PEXPIREAT` (with `NX`/`XX`/`GT`/`LT`), `PTTL`, `TTL`, `TYPE`, `FLUSHALL`,
+//! `KEYS`; they work on a key of any type.
 
 use super::errors::{is, not_an_integer, syntax_error};
 use super::keyspace::{parse_i64, Keyspace, Role};
@@ -133,4 +133,68 @@ pub fn flushall(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     }
     ks.flush();
     Frame::ok()
+}
+
+/// `KEYS pattern`: every live key matching the glob, in key order (Redis's
+/// order is its hash table's; callers such as python-redis-lock's
+/// `reset_all` do not depend on it).
+pub fn keys(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let names: Vec<Bytes> = ks
+        .entries()
+        .filter(|(k, _)| glob_match(&args[1], k))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let live = names.into_iter().filter(|k| ks.exists(k, now));
+    Frame::Array(live.map(Frame::Bulk).collect())
+}
+
+/// Redis's `stringmatchlen`: `*`, `?`, `[...]` (with `^` and ranges) and
+/// `\` escapes, case-sensitive.
+pub fn glob_match(pattern: &[u8], s: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => s.is_empty(),
+        Some((b'*', rest)) => (0..=s.len()).any(|i| glob_match(rest, &s[i..])),
+        Some((b'?', rest)) => !s.is_empty() && glob_match(rest, &s[1..]),
+        Some((b'[', rest)) => match (s.split_first(), class(rest)) {
+            (Some((&c, tail)), Some((set, after))) => set(c) && glob_match(after, tail),
+            _ => false,
+        },
+        Some((b'\\', rest)) if !rest.is_empty() => {
+            s.first() == Some(&rest[0]) && glob_match(&rest[1..], &s[1..])
+        }
+        Some((&p, rest)) => s.first() == Some(&p) && glob_match(rest, &s[1..]),
+    }
+}
+
+/// A `[...]` class after its `[`: its test and the pattern after its `]`
+/// (an unclosed class runs to the end, as in Redis).
+fn class(p: &[u8]) -> Option<(impl Fn(u8) -> bool + '_, &[u8])> {
+    let (not, body) = match p.split_first() {
+        Some((b'^', rest)) => (true, rest),
+        _ => (false, p),
+    };
+    let mut i = 0;
+    let mut items: Vec<(u8, u8)> = Vec::new();
+    while i < body.len() && body[i] != b']' {
+        if body[i] == b'\\' && i + 1 < body.len() {
+            items.push((body[i + 1], body[i + 1]));
+            i += 2;
+        } else if i + 2 < body.len() && body[i + 1] == b'-' && body[i + 2] != b']' {
+            let (a, b) = (body[i], body[i + 2]);
+            items.push((a.min(b), a.max(b)));
+            i += 3;
+        } else {
+            items.push((body[i], body[i]));
+            i += 1;
+        }
+    }
+    let after = if i < body.len() {
+        &body[i + 1..]
+    } else {
+        &body[i..]
+    };
+    Some((
+        move |c: u8| items.iter().any(|(a, b)| (*a..=*b).contains(&c)) != not,
+        after,
+    ))
 }

@@ -7,90 +7,16 @@
 //! `HSET k f v...`, `HDEL k f...`), for the append-only file and for replicas
 //! to apply. `HINCRBY` is recorded as the `HSET` of its result, and an `HDEL`
 //! that empties a hash as `DEL k`: the same data, and an effect never depends
-//! on the state it is applied to.
+//! on the state it is applied to. Lists are the exception, as in Redis: a pop,
+//! `LREM` and `LTRIM` are recorded as themselves (`LPOP k n`, ...), which
+//! the same list, in the same order of effects, turns into the same data.
 
 use super::errors::wrong_type;
 use crate::resp::Frame;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 
-/// A hash: fields and values in insertion order, the order Redis keeps for a
-/// small hash (a listpack) and replies with. A new field goes last; setting
-/// an existing one keeps its place. (Redis converts a hash of more than 128
-/// fields or with a value over 64 bytes to a hash table, whose order is its
-/// own; lock clients' hashes are small.)
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Hash {
-    pairs: Vec<(Bytes, Bytes)>,
-}
-
-impl Hash {
-    pub fn get(&self, field: &[u8]) -> Option<&Bytes> {
-        self.pairs
-            .iter()
-            .find(|(f, _)| f.as_ref() == field)
-            .map(|(_, v)| v)
-    }
-
-    /// Sets `field`; true if it is new.
-    pub fn set(&mut self, field: Bytes, value: Bytes) -> bool {
-        match self.pairs.iter_mut().find(|(f, _)| *f == field) {
-            Some((_, v)) => {
-                *v = value;
-                false
-            }
-            None => {
-                self.pairs.push((field, value));
-                true
-            }
-        }
-    }
-
-    /// Removes `field`; true if it was there.
-    pub fn remove(&mut self, field: &[u8]) -> bool {
-        let before = self.pairs.len();
-        self.pairs.retain(|(f, _)| f.as_ref() != field);
-        self.pairs.len() != before
-    }
-
-    pub fn len(&self) -> usize {
-        self.pairs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
-    }
-
-    /// Fields and values in Redis's order.
-    pub fn iter(&self) -> impl Iterator<Item = &(Bytes, Bytes)> {
-        self.pairs.iter()
-    }
-}
-
-/// A stored value: Redis's string or hash type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Value {
-    Str(Bytes),
-    Hash(Hash),
-}
-
-impl Value {
-    /// The name `TYPE` replies with.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Str(_) => "string",
-            Value::Hash(_) => "hash",
-        }
-    }
-
-    /// The string, if this is one.
-    pub fn as_str(&self) -> Option<&Bytes> {
-        match self {
-            Value::Str(b) => Some(b),
-            Value::Hash(_) => None,
-        }
-    }
-}
+pub use super::values::{Hash, Value, ZSet};
 
 /// One stored value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,7 +41,9 @@ pub enum Role {
 /// The data of one node.
 #[derive(Debug)]
 pub struct Keyspace {
-    entries: BTreeMap<Bytes, Entry>,
+    /// Every key (the list and sorted-set commands reach in: [`super::lists`],
+    /// [`super::zsets`]).
+    pub(super) entries: BTreeMap<Bytes, Entry>,
     /// Script cache and Lua state (not part of snapshots or the AOF).
     pub scripts: super::scripting::Scripts,
     pub role: Role,
@@ -330,9 +258,14 @@ impl Keyspace {
         self.entries.iter()
     }
 
-    fn effect(&mut self, cmd: Vec<Bytes>) {
+    pub(super) fn effect(&mut self, cmd: Vec<Bytes>) {
         self.offset += 1;
         self.effects.push(cmd);
+    }
+
+    /// The effects recorded since the last [`Keyspace::take_effects`].
+    pub fn pending_effects(&self) -> &[Vec<Bytes>] {
+        &self.effects
     }
 
     /// Takes the effects recorded since the last call.

@@ -5,23 +5,29 @@
 //! turmoil one in the simulation) and answers each request with
 //! [`Node::execute`]. [`active_expiry`] is the background sweep Redis runs ten
 //! times a second. Commands live one family per file: [`strings`], [`keys`],
-//! [`hashes`], [`scripting`], [`server`]; [`command`] dispatches them. The
+//! [`hashes`], [`lists`], [`zsets`], [`scripting`], [`server`]; [`command`]
+//! dispatches them; a client's `BLPOP` that must wait waits in [`blocking`]. The
 //! state of a connection (protocol, client id, name) is kept by
 //! [`handle_connection`] in a [`session::Session`]; the commands that need it
 //! (`HELLO`, `CLIENT`, `AUTH`) are answered in [`session`], never reaching
 //! [`Node::execute`].
 
+pub mod blocking;
 pub mod command;
 pub mod errors;
+pub mod format;
 pub mod hashes;
 pub mod keys;
 pub mod keyspace;
+pub mod lists;
 pub mod persistence;
 pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod session;
 pub mod strings;
+pub mod values;
+pub mod zsets;
 
 use crate::clock::Clock;
 use crate::resp::{ConnError, Connection, Frame};
@@ -52,6 +58,8 @@ pub struct Node {
     repl: Arc<replication::Shared>,
     /// The last client id given out (see [`session`]).
     last_client_id: Arc<AtomicU64>,
+    /// Clients blocked in `BLPOP`/`BRPOP` (see [`blocking`]).
+    blocked: Arc<Mutex<blocking::Blocked>>,
 }
 
 impl Node {
@@ -67,6 +75,7 @@ impl Node {
             sinks: Arc::new(Mutex::new(Vec::new())),
             repl: Arc::default(),
             last_client_id: Arc::default(),
+            blocked: Arc::default(),
         }
     }
 
@@ -94,6 +103,7 @@ impl Node {
     pub fn with_keyspace<T>(&self, f: impl FnOnce(&mut Keyspace) -> T) -> T {
         let mut ks = self.keyspace();
         let out = f(&mut ks);
+        self.serve_blocked(&mut ks);
         let effects = ks.take_effects();
         if !effects.is_empty() {
             for sink in self.sinks.lock().unwrap_or_else(|e| e.into_inner()).iter() {
@@ -101,6 +111,24 @@ impl Node {
             }
         }
         out
+    }
+
+    /// Serves the clients blocked on the keys the last command pushed to
+    /// (their pops join its effects).
+    fn serve_blocked(&self, ks: &mut Keyspace) {
+        let mut blocked = self.blocked();
+        if blocked.is_empty() {
+            return;
+        }
+        let ready = blocking::ready_keys(ks.pending_effects());
+        if !ready.is_empty() {
+            blocked.serve(ks, &ready, self.clock.wall_ms());
+        }
+    }
+
+    /// The blocked clients (lock the keyspace first, as everything does).
+    pub fn blocked(&self) -> MutexGuard<'_, blocking::Blocked> {
+        self.blocked.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Locks and returns the keyspace, for reading. Writes go through
@@ -170,6 +198,12 @@ where
                 return replication::serve_sync(node, conn).await;
             }
             // `QUIT`: +OK, then the server closes the connection.
+            Ok(Some(args)) if blocking::is_blocking_pop(&args) => {
+                match blocking::block(&node, &mut conn, &args).await {
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
             Ok(Some(args)) if session::is_quit(&args) => {
                 let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
                 return;

@@ -147,7 +147,9 @@ pub fn attach_synced(node: &Node, master: &str) {
 }
 
 /// Applies one effect (`SET k v [PXAT t]`, `PEXPIREAT k t`, `DEL k...`,
-/// `FLUSHALL`, `HSET k f v...`, `HDEL k f...`) as it was recorded: no role check, no expiry check (an expired
+/// `FLUSHALL`, `HSET k f v...`, `HDEL k f...`, `LPUSH`/`RPUSH k e...`,
+/// `LPOP`/`RPOP k n`, `LREM k n e`, `LTRIM k a b`, `ZADD k s m...`, `ZREM k
+/// m...`) as it was recorded: no role check, no expiry check (an expired
 /// key on a replica stays until its master's `DEL`). Used for the replication
 /// stream and for replaying the append-only file.
 pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
@@ -180,6 +182,26 @@ pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
         ks.hset(&cmd[1], &pairs);
     } else if is(name, "hdel") && cmd.len() >= 3 {
         ks.hdel(&cmd[1], &cmd[2..]);
+    } else if (is(name, "lpush") || is(name, "rpush")) && cmd.len() >= 3 {
+        ks.push(&cmd[1], is(name, "lpush"), &cmd[2..]);
+    } else if (is(name, "lpop") || is(name, "rpop")) && cmd.len() == 3 {
+        let n = usize::try_from(int(&cmd[2])?).map_err(|_| bad())?;
+        ks.pop(&cmd[1], is(name, "lpop"), n);
+    } else if is(name, "lrem") && cmd.len() == 4 {
+        ks.lrem(&cmd[1], int(&cmd[2])?, &cmd[3]);
+    } else if is(name, "ltrim") && cmd.len() == 4 {
+        ks.ltrim(&cmd[1], int(&cmd[2])?, int(&cmd[3])?);
+    } else if is(name, "zadd") && cmd.len() >= 4 && cmd.len().is_multiple_of(2) {
+        let mut pairs = Vec::new();
+        for p in cmd[2..].chunks(2) {
+            let s = std::str::from_utf8(&p[0])
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok());
+            pairs.push((s.filter(|s| !s.is_nan()).ok_or_else(bad)?, p[1].clone()));
+        }
+        ks.zadd(&cmd[1], &pairs);
+    } else if is(name, "zrem") && cmd.len() >= 3 {
+        ks.zrem(&cmd[1], &cmd[2..]);
     } else {
         return Err(bad());
     }
@@ -188,8 +210,9 @@ pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
 
 /// The keyspace as commands: `FLUSHALL`, then for every key not expired at
 /// `now` (all keys when `now` is `None`), in key order, `SET k v [PXAT t]`
-/// for a string, `HSET k f v...` (fields in the hash's order) and `PEXPIREAT
-/// k t` if it has an expiry, for a hash.
+/// for a string; `HSET k f v...` (fields in the hash's order), `RPUSH k
+/// e...` or `ZADD k s m...`, then `PEXPIREAT k t` if it has an expiry, for
+/// the other types.
 pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
     let mut out = vec![vec![Bytes::from_static(b"FLUSHALL")]];
     for (k, e) in ks.entries() {
@@ -200,7 +223,7 @@ pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
         match &e.value {
             Value::Str(v) => {
                 let mut cmd = vec![Bytes::from_static(b"SET"), k.clone(), v.clone()];
-                if let Some(t) = at {
+                if let Some(t) = at.clone() {
                     cmd.push(Bytes::from_static(b"PXAT"));
                     cmd.push(t);
                 }
@@ -213,10 +236,23 @@ pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
                     cmd.push(v.clone());
                 }
                 out.push(cmd);
-                if let Some(t) = at {
-                    out.push(vec![Bytes::from_static(b"PEXPIREAT"), k.clone(), t]);
-                }
             }
+            Value::List(l) => {
+                let mut cmd = vec![Bytes::from_static(b"RPUSH"), k.clone()];
+                cmd.extend(l.iter().cloned());
+                out.push(cmd);
+            }
+            Value::ZSet(z) => {
+                let mut cmd = vec![Bytes::from_static(b"ZADD"), k.clone()];
+                for (m, s) in z.iter() {
+                    cmd.push(Bytes::from(s.to_string()));
+                    cmd.push(m.clone());
+                }
+                out.push(cmd);
+            }
+        }
+        if let (Some(t), false) = (at, matches!(e.value, Value::Str(_))) {
+            out.push(vec![Bytes::from_static(b"PEXPIREAT"), k.clone(), t]);
         }
     }
     out
@@ -681,5 +717,43 @@ mod tests {
         assert_eq!(s.get(b"h", 6000), a.get(b"h", 6000));
         assert_eq!(snapshot(&a, None)[1], cmd("HSET h f1 2 f3 3"));
         assert_eq!(snapshot(&a, None)[2], cmd("PEXPIREAT h 8000"));
+    }
+
+    #[test]
+    fn list_and_zset_effects_and_snapshots_replay_to_the_same_keyspace() {
+        let mut a = Keyspace::default();
+        a.push(&b("l"), false, &cmd("a b c d e f"));
+        a.push(&b("l"), true, &[b("z")]);
+        assert_eq!(a.pop(b"l", true, 2), cmd("z a"));
+        assert_eq!(a.pop(b"l", false, 1), cmd("f"));
+        assert_eq!(a.lrem(b"l", -1, b"c"), 1);
+        a.ltrim(b"l", 0, 1);
+        a.push(&b("l2"), false, &[b("x")]);
+        a.pop(b"l2", true, 1);
+        a.zadd(&b("z"), &[(3.0, b("c")), (1.0, b("a")), (2.0, b("b")), (0.1, b("d"))]);
+        a.zadd(&b("z"), &[(6.0, b("a"))]);
+        assert_eq!(a.zrem(b"z", &cmd("c d")), 2);
+        a.set_expiry(b"z", 100000);
+        a.zadd(&b("z2"), &[(1.0, b("x"))]);
+        a.zrem(b"z2", &[b("x")]);
+        let mut r = Keyspace::default();
+        r.role = Role::Replica {
+            master: "n1:6379".into(),
+            link_up: true,
+        };
+        for e in a.take_effects() {
+            apply_effect(&mut r, &e).unwrap();
+        }
+        let ea: Vec<_> = a.entries().collect();
+        assert_eq!(ea, r.entries().collect::<Vec<_>>());
+        assert_eq!(ea.len(), 2, "l and z; l2 and z2 emptied and deleted");
+        let mut s = Keyspace::default();
+        for e in snapshot(&a, None) {
+            apply_effect(&mut s, &e).unwrap();
+        }
+        assert_eq!(ea, s.entries().collect::<Vec<_>>());
+        assert_eq!(snapshot(&a, None)[1], cmd("RPUSH l b d"));
+        assert_eq!(snapshot(&a, None)[2], cmd("ZADD z 2 b 6 a"));
+        assert_eq!(snapshot(&a, None)[3], cmd("PEXPIREAT z 100000"));
     }
 }
