@@ -16,6 +16,7 @@ mod differential;
 mod differential_reentrant;
 mod differential_resp3;
 mod differential_scripts;
+mod differential_types;
 mod lock_libraries;
 mod own_lock;
 mod real_redis;
