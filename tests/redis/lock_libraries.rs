@@ -87,6 +87,18 @@ const DRIVERS: &[Driver] = &[
         args: &["semaphore_driver.js"],
         masters: 3,
     },
+    Driver {
+        name: "python-redis-lock",
+        program: Program::Python,
+        args: &["python_redis_lock.py"],
+        masters: 1,
+    },
+    Driver {
+        name: "redis-semaphore-semaphore",
+        program: Program::Node,
+        args: &["counting_semaphore_driver.js"],
+        masters: 1,
+    },
 ];
 
 fn python() -> PathBuf {
@@ -106,7 +118,7 @@ fn check_installed() {
     if !ok(Command::new("redis-server").arg("--version")) {
         missing.push("redis-server: apt-get install redis-server".to_string());
     }
-    if !ok(Command::new(python()).args(["-c", "import redis, pottery, redlock"])) {
+    if !ok(Command::new(python()).args(["-c", "import redis, pottery, redlock, redis_lock"])) {
         missing.push(
             "the Python lock libraries: python3 -m venv tests/libs/python/.venv && \
              tests/libs/python/.venv/bin/pip install -r tests/libs/python/requirements.txt"
@@ -398,6 +410,33 @@ fn expected_transcripts_hold_the_key_behaviours() {
             "b tryAcquire (300 ms): false",
             "f tryAcquire: true",
             "onLockLost: \"LostLockError: Lost mutex for key mutex:lost\"",
+        ],
+    );
+    has(
+        "python-redis-lock",
+        &[
+            "a acquires: True",
+            "b acquires, waiting 1 s: False",
+            "b got it: True",
+            "b woke within 0.5 s of the release: True",
+            "signal list after release: 1",
+            "d waits 2 s (no signal; the key expires meanwhile): True",
+            "after 2.5 s: owner: 'e'",
+            "signal pushed: 1",
+            "reset_all: None",
+        ],
+    );
+    has(
+        "redis-semaphore-semaphore",
+        &[
+            "key type: \"zset\"",
+            "holders: [\"a\",\"b\"]",
+            "x tryAcquire (300 ms): false",
+            "holders: [\"b\",\"x\"]",
+            "after 500 ms: t tryAcquire: true",
+            "after 1200 ms: isAcquired: true",
+            "onLockLost: \"LostLockError: Lost semaphore for key semaphore:lost\"",
+            "n tryAcquire 2: false",
         ],
     );
 }
