@@ -1,0 +1,85 @@
+// redis-semaphore's `Mutex` (one Redis) over ioredis under redlock-sim lab:
+// a driver, as a user writes one.
+//
+//     npm install redis-semaphore@5.8.0 ioredis@5.9.3
+//     redlock-sim lab scenarios/failover_race.toml -- node drivers/node/redis_semaphore_mutex.js
+//
+// The lab starts one copy per client, with the scenario in its environment
+// (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
+// lock with redis-semaphore, tell the store it holds it (HELD, for the TTL:
+// redis-semaphore computes no validity), write to the store REDLOCK_WRITES
+// times over the hold, checking first that redis-semaphore still holds it,
+// tell the store it let go (RELEASED), release. redis-semaphore refreshes the
+// lock on its own (every 0.8 × lockTimeout, its default; every ttl/3 with
+// REDLOCK_RENEW=1) and calls `onLockLost` when a refresh finds it gone: the
+// driver then writes no more. In the `single` topology ioredis finds the
+// master through the sentinel (its `sentinels` option), as a deployment with
+// a sentinel does.
+"use strict";
+const Redis = require("ioredis");
+const { Mutex } = require("redis-semaphore");
+
+const env = process.env;
+const me = env.REDLOCK_CLIENT;
+const resource = env.REDLOCK_RESOURCE;
+const ttl = Number(env.REDLOCK_TTL_MS);
+const writes = Number(env.REDLOCK_WRITES);
+const timeout = Number(env.REDLOCK_REQUEST_TIMEOUT_MS);
+const duration = Number(env.REDLOCK_DURATION_MS);
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+const range = (name) => {
+  const [lo, hi] = env[name].split("..").map(Number);
+  return lo + Math.random() * ((hi ?? lo) - lo);
+};
+const hostPort = (addr) => {
+  const [host, port] = addr.split(":");
+  return { host, port: Number(port) };
+};
+
+async function main() {
+  // Fail fast while the master is down, as a lock must not wait on one.
+  const fast = { commandTimeout: timeout, enableOfflineQueue: false, maxRetriesPerRequest: 0 };
+  const redis = env.REDLOCK_SENTINEL
+    ? new Redis({ sentinels: [hostPort(env.REDLOCK_SENTINEL)], name: env.REDLOCK_MASTER_NAME, ...fast })
+    : new Redis({ ...hostPort(env.REDLOCK_NODES.split(",")[0]), ...fast });
+  redis.on("error", () => {}); // the master is gone: ioredis reconnects
+  const store = new Redis(hostPort(env.REDLOCK_STORE));
+  const options = {
+    lockTimeout: ttl,
+    acquireTimeout: Number(env.REDLOCK_RETRY_COUNT) * Number(env.REDLOCK_RETRY_DELAY_MS),
+    retryInterval: Number(env.REDLOCK_RETRY_DELAY_MS),
+    ...(env.REDLOCK_RENEW === "1" ? { refreshInterval: Math.round(ttl / 3) } : {}),
+  };
+  // redis-semaphore keeps the lock under "mutex:<key>".
+  await store.call("LOCKKEY", resource, `mutex:${resource}`);
+  const start = Date.now();
+  await sleep(Number(env.REDLOCK_START_MS));
+  while (Date.now() - start < duration) {
+    await sleep(range("REDLOCK_THINK_MS"));
+    let lost = false;
+    const mutex = new Mutex(redis, resource, { ...options, onLockLost: () => { lost = true; } });
+    // A master that is gone: try again after thinking.
+    if (!(await mutex.tryAcquire().catch(() => false))) continue;
+    const heldAt = Date.now();
+    // With clients.fencing the store hands out the tokens and refuses stale ones.
+    const fence = env.REDLOCK_FENCING === "1" ? [await store.call("FENCE", me, resource)] : [];
+    await store.call("HELD", me, resource, ttl);
+    const hold = env.REDLOCK_HOLD_MS === "validity" ? ttl : range("REDLOCK_HOLD_MS");
+    for (let k = 0; k < writes; k++) {
+      await sleep(heldAt + (writes > 1 ? (hold * k) / (writes - 1) : 0) - Date.now());
+      if (k > 0 && (lost || !mutex.isAcquired)) break; // onLockLost was called
+      await store.call("WRITE", me, resource, ...fence).catch((e) => {
+        if (!String(e.message).startsWith("REJECTED")) throw e; // REJECTED: a later holder's token came first
+      });
+    }
+    await sleep(heldAt + hold - Date.now());
+    await store.call("RELEASED", me, resource);
+    await mutex.release().catch(() => {});
+  }
+  process.exit(0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
