@@ -28,28 +28,10 @@ pub fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&scenario.name).join("lab"));
-    let list: Vec<u64> = seeds.clone().collect();
-    let results = map_in_order(
-        list.len(),
-        a.jobs.max(1),
-        |i| {
-            let seed = list[i];
-            let out = dir.join(format!("seed-{seed}"));
-            let r = run_one(scenario, seed, &a.cmd, &out, &a.sets);
-            if let Ok(r) = &r {
-                eprintln!("seed {seed}: {}", r.run.check.verdict.as_str());
-            }
-            r
-        },
-        |r| r.is_err(),
-    );
-    let mut rows = Vec::new();
-    for r in results.into_iter().flatten() {
-        match r {
-            Ok(r) => rows.push(RunRow::from_run(&r.run, Vec::new())),
-            Err(code) => return code,
-        }
-    }
+    let rows = match run_seeds(a, scenario, seeds.clone(), &dir) {
+        Ok(rows) => rows,
+        Err(code) => return code,
+    };
     match write(
         &dir,
         scenario,
@@ -81,7 +63,42 @@ pub fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
     }
 }
 
-fn write(
+/// Runs every seed of `seeds` into `dir/seed-<N>/`, `a.jobs` at once; the
+/// rows in seed order, or the exit code of the first run that could not be
+/// done.
+pub fn run_seeds(
+    a: &Args,
+    scenario: &Scenario,
+    seeds: RangeInclusive<u64>,
+    dir: &Path,
+) -> Result<Vec<RunRow>, u8> {
+    let list: Vec<u64> = seeds.collect();
+    let results = map_in_order(
+        list.len(),
+        a.jobs.max(1),
+        |i| {
+            let seed = list[i];
+            let out = dir.join(format!("seed-{seed}"));
+            let r = run_one(scenario, seed, &a.cmd, &out, &a.sets);
+            if let Ok(r) = &r {
+                eprintln!("seed {seed}: {}", r.run.check.verdict.as_str());
+            }
+            r
+        },
+        |r| r.is_err(),
+    );
+    let mut rows = Vec::new();
+    for r in results.into_iter().flatten() {
+        match r {
+            Ok(r) => rows.push(RunRow::from_run(&r.run, Vec::new())),
+            Err(code) => return Err(code),
+        }
+    }
+    Ok(rows)
+}
+
+/// Writes a lab sweep's files; the lines to print.
+pub fn write(
     dir: &Path,
     scenario: &Scenario,
     file: &str,

@@ -15,6 +15,7 @@ use std::time::Duration;
 pub mod frontier;
 pub mod lab;
 pub mod lab_seeds;
+pub mod matrix;
 pub mod progress;
 pub mod run;
 pub mod set;
@@ -186,6 +187,24 @@ enum Command {
     /// The built-in client as a lab client: reads the lab's environment
     /// (REDLOCK_*), takes the lock, writes, releases, until the duration.
     LabClient,
+    /// The library matrix: every library of FILE (a lab client command of
+    /// its kind, single or redlock) on every fault's scenario for its kind,
+    /// each a lab sweep into DIR/<library>/<fault>/; then matrix.csv,
+    /// matrix.svg, report.md and index.html. A cell already swept is read
+    /// back (--fresh runs it again).
+    Matrix {
+        /// The matrix file (TOML), e.g. scenarios/libraries/matrix.toml.
+        file: PathBuf,
+        /// Output directory (default: reports/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Lab runs at once (default 1; on 2 cores at most 4, see the README).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Run every cell again, even one already swept.
+        #[arg(long)]
+        fresh: bool,
+    },
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check {
         #[arg(required = true)]
@@ -268,7 +287,11 @@ pub fn main() -> ExitCode {
 fn quiet_on_broken_pipe(command: &Command) {
     if !matches!(
         command,
-        Command::Node { .. } | Command::Lock { .. } | Command::Lab { .. } | Command::LabClient
+        Command::Node { .. }
+            | Command::Lock { .. }
+            | Command::Lab { .. }
+            | Command::LabClient
+            | Command::Matrix { .. }
     ) {
         die_quietly_on_broken_pipe();
     }
@@ -316,6 +339,17 @@ fn command(cli: Cli) -> ExitCode {
             })
         }
         Command::LabClient => ExitCode::from(lab::client_main()),
+        Command::Matrix {
+            file,
+            out,
+            jobs,
+            fresh,
+        } => ExitCode::from(matrix::main(matrix::Args {
+            file,
+            out,
+            jobs,
+            fresh,
+        })),
         Command::Run {
             file,
             seed,

@@ -26,6 +26,7 @@ th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
 mod doc;
 mod fonts;
 pub mod frontier;
+pub mod matrix;
 pub mod run;
 pub mod set;
 pub mod sweep;

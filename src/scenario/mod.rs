@@ -38,6 +38,7 @@
 
 mod check;
 mod clients;
+pub mod matrix;
 mod parse;
 mod raw;
 mod sweep;

@@ -6,6 +6,7 @@
 mod clock;
 mod leftovers;
 mod link;
+mod matrix;
 mod node;
 mod outside;
 mod process;

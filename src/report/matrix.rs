@@ -1,0 +1,396 @@
+//! The library matrix's report (`redlock-sim matrix FILE --out DIR`): lock
+//! libraries down the side, faults across, each cell a lab sweep of one
+//! library's driver on the fault's scenario for its kind, in
+//! `DIR/<library>/<fault>/`. This module writes what covers them all:
+//! `matrix.csv` (a row per library and fault), `matrix.svg` (the matrix
+//! drawn, a cell's colour its violation rate), `report.md` and
+//! `index.html`, which open with the answer (which libraries broke under
+//! what, which never did) and link every violating cell to a run report.
+
+use std::io;
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::doc::{b, code, link, p, t, to_html, to_md, Block, Figure, In, Row};
+use super::fonts::{ensure_font, FAMILY};
+use super::sweep::format::{interval, pct};
+use super::sweep::STYLE;
+use crate::scenario::matrix::{Fault, Library, Matrix};
+use crate::sweep::stats::SummaryRow;
+
+/// What one library got on one fault.
+pub enum Outcome<'a> {
+    /// Its lab sweep: the scenario file, the sweep's directory (relative to
+    /// the matrix's), its summary, the mean acquisitions per run, and the
+    /// violating seeds.
+    Ran {
+        file: &'a str,
+        dir: String,
+        row: SummaryRow,
+        acquisitions: f64,
+        violating: Vec<u64>,
+    },
+    /// Not a cell, and why.
+    NotACell(&'a str),
+}
+
+pub struct Cell<'a> {
+    pub library: &'a Library,
+    pub fault: &'a Fault,
+    pub outcome: Outcome<'a>,
+}
+
+/// Everything the matrix's report is made from.
+pub struct MatrixOutput<'a> {
+    pub matrix: &'a Matrix,
+    /// Library by library, each fault in the file's order.
+    pub cells: Vec<Cell<'a>>,
+    /// The command that regenerates it, as it could be typed again.
+    pub command: String,
+}
+
+/// The columns of `matrix.csv`.
+pub const COLUMNS: [&str; 12] = [
+    "library",
+    "version",
+    "language",
+    "kind",
+    "scenario",
+    "runs",
+    "violating_runs",
+    "violation_rate",
+    "ci_low",
+    "ci_high",
+    "acquisitions_per_run",
+    "file",
+];
+
+fn ran<'a>(c: &'a Cell) -> Option<(&'a str, &'a SummaryRow, f64, &'a [u64], &'a str)> {
+    match &c.outcome {
+        Outcome::Ran {
+            file,
+            dir,
+            row,
+            acquisitions,
+            violating,
+        } => Some((file, row, *acquisitions, violating, dir)),
+        Outcome::NotACell(_) => None,
+    }
+}
+
+/// The answer, in lines: each library that broke, under what (its rates);
+/// then those that never did.
+pub fn answer(out: &MatrixOutput) -> Vec<String> {
+    let mut broke = Vec::new();
+    let mut never = Vec::new();
+    for l in &out.matrix.libraries {
+        let cells: Vec<&Cell> = out
+            .cells
+            .iter()
+            .filter(|c| std::ptr::eq(c.library, l))
+            .collect();
+        let hits: Vec<String> = cells
+            .iter()
+            .filter_map(|c| ran(c).map(|r| (c, r)))
+            .filter(|(_, r)| r.1.violating_runs > 0)
+            .map(|(c, r)| format!("{} ({}/{})", c.fault.name, r.1.violating_runs, r.1.runs))
+            .collect();
+        let runs: u64 = cells.iter().filter_map(|c| ran(c)).map(|r| r.1.runs).sum();
+        let who = format!("{} {} ({})", l.name, l.version, l.language);
+        if hits.is_empty() {
+            never.push(format!("{who}: 0 violations in {runs} runs"));
+        } else {
+            broke.push(format!("{who} broke under {}", hits.join(", ")));
+        }
+    }
+    let mut lines = broke;
+    if never.is_empty() {
+        lines.push("Every library broke under at least one fault.".into());
+    } else {
+        lines.push(format!("Never broke: {}.", never.join("; ")));
+    }
+    lines
+}
+
+/// Writes `matrix.csv`, `matrix.svg`, `report.md` and `index.html` into
+/// `dir` (which exists: the cells' sweeps are in it).
+pub fn write_matrix(dir: &Path, out: &MatrixOutput) -> io::Result<()> {
+    write_csv(&dir.join("matrix.csv"), out)?;
+    let svg = chart(out);
+    std::fs::write(dir.join("matrix.svg"), &svg)?;
+    let doc = document(out);
+    let fig = Figure {
+        md: "![the matrix](matrix.svg)".to_string(),
+        title: Some("violation rate of each library under each fault"),
+        svg: &svg,
+        file: Some("matrix.svg"),
+    };
+    let title = format!("library matrix {}", out.matrix.name);
+    let figs = [fig];
+    std::fs::write(dir.join("report.md"), to_md(&doc, &STYLE, &figs))?;
+    std::fs::write(dir.join("index.html"), to_html(&doc, &title, &STYLE, &figs))?;
+    Ok(())
+}
+
+fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(COLUMNS)?;
+    for c in &out.cells {
+        let Some((file, r, acq, _, _)) = ran(c) else {
+            continue;
+        };
+        let l = c.library;
+        w.write_record([
+            l.name.clone(),
+            l.version.clone(),
+            l.language.clone(),
+            l.kind.as_str().to_string(),
+            c.fault.name.clone(),
+            r.runs.to_string(),
+            r.violating_runs.to_string(),
+            format!("{:.6}", r.violation_rate),
+            format!("{:.6}", r.ci_low),
+            format!("{:.6}", r.ci_high),
+            format!("{acq:.2}"),
+            file.to_string(),
+        ])?;
+    }
+    w.flush()
+}
+
+fn document(out: &MatrixOutput) -> Vec<Block> {
+    let m = out.matrix;
+    let mut doc = vec![Block::H(
+        1,
+        format!("Which lock libraries survive which faults ({})", m.name),
+    )];
+    doc.push(Block::H(2, "Answer".into()));
+    doc.push(Block::List(
+        answer(out).into_iter().map(|l| vec![t(l)]).collect(),
+    ));
+    doc.push(p(m.description.clone()));
+    doc.push(Block::Chart(0));
+    doc.push(Block::P(vec![
+        t(format!(
+            "Each cell: seeds {}..={} of the fault's scenario for the library's kind, run by ",
+            m.seeds.start(),
+            m.seeds.end()
+        )),
+        code("redlock-sim lab"),
+        t(
+            " against the library's driver and judged from outside. A cell reads violating runs \
+           / runs, then the 95% Wilson interval of the violation rate. The lab does not see \
+           lock calls, so the liveness figure in matrix.csv is the mean number of acquisitions \
+           per run (acquisitions_per_run), not a waiting time.",
+        ),
+    ]));
+    doc.push(table(out));
+    doc.push(Block::H(2, "Violating cells".into()));
+    doc.push(Block::List(violating_links(out)));
+    doc.push(Block::H(2, "Not cells".into()));
+    doc.push(Block::List(not_cells(out)));
+    doc.push(Block::H(2, "Libraries".into()));
+    doc.push(Block::List(
+        m.libraries
+            .iter()
+            .map(|l| {
+                vec![
+                    b(format!("{} {}", l.name, l.version)),
+                    t(format!(" ({}, {}): ", l.language, l.kind.as_str())),
+                    code(l.command.join(" ")),
+                ]
+            })
+            .collect(),
+    ));
+    doc.push(Block::H(2, "Regenerate".into()));
+    doc.push(Block::P(vec![code(out.command.clone())]));
+    doc
+}
+
+fn table(out: &MatrixOutput) -> Block {
+    let mut head = vec!["library".to_string()];
+    head.extend(out.matrix.faults.iter().map(|f| f.name.clone()));
+    let rows = out
+        .matrix
+        .libraries
+        .iter()
+        .map(|l| {
+            let mut cells = vec![format!("{} {}", l.name, l.version)];
+            for f in &out.matrix.faults {
+                let c = out
+                    .cells
+                    .iter()
+                    .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f));
+                cells.push(match c.and_then(|c| ran(c)) {
+                    Some((_, r, _, _, _)) => format!(
+                        "{}/{} ({})",
+                        r.violating_runs,
+                        r.runs,
+                        interval(r.ci_low, r.ci_high)
+                    ),
+                    None => "—".to_string(),
+                });
+            }
+            Row {
+                cells,
+                strong: false,
+            }
+        })
+        .collect();
+    Block::Table(head, rows)
+}
+
+fn violating_links(out: &MatrixOutput) -> Vec<Vec<In>> {
+    let mut items = Vec::new();
+    for c in &out.cells {
+        let Some((file, r, _, seeds, dir)) = ran(c) else {
+            continue;
+        };
+        let Some(first) = seeds.first() else {
+            continue;
+        };
+        items.push(vec![
+            b(format!("{} × {}", c.library.name, c.fault.name)),
+            t(format!(
+                ": {} of {} runs ({}); ",
+                r.violating_runs,
+                r.runs,
+                pct(r.violation_rate)
+            )),
+            link(
+                format!("seed {first}'s run report"),
+                format!("{dir}/seed-{first}/index.html"),
+            ),
+            t(", "),
+            link("the cell's sweep", format!("{dir}/index.html")),
+            t(" ("),
+            code(file.to_string()),
+            t(")"),
+        ]);
+    }
+    if items.is_empty() {
+        items.push(vec![t("none")]);
+    }
+    items
+}
+
+fn not_cells(out: &MatrixOutput) -> Vec<Vec<In>> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for f in &out.matrix.faults {
+        for l in &out.matrix.libraries {
+            let key = (f.name.clone(), l.kind.as_str().to_string());
+            if f.file_for(l.kind).is_err() && !seen.contains(&key) {
+                seen.push(key);
+            }
+        }
+    }
+    let mut items: Vec<Vec<In>> = seen
+        .iter()
+        .map(|(fault, kind)| {
+            let f = out.matrix.faults.iter().find(|f| &f.name == fault);
+            let why = f.and_then(|f| {
+                let k = out
+                    .matrix
+                    .libraries
+                    .iter()
+                    .find(|l| l.kind.as_str() == kind)?
+                    .kind;
+                f.file_for(k).err()
+            });
+            vec![
+                b(format!("{fault} for {kind} libraries")),
+                t(format!(": {}", why.unwrap_or(""))),
+            ]
+        })
+        .collect();
+    if items.is_empty() {
+        items.push(vec![t("none: every library has a cell under every fault")]);
+    }
+    items
+}
+
+const CELL_W: u32 = 150;
+const CELL_H: u32 = 44;
+const LEFT: u32 = 260;
+const TOP: u32 = 110;
+
+/// The matrix as an SVG: a cell's colour goes from green (no violation) to
+/// red (every run), grey where there is no cell; each reads `v/n`.
+pub fn chart(out: &MatrixOutput) -> String {
+    ensure_font();
+    let m = out.matrix;
+    let w = LEFT + CELL_W * m.faults.len() as u32 + 20;
+    let h = TOP + CELL_H * m.libraries.len() as u32 + 20;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (w, h)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let text = |s: &str, x: u32, y: u32, size: u32, c: &RGBColor| {
+            let style = TextStyle::from((FAMILY, size).into_font()).color(c);
+            let _ = root.draw(&Text::new(s.to_string(), (x as i32, y as i32), style));
+        };
+        text(
+            "Violating runs of each library under each fault",
+            10,
+            10,
+            20,
+            &BLACK,
+        );
+        let sub = format!(
+            "lab runs, seeds {}..={} a cell; grey: not a cell",
+            m.seeds.start(),
+            m.seeds.end()
+        );
+        text(&sub, 10, 38, 14, &RGBColor(0x66, 0x66, 0x66));
+        for (j, f) in m.faults.iter().enumerate() {
+            text(&f.name, LEFT + CELL_W * j as u32 + 6, TOP - 26, 13, &BLACK);
+        }
+        for (i, l) in m.libraries.iter().enumerate() {
+            let y = TOP + CELL_H * i as u32;
+            text(&format!("{} {}", l.name, l.version), 10, y + 14, 13, &BLACK);
+            for (j, f) in m.faults.iter().enumerate() {
+                let x = LEFT + CELL_W * j as u32;
+                let c = out
+                    .cells
+                    .iter()
+                    .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f));
+                let (fill, label) = match c.and_then(|c| ran(c)) {
+                    Some((_, r, _, _, _)) => (
+                        rate_colour(r.violation_rate),
+                        format!("{}/{}", r.violating_runs, r.runs),
+                    ),
+                    None => (RGBColor(0xdd, 0xdd, 0xdd), "—".to_string()),
+                };
+                let rect = Rectangle::new(
+                    [
+                        (x as i32 + 2, y as i32 + 2),
+                        ((x + CELL_W) as i32 - 2, (y + CELL_H) as i32 - 2),
+                    ],
+                    fill.filled(),
+                );
+                let _ = root.draw(&rect);
+                text(&label, x + CELL_W / 2 - 16, y + 14, 15, &BLACK);
+            }
+        }
+        let _ = root.present();
+    }
+    buf
+}
+
+/// Green at 0 (no violation), then yellow through orange to red at 1.
+fn rate_colour(r: f64) -> RGBColor {
+    let r = r.clamp(0.0, 1.0);
+    let mix = |a: (u8, u8, u8), b: (u8, u8, u8), k: f64| {
+        let f = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * k).round() as u8;
+        RGBColor(f(a.0, b.0), f(a.1, b.1), f(a.2, b.2))
+    };
+    let (yellow, orange, red) = ((0xff, 0xd5, 0x4f), (0xfb, 0x8c, 0x00), (0xe5, 0x39, 0x35));
+    if r == 0.0 {
+        RGBColor(0x8b, 0xc3, 0x4a)
+    } else if r < 0.5 {
+        mix(yellow, orange, r * 2.0)
+    } else {
+        mix(orange, red, (r - 0.5) * 2.0)
+    }
+}

@@ -1,0 +1,153 @@
+//! A library matrix's file (`redlock-sim matrix FILE`): lock libraries down
+//! the side, each a lab client command of one kind (`single`: one master,
+//! `redlock`: several), and fault columns across, each with a scenario file
+//! per kind it is a cell for and, for a kind it has no file for, why not.
+//!
+//! ```toml
+//! name = "libraries"
+//! description = "..."
+//! seeds = "1..=20"
+//!
+//! [[library]]
+//! name = "redis-py Lock"
+//! version = "8.1.0"
+//! language = "Python"
+//! kind = "single"
+//! command = ["tests/libs/python/.venv/bin/python", "drivers/python/redis_py_lock.py"]
+//!
+//! [[fault]]
+//! name = "failover race"
+//! single = "scenarios/libraries/failover_race-single.toml"
+//! not_redlock = "Redlock's masters are independent: no replica is promoted."
+//! ```
+
+use super::ScenarioError;
+use serde::Deserialize;
+use std::ops::RangeInclusive;
+
+/// A lock library's kind: how many masters it locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LibKind {
+    Single,
+    Redlock,
+}
+
+impl LibKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LibKind::Single => "single",
+            LibKind::Redlock => "redlock",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Library {
+    pub name: String,
+    pub version: String,
+    pub language: String,
+    pub kind: LibKind,
+    /// The lab client command (`CMD` of `redlock-sim lab ... -- CMD`).
+    pub command: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    pub name: String,
+    /// The scenario file for single-instance libraries, if any.
+    pub single: Option<String>,
+    /// The scenario file for Redlock libraries, if any.
+    pub redlock: Option<String>,
+    /// Why a kind without a file has no cell.
+    pub not_single: Option<String>,
+    pub not_redlock: Option<String>,
+}
+
+impl Fault {
+    /// The scenario file for `kind`, or why there is none.
+    pub fn file_for(&self, kind: LibKind) -> Result<&str, &str> {
+        let (file, why) = match kind {
+            LibKind::Single => (&self.single, &self.not_single),
+            LibKind::Redlock => (&self.redlock, &self.not_redlock),
+        };
+        file.as_deref().ok_or(why.as_deref().unwrap_or(""))
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: String,
+    description: String,
+    seeds: String,
+    library: Vec<Library>,
+    fault: Vec<Fault>,
+}
+
+/// A parsed matrix file.
+#[derive(Clone, Debug)]
+pub struct Matrix {
+    pub name: String,
+    pub description: String,
+    pub seeds: RangeInclusive<u64>,
+    pub libraries: Vec<Library>,
+    pub faults: Vec<Fault>,
+}
+
+/// Parses a matrix file's text; errors name the file, the key and the line.
+pub fn parse(text: &str, file: &str) -> Result<Matrix, ScenarioError> {
+    let err = |key: &str, line: Option<usize>, message: String| ScenarioError {
+        file: file.to_string(),
+        key: key.to_string(),
+        line,
+        message,
+    };
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+        err("", line, e.message().to_string())
+    })?;
+    let seeds = seed_range(&raw.seeds).ok_or_else(|| {
+        let m = format!("\"{}\" is not a seed range: write A..=B", raw.seeds);
+        err("seeds", super::key_line(text, "seeds"), m)
+    })?;
+    for (i, l) in raw.library.iter().enumerate() {
+        if l.command.is_empty() {
+            let key = format!("library[{i}].command");
+            return Err(err(
+                &key,
+                super::key_line(text, &key),
+                "an empty command".into(),
+            ));
+        }
+    }
+    for (i, f) in raw.fault.iter().enumerate() {
+        for kind in [LibKind::Single, LibKind::Redlock] {
+            if let Err(why) = f.file_for(kind) {
+                if why.is_empty() {
+                    let key = format!("fault[{i}].not_{}", kind.as_str());
+                    let m = format!("no {} file and no reason why not", kind.as_str());
+                    return Err(err(&key, super::key_line(text, &format!("fault[{i}]")), m));
+                }
+            }
+        }
+    }
+    Ok(Matrix {
+        name: raw.name,
+        description: raw.description,
+        seeds,
+        libraries: raw.library,
+        faults: raw.fault,
+    })
+}
+
+/// `A..=B`, with `A <= B`.
+fn seed_range(text: &str) -> Option<RangeInclusive<u64>> {
+    let (a, b) = text.split_once("..=")?;
+    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a <= b).then_some(a..=b)
+}
