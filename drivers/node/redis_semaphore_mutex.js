@@ -6,7 +6,8 @@
 //
 // The lab starts one copy per client, with the scenario in its environment
 // (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-// lock with redis-semaphore, tell the store it holds it (HELD, for the TTL:
+// lock with redis-semaphore, tell the store it holds it (HELD, for the TTL
+// less the time since the lock call began and Redlock's drift allowance:
 // redis-semaphore computes no validity), write to the store REDLOCK_WRITES
 // times over the hold, checking first that redis-semaphore still holds it,
 // tell the store it let go (RELEASED), release. redis-semaphore refreshes the
@@ -58,13 +59,18 @@ async function main() {
     await sleep(range("REDLOCK_THINK_MS"));
     let lost = false;
     const mutex = new Mutex(redis, resource, { ...options, onLockLost: () => { lost = true; } });
+    // The key's PX counts from its SET, which is no earlier than the call.
+    const calledAt = Date.now();
     // A master that is gone: try again after thinking.
     if (!(await mutex.tryAcquire().catch(() => false))) continue;
     const heldAt = Date.now();
     // With clients.fencing the store hands out the tokens and refuses stale ones.
     const fence = env.REDLOCK_FENCING === "1" ? [await store.call("FENCE", me, resource)] : [];
-    await store.call("HELD", me, resource, ttl);
-    const hold = env.REDLOCK_HOLD_MS === "validity" ? ttl : range("REDLOCK_HOLD_MS");
+    // What is left of the lock for sure: the TTL counted from the call, not
+    // from its return, less Redlock's allowance for clock drift (1% + 2 ms).
+    const validity = Math.max(0, ttl - (Date.now() - calledAt) - (ttl * 0.01 + 2));
+    await store.call("HELD", me, resource, validity);
+    const hold = env.REDLOCK_HOLD_MS === "validity" ? validity : range("REDLOCK_HOLD_MS");
     for (let k = 0; k < writes; k++) {
       await sleep(heldAt + (writes > 1 ? (hold * k) / (writes - 1) : 0) - Date.now());
       if (k > 0 && (lost || !mutex.isAcquired)) break; // onLockLost was called

@@ -7,7 +7,8 @@ user writes one.
 The lab starts one copy per client, with the scenario in its environment
 (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
 lock with python-redis-lock, tell the store it holds it (HELD, for the
-expiry: the library computes no validity), write to the store REDLOCK_WRITES
+expiry counted from the lock call less the drift allowance: the library
+computes no validity), write to the store REDLOCK_WRITES
 times over the hold, tell the store it let go (RELEASED), release. The library
 offers no way to learn that the lock was lost (its `locked()` says whether
 anyone holds it), so the writes go unchecked, as with redis-py's `Lock`.
@@ -73,6 +74,8 @@ time.sleep(int(env["REDLOCK_START_MS"]) / 1000)
 while time.monotonic() - start < duration:
     time.sleep(random.uniform(*ms_range("REDLOCK_THINK_MS")) / 1000)
     lock = redis_lock.Lock(r, resource, expire=expire, auto_renewal=renew)
+    # The key's EX counts from its SET, which is no earlier than the call.
+    called_at = time.monotonic()
     try:
         got = lock.acquire(blocking=True, timeout=acquire_timeout)
     except RedisError:
@@ -84,9 +87,12 @@ while time.monotonic() - start < duration:
     fence = []
     if env.get("REDLOCK_FENCING") == "1":
         fence = [store.execute_command("FENCE", me, resource)]
-    store.execute_command("HELD", me, resource, expire * 1000)
+    # python-redis-lock computes no validity: what is left for sure is the
+    # expiry counted from the call, less Redlock's drift allowance (1% + 2 ms).
+    validity = max(0, expire * 1000 - (time.monotonic() - called_at) * 1000 - (expire * 10 + 2))
+    store.execute_command("HELD", me, resource, int(validity))
     if env["REDLOCK_HOLD_MS"] == "validity":
-        hold = expire
+        hold = validity / 1000
     else:
         hold = random.uniform(*ms_range("REDLOCK_HOLD_MS")) / 1000
     for k in range(writes):

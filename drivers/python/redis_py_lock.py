@@ -5,7 +5,8 @@
 
 The lab starts one copy per client, with the scenario in its environment
 (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-lock with redis-py, tell the store it holds it (HELD), write to the store
+lock with redis-py, tell the store it holds it (HELD, for the TTL counted
+from the lock call less the drift allowance), write to the store
 REDLOCK_WRITES times over the hold, tell it it let go (RELEASED), release.
 In the `single` topology it finds the master through redis-py's `Sentinel`,
 as a deployment with a sentinel does.
@@ -53,6 +54,8 @@ time.sleep(int(env["REDLOCK_START_MS"]) / 1000)
 while time.monotonic() - start < duration:
     time.sleep(random.uniform(*ms_range("REDLOCK_THINK_MS")) / 1000)
     lock = r.lock(resource, timeout=ttl_ms / 1000)
+    # The key's PX counts from its SET, which is no earlier than the call.
+    called_at = time.monotonic()
     try:
         got = lock.acquire(blocking=True, blocking_timeout=wait)
     except RedisError:
@@ -64,9 +67,12 @@ while time.monotonic() - start < duration:
     fence = []
     if env.get("REDLOCK_FENCING") == "1":
         fence = [store.execute_command("FENCE", me, resource)]
-    store.execute_command("HELD", me, resource, ttl_ms)
+    # redis-py computes no validity: what is left for sure is the TTL counted
+    # from the call, less Redlock's allowance for clock drift (1% + 2 ms).
+    validity = max(0, ttl_ms - (time.monotonic() - called_at) * 1000 - (ttl_ms * 0.01 + 2))
+    store.execute_command("HELD", me, resource, int(validity))
     if env["REDLOCK_HOLD_MS"] == "validity":
-        hold = ttl_ms / 1000
+        hold = validity / 1000
     else:
         hold = random.uniform(*ms_range("REDLOCK_HOLD_MS")) / 1000
     for k in range(writes):
