@@ -11,6 +11,9 @@
 #     tests/libs/python/requirements.txt and drivers/python/requirements.txt)
 #     and Node's (npm, pinned by tests/libs/node/package-lock.json), run by
 #     tests/redis/lock_libraries.rs and, as lab clients, by tests/lab/runs.rs;
+#     the documented bugs' affected and fixed versions (redis-py 2.9.1 and
+#     2.10.0 in venvs of their own, redis-semaphore 5.3.0 and 5.3.1 in
+#     tests/libs/node-redis-semaphore-<v>/), replayed by tests/lab/bugs.rs;
 #   - then `cargo fmt --check`, the layering (scripts/layers.py: no import
 #     cycle but Lua's, report/ written only by the command layer),
 #     `cargo clippy --all-targets -- -D warnings`
@@ -62,17 +65,28 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/nu
     fi
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r tests/libs/python/requirements.txt -r drivers/python/requirements.txt
+# The versions of the documented bugs (scenarios/libraries/bugs.toml), each
+# in a venv of its own: the affected redis-py and the fixed one.
+for v in 2.9.1 2.10.0; do
+    OLD=tests/libs/python/.venv-redis-$v
+    if [ ! -x "$OLD/bin/python" ] || ! "$OLD/bin/python" -c "import redis" 2>/dev/null; then
+        rm -rf "$OLD"
+        python3 -m venv "$OLD"
+    fi
+    "$OLD/bin/python" -m pip install -q --disable-pip-version-check -r drivers/python/requirements-redis-$v.txt
+done
 if ! command -v npm >/dev/null 2>&1; then
     echo "scripts/test.sh: installing nodejs and npm from Debian's packages"
     apt_install nodejs npm
 fi
 # npm ci wipes node_modules and reinstalls: only when what was installed
 # last (a copy of the lock file it installed from) is not package-lock.json.
-NODE_LIBS=tests/libs/node
-if ! cmp -s "$NODE_LIBS/package-lock.json" "$NODE_LIBS/node_modules/.installed-lock.json"; then
-    npm ci --prefix "$NODE_LIBS" --no-audit --no-fund --loglevel=error
-    cp "$NODE_LIBS/package-lock.json" "$NODE_LIBS/node_modules/.installed-lock.json"
-fi
+for NODE_LIBS in tests/libs/node tests/libs/node-redis-semaphore-5.3.0 tests/libs/node-redis-semaphore-5.3.1; do
+    if ! cmp -s "$NODE_LIBS/package-lock.json" "$NODE_LIBS/node_modules/.installed-lock.json"; then
+        npm ci --prefix "$NODE_LIBS" --no-audit --no-fund --loglevel=error
+        cp "$NODE_LIBS/package-lock.json" "$NODE_LIBS/node_modules/.installed-lock.json"
+    fi
+done
 python3 --version
 node --version
 
