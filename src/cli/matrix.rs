@@ -1,7 +1,7 @@
 //! `redlock-sim matrix FILE [--out DIR] [--jobs J] [--fresh]`: every
 //! library of the matrix file on every fault's scenario for its kind, as
 //! `redlock-sim lab FILE --seeds A..=B -- CMD` would run it, into
-//! `DIR/<library>/<fault>/`; then the matrix's `matrix.csv`, `matrix.svg`,
+//! `DIR/<library>-<version>/<fault>/`; then the matrix's `matrix.csv`, `matrix.svg`,
 //! `report.md` and `index.html` ([`crate::report::matrix`]). A cell whose
 //! `runs.csv` already holds every seed is read, not run again (`--fresh`
 //! runs it again), so an interrupted matrix resumes.
@@ -124,7 +124,12 @@ fn cell<'a>(
             })
         }
     };
-    let rel = format!("{}/{}", slug(&l.name), slug(&f.name));
+    // The version is part of the name: a matrix may hold two of one library.
+    let rel = format!(
+        "{}/{}",
+        slug(&format!("{} {}", l.name, l.version)),
+        slug(&f.name)
+    );
     let cell_dir = dir.join(&rel);
     let rows = match kept(&cell_dir, m).filter(|_| !a.fresh) {
         Some(rows) => rows,
@@ -159,6 +164,8 @@ fn cell<'a>(
         .filter(|r| r.verdict == "violation")
         .map(|r| r.seed)
         .collect();
+    let overlap = rows.iter().filter(|r| r.lock_overlaps > 0).count() as u64;
+    let stale = rows.iter().filter(|r| r.stale_writes > 0).count() as u64;
     Ok(Cell {
         library: l,
         fault: f,
@@ -168,6 +175,7 @@ fn cell<'a>(
             row,
             acquisitions,
             violating,
+            kinds: (overlap, stale),
         },
     })
 }

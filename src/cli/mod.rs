@@ -189,7 +189,7 @@ enum Command {
     LabClient,
     /// The library matrix: every library of FILE (a lab client command of
     /// its kind, single or redlock) on every fault's scenario for its kind,
-    /// each a lab sweep into DIR/<library>/<fault>/; then matrix.csv,
+    /// each a lab sweep into DIR/<library>-<version>/<fault>/; then matrix.csv,
     /// matrix.svg, report.md and index.html. A cell already swept is read
     /// back (--fresh runs it again).
     Matrix {

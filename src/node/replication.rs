@@ -730,7 +730,10 @@ mod tests {
         a.ltrim(b"l", 0, 1);
         a.push(&b("l2"), false, &[b("x")]);
         a.pop(b"l2", true, 1);
-        a.zadd(&b("z"), &[(3.0, b("c")), (1.0, b("a")), (2.0, b("b")), (0.1, b("d"))]);
+        a.zadd(
+            &b("z"),
+            &[(3.0, b("c")), (1.0, b("a")), (2.0, b("b")), (0.1, b("d"))],
+        );
         a.zadd(&b("z"), &[(6.0, b("a"))]);
         assert_eq!(a.zrem(b"z", &cmd("c d")), 2);
         a.set_expiry(b"z", 100000);

@@ -1,7 +1,7 @@
 //! The library matrix's report (`redlock-sim matrix FILE --out DIR`): lock
 //! libraries down the side, faults across, each cell a lab sweep of one
 //! library's driver on the fault's scenario for its kind, in
-//! `DIR/<library>/<fault>/`. This module writes what covers them all:
+//! `DIR/<library>-<version>/<fault>/`. This module writes what covers them all:
 //! `matrix.csv` (a row per library and fault), `matrix.svg` (the matrix
 //! drawn, a cell's colour its violation rate), `report.md` and
 //! `index.html`, which open with the answer (which libraries broke under
@@ -30,6 +30,8 @@ pub enum Outcome<'a> {
         row: SummaryRow,
         acquisitions: f64,
         violating: Vec<u64>,
+        /// Runs with a lock overlap, and runs with a stale write.
+        kinds: (u64, u64),
     },
     /// Not a cell, and why.
     NotACell(&'a str),
@@ -51,7 +53,7 @@ pub struct MatrixOutput<'a> {
 }
 
 /// The columns of `matrix.csv`.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 14] = [
     "library",
     "version",
     "language",
@@ -63,6 +65,8 @@ pub const COLUMNS: [&str; 12] = [
     "ci_low",
     "ci_high",
     "acquisitions_per_run",
+    "runs_with_overlap",
+    "runs_with_stale_write",
     "file",
 ];
 
@@ -74,7 +78,16 @@ fn ran<'a>(c: &'a Cell) -> Option<(&'a str, &'a SummaryRow, f64, &'a [u64], &'a 
             row,
             acquisitions,
             violating,
+            ..
         } => Some((file, row, *acquisitions, violating, dir)),
+        Outcome::NotACell(_) => None,
+    }
+}
+
+/// Runs with a lock overlap and runs with a stale write, for a cell that ran.
+fn kinds(c: &Cell) -> Option<(u64, u64)> {
+    match &c.outcome {
+        Outcome::Ran { kinds, .. } => Some(*kinds),
         Outcome::NotACell(_) => None,
     }
 }
@@ -105,6 +118,21 @@ pub fn answer(out: &MatrixOutput) -> Vec<String> {
         }
     }
     let mut lines = broke;
+    for f in &out.matrix.faults {
+        let cells: Vec<&SummaryRow> = out
+            .cells
+            .iter()
+            .filter(|c| std::ptr::eq(c.fault, f))
+            .filter_map(|c| ran(c).map(|r| r.1))
+            .collect();
+        if !cells.is_empty() && cells.iter().all(|r| r.violating_runs == 0) {
+            let runs: u64 = cells.iter().map(|r| r.runs).sum();
+            lines.push(format!(
+                "No library broke under {}: 0 violations in {runs} runs.",
+                f.name
+            ));
+        }
+    }
     if never.is_empty() {
         lines.push("Every library broke under at least one fault.".into());
     } else {
@@ -153,6 +181,8 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             format!("{:.6}", r.ci_low),
             format!("{:.6}", r.ci_high),
             format!("{acq:.2}"),
+            kinds(c).map_or(0, |k| k.0).to_string(),
+            kinds(c).map_or(0, |k| k.1).to_string(),
             file.to_string(),
         ])?;
     }
@@ -186,6 +216,16 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
         ),
     ]));
     doc.push(table(out));
+    doc.push(Block::H(2, "How they broke".into()));
+    doc.push(p(
+        "Of each cell's violating runs: those where two clients held the lock at once (a lock \
+         overlap), and those where a write landed after the next holder had acquired (a stale \
+         write). A library that learns it lost the lock and stops writing can overlap without \
+         a stale write; a write a partition held back is stale without an overlap, and no lock \
+         stops it (fencing does)."
+            .to_string(),
+    ));
+    doc.push(kinds_table(out));
     doc.push(Block::H(2, "Violating cells".into()));
     doc.push(Block::List(violating_links(out)));
     doc.push(Block::H(2, "Not cells".into()));
@@ -229,6 +269,35 @@ fn table(out: &MatrixOutput) -> Block {
                         r.runs,
                         interval(r.ci_low, r.ci_high)
                     ),
+                    None => "—".to_string(),
+                });
+            }
+            Row {
+                cells,
+                strong: false,
+            }
+        })
+        .collect();
+    Block::Table(head, rows)
+}
+
+fn kinds_table(out: &MatrixOutput) -> Block {
+    let mut head = vec!["library".to_string()];
+    head.extend(out.matrix.faults.iter().map(|f| f.name.clone()));
+    let rows = out
+        .matrix
+        .libraries
+        .iter()
+        .map(|l| {
+            let mut cells = vec![format!("{} {}", l.name, l.version)];
+            for f in &out.matrix.faults {
+                let c = out
+                    .cells
+                    .iter()
+                    .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f));
+                cells.push(match c.and_then(kinds) {
+                    Some((0, 0)) => "none".to_string(),
+                    Some((o, st)) => format!("overlap {o}, stale {st}"),
                     None => "—".to_string(),
                 });
             }

@@ -3,6 +3,7 @@
 //! respect, an upper bound far above what an idle machine needs), never an
 //! exact timing.
 
+mod bugs;
 mod clock;
 mod leftovers;
 mod link;

@@ -47,7 +47,7 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "library,version,language,kind,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,file"
+        "library,version,language,kind,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,runs_with_overlap,runs_with_stale_write,file"
     );
     assert_eq!(
         lines.len(),
@@ -61,14 +61,14 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
         "{report}"
     );
     // Every violating cell links a run report that exists.
-    let link = "redis-py-lock/failover-race/seed-1/index.html";
+    let link = "redis-py-lock-8.1.0/failover-race/seed-1/index.html";
     assert!(report.contains(link), "{report}");
     assert!(dir.join(link).exists());
     assert!(std::fs::read_to_string(dir.join("matrix.svg"))
         .unwrap()
         .contains("2/2"));
     // A rerun reads the cells back: no lab run, the same matrix.
-    let kept = std::fs::metadata(dir.join("redis-py-lock/failover-race/runs.csv"))
+    let kept = std::fs::metadata(dir.join("redis-py-lock-8.1.0/failover-race/runs.csv"))
         .unwrap()
         .modified()
         .unwrap();
@@ -82,7 +82,7 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
         std::fs::read_to_string(dir.join("matrix.csv")).unwrap(),
         csv
     );
-    let now = std::fs::metadata(dir.join("redis-py-lock/failover-race/runs.csv"))
+    let now = std::fs::metadata(dir.join("redis-py-lock-8.1.0/failover-race/runs.csv"))
         .unwrap()
         .modified()
         .unwrap();

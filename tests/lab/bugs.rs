@@ -1,0 +1,73 @@
+//! The documented bugs, caught: a slice of the committed
+//! `reports/library-bugs/` (`redlock-sim matrix scenarios/libraries/bugs.toml`)
+//! run again. Each affected version violates on its bug's scenario and its
+//! fixed version does not, on the same seeds, as the committed rows say.
+
+use super::runs::lab_env;
+use std::path::Path;
+
+/// The committed verdict of `seed` in a cell of the bugs matrix.
+fn committed(cell: &str, seed: u64) -> String {
+    let path = Path::new("reports/library-bugs")
+        .join(cell)
+        .join("runs.csv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|f| f[1] == seed.to_string())
+        .map(|f| f[2].to_string())
+        .unwrap_or_else(|| panic!("{}: no seed {seed}", path.display()))
+}
+
+fn installed(path: &str) {
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: `bash scripts/test.sh` installs the documented bugs' versions"
+    );
+}
+
+/// Seeds 1 and 2 of one cell: the verdicts, as committed.
+fn replay(cell: &str, scenario: &str, cmd: &[&str], want: &str) {
+    let v = lab_env(scenario, "1..=2", 2, &[], cmd, &[]);
+    let kept = [committed(cell, 1), committed(cell, 2)];
+    assert_eq!(v, kept, "{cell}: the committed verdicts");
+    assert_eq!(v, [want, want], "{cell}");
+}
+
+#[test]
+fn redis_py_2_9_1_deletes_the_next_holders_lock_and_2_10_0_does_not() {
+    let scenario = "scenarios/libraries/release_after_pause.toml";
+    for (v, want) in [("2.9.1", "violation"), ("2.10.0", "safe")] {
+        let py = format!("tests/libs/python/.venv-redis-{v}/bin/python");
+        installed(&py);
+        let cell = format!("redis-py-lock-{}/release-after-pause-redis-py-415", v);
+        replay(
+            &cell,
+            scenario,
+            &[&py, "drivers/python/redis_py_lock_legacy.py"],
+            want,
+        );
+    }
+}
+
+#[test]
+fn redis_semaphore_5_3_0_resurrects_a_lost_lock_and_5_3_1_does_not() {
+    let scenario = "scenarios/libraries/refresh_after_pause.toml";
+    for (v, want) in [("5.3.0", "violation"), ("5.3.1", "safe")] {
+        let modules = format!("tests/libs/node-redis-semaphore-{v}/node_modules");
+        installed(&modules);
+        let path = format!("NODE_PATH={modules}");
+        let cmd = [
+            "env",
+            &path,
+            "node",
+            "drivers/node/redis_semaphore_mutex.js",
+        ];
+        let cell = format!(
+            "redis-semaphore-mutex-{}/refresh-after-pause-redis-semaphore-175",
+            v
+        );
+        replay(&cell, scenario, &cmd, want);
+    }
+}
