@@ -1,16 +1,16 @@
-//! The documented bugs, caught: a slice of the committed
-//! `reports/library-bugs/` (`redlock-sim matrix scenarios/libraries/bugs.toml`)
-//! run again. Each affected version violates on its bug's scenario and its
-//! fixed version does not, on the same seeds, as the committed rows say.
+//! Slices of the committed library matrices run again. The documented bugs
+//! (`reports/library-bugs/`, `redlock-sim matrix scenarios/libraries/bugs.toml`):
+//! each affected version violates on its bug's scenario and its fixed
+//! version does not, on the same seeds, as the committed rows say. And
+//! three cells of `reports/libraries/` (`scenarios/libraries/matrix.toml`),
+//! a library of each language, violating and safe.
 
 use super::runs::lab_env;
 use std::path::Path;
 
-/// The committed verdict of `seed` in a cell of the bugs matrix.
+/// The committed verdict of `seed` in a cell (`reports/<cell>/runs.csv`).
 fn committed(cell: &str, seed: u64) -> String {
-    let path = Path::new("reports/library-bugs")
-        .join(cell)
-        .join("runs.csv");
+    let path = Path::new("reports").join(cell).join("runs.csv");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .skip(1)
@@ -41,7 +41,7 @@ fn redis_py_2_9_1_deletes_the_next_holders_lock_and_2_10_0_does_not() {
     for (v, want) in [("2.9.1", "violation"), ("2.10.0", "safe")] {
         let py = format!("tests/libs/python/.venv-redis-{v}/bin/python");
         installed(&py);
-        let cell = format!("redis-py-lock-{}/release-after-pause-redis-py-415", v);
+        let cell = format!("library-bugs/redis-py-lock-{v}/release-after-pause-redis-py-415");
         replay(
             &cell,
             scenario,
@@ -65,9 +65,37 @@ fn redis_semaphore_5_3_0_resurrects_a_lost_lock_and_5_3_1_does_not() {
             "drivers/node/redis_semaphore_mutex.js",
         ];
         let cell = format!(
-            "redis-semaphore-mutex-{}/refresh-after-pause-redis-semaphore-175",
+            "library-bugs/redis-semaphore-mutex-{}/refresh-after-pause-redis-semaphore-175",
             v
         );
         replay(&cell, scenario, &cmd, want);
+    }
+}
+
+#[test]
+fn three_cells_of_the_library_matrix_replay_as_committed() {
+    let py = super::runs::python();
+    let py = py.to_str().unwrap();
+    let node = "NODE_PATH=tests/libs/node/node_modules";
+    let cells: [(&str, &str, Vec<&str>); 3] = [
+        (
+            "libraries/python-redis-lock-4.0.0/failover-race",
+            "scenarios/libraries/failover_race-single.toml",
+            vec![py, "drivers/python/python_redis_lock.py"],
+        ),
+        (
+            "libraries/pottery-redlock-3.0.1/clock-jump",
+            "scenarios/libraries/clock_jump-redlock.toml",
+            vec![py, "drivers/python/pottery_redlock.py"],
+        ),
+        (
+            "libraries/node-redlock-5.0.0-beta.2/restart-delayed",
+            "scenarios/libraries/restart_delayed-redlock.toml",
+            vec!["env", node, "node", "drivers/node/node_redlock.js"],
+        ),
+    ];
+    for (cell, scenario, cmd) in cells {
+        let v = lab_env(scenario, "1..=1", 1, &[], &cmd, &[]);
+        assert_eq!(v, [committed(cell, 1)], "{cell}: the committed verdict");
     }
 }
