@@ -52,12 +52,12 @@ pub struct MatrixOutput<'a> {
     pub command: String,
 }
 
-/// The columns of `matrix.csv`.
+/// The columns of `matrix.csv`: the nine first, in its order, then
+/// the liveness figure the lab has and what this report adds.
 pub const COLUMNS: [&str; 14] = [
     "library",
     "version",
     "language",
-    "kind",
     "scenario",
     "runs",
     "violating_runs",
@@ -65,6 +65,7 @@ pub const COLUMNS: [&str; 14] = [
     "ci_low",
     "ci_high",
     "acquisitions_per_run",
+    "kind",
     "runs_with_overlap",
     "runs_with_stale_write",
     "file",
@@ -173,7 +174,6 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             l.name.clone(),
             l.version.clone(),
             l.language.clone(),
-            l.kind.as_str().to_string(),
             c.fault.name.clone(),
             r.runs.to_string(),
             r.violating_runs.to_string(),
@@ -181,6 +181,7 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             format!("{:.6}", r.ci_low),
             format!("{:.6}", r.ci_high),
             format!("{acq:.2}"),
+            l.kind.as_str().to_string(),
             kinds(c).map_or(0, |k| k.0).to_string(),
             kinds(c).map_or(0, |k| k.1).to_string(),
             file.to_string(),

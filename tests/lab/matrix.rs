@@ -47,7 +47,7 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "library,version,language,kind,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,runs_with_overlap,runs_with_stale_write,file"
+        "library,version,language,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,kind,runs_with_overlap,runs_with_stale_write,file"
     );
     assert_eq!(
         lines.len(),
