@@ -380,6 +380,8 @@ fn not_cells(out: &MatrixOutput) -> Vec<Vec<In>> {
     items
 }
 
+/// The narrowest cell; a wider one when a fault's name needs it (about 7.5
+/// px a character at 13 px).
 const CELL_W: u32 = 150;
 const CELL_H: u32 = 44;
 const LEFT: u32 = 260;
@@ -390,7 +392,14 @@ const TOP: u32 = 110;
 pub fn chart(out: &MatrixOutput) -> String {
     ensure_font();
     let m = out.matrix;
-    let w = LEFT + CELL_W * m.faults.len() as u32 + 20;
+    let longest = m
+        .faults
+        .iter()
+        .map(|f| f.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let cell_w = CELL_W.max(longest as u32 * 15 / 2 + 12);
+    let w = LEFT + cell_w * m.faults.len() as u32 + 20;
     let h = TOP + CELL_H * m.libraries.len() as u32 + 20;
     let mut buf = String::new();
     {
@@ -414,13 +423,13 @@ pub fn chart(out: &MatrixOutput) -> String {
         );
         text(&sub, 10, 38, 14, &RGBColor(0x66, 0x66, 0x66));
         for (j, f) in m.faults.iter().enumerate() {
-            text(&f.name, LEFT + CELL_W * j as u32 + 6, TOP - 26, 13, &BLACK);
+            text(&f.name, LEFT + cell_w * j as u32 + 6, TOP - 26, 13, &BLACK);
         }
         for (i, l) in m.libraries.iter().enumerate() {
             let y = TOP + CELL_H * i as u32;
             text(&format!("{} {}", l.name, l.version), 10, y + 14, 13, &BLACK);
             for (j, f) in m.faults.iter().enumerate() {
-                let x = LEFT + CELL_W * j as u32;
+                let x = LEFT + cell_w * j as u32;
                 let c = out
                     .cells
                     .iter()
@@ -435,12 +444,12 @@ pub fn chart(out: &MatrixOutput) -> String {
                 let rect = Rectangle::new(
                     [
                         (x as i32 + 2, y as i32 + 2),
-                        ((x + CELL_W) as i32 - 2, (y + CELL_H) as i32 - 2),
+                        ((x + cell_w) as i32 - 2, (y + CELL_H) as i32 - 2),
                     ],
                     fill.filled(),
                 );
                 let _ = root.draw(&rect);
-                text(&label, x + CELL_W / 2 - 16, y + 14, 15, &BLACK);
+                text(&label, x + cell_w / 2 - 16, y + 14, 15, &BLACK);
             }
         }
         let _ = root.present();
