@@ -8,8 +8,9 @@
 //! served client's (its effect, `LPOP k 1`, follows the push), and the
 //! pushing command's own reply was computed before. A waiter times out by
 //! the node's wall clock (a jump moves its deadline, as in Redis), checked
-//! at least every 100 ms; a timeout of 0 waits for ever. Scripts never
-//! block: there, `BLPOP` answers at once ([`super::lists::blpop`]).
+//! at least every 100 ms; a timeout of 0 waits for ever. A master that
+//! becomes a replica answers its waiters `UNBLOCKED` and closes their
+//! connections, as Redis 7.0 does. Scripts may not call `BLPOP`.
 
 use super::command;
 use super::errors::is;
@@ -73,6 +74,16 @@ impl Blocked {
         Some(w)
     }
 
+    /// Answers every waiter [`UNBLOCKED`] and forgets it.
+    pub fn unblock_all(&mut self) {
+        let ids: Vec<u64> = self.waiters.keys().copied().collect();
+        for id in ids {
+            if let Some(w) = self.take(id) {
+                let _ = w.tx.send(Frame::err(UNBLOCKED));
+            }
+        }
+    }
+
     /// Serves the waiters of each ready key, in order, while it has
     /// elements. A waiter whose connection is gone is dropped unserved.
     pub fn serve(&mut self, ks: &mut Keyspace, ready: &[Bytes], now: i64) {
@@ -98,6 +109,16 @@ impl Blocked {
             }
         }
     }
+}
+
+/// What a waiter gets when its master becomes a replica (Redis 7.0's
+/// words); its connection is closed after it.
+pub const UNBLOCKED: &str =
+    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
+
+/// Whether `reply` is the [`UNBLOCKED`] error.
+pub fn is_unblocked(reply: &Frame) -> bool {
+    matches!(reply, Frame::Error(e) if e == UNBLOCKED)
 }
 
 /// The keys `effects` pushed to, in order, each once.
@@ -161,7 +182,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     loop {
-        let left = deadline.map_or(TICK_MS, |d| d - node.clock().wall_ms());
+        let left = deadline.map_or(TICK_MS, |d| d.saturating_sub(node.clock().wall_ms()));
         if left < 0 {
             return Some(give_up(node, id, rx).unwrap_or(Frame::NullArray));
         }

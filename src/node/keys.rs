@@ -138,14 +138,16 @@ pub fn flushall(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
 /// `KEYS pattern`: every live key matching the glob, in key order (Redis's
 /// order is its hash table's; callers such as python-redis-lock's
 /// `reset_all` do not depend on it).
+/// Expired keys are left out, not deleted (Redis 7.0's `keysCommand` only
+/// checks them).
 pub fn keys(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    let names: Vec<Bytes> = ks
-        .entries()
-        .filter(|(k, _)| glob_match(&args[1], k))
-        .map(|(k, _)| k.clone())
-        .collect();
-    let live = names.into_iter().filter(|k| ks.exists(k, now));
-    Frame::Array(live.map(Frame::Bulk).collect())
+    let live = |e: &super::keyspace::Entry| e.expires_at.is_none_or(|t| now <= t);
+    Frame::Array(
+        ks.entries()
+            .filter(|(k, e)| live(e) && glob_match(&args[1], k))
+            .map(|(k, _)| Frame::Bulk(k.clone()))
+            .collect(),
+    )
 }
 
 /// Redis's `stringmatchlen`: `*`, `?`, `[...]` (with `^` and ranges) and

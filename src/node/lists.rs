@@ -370,7 +370,11 @@ pub fn timeout_ms(arg: &[u8]) -> Result<u64, Frame> {
         .and_then(|t| t.parse::<f64>().ok())
         .filter(|s| !s.is_nan())
         .ok_or_else(|| Frame::err("ERR timeout is not a float or out of range"))?;
-    let ms = (secs * 1000.0).ceil();
+    // A non-zero timeout too small for a double still waits (Redis reads a
+    // long double and rounds up to 1 ms); it must not wait for ever.
+    let mantissa = text.unwrap_or("").split(['e', 'E']).next().unwrap_or("");
+    let tiny = secs == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    let ms = if tiny { 1.0 } else { (secs * 1000.0).ceil() };
     // C's cast of a value past LLONG_MAX (inf included) gives LLONG_MIN on
     // the machines Redis runs on: "negative".
     if !(0.0..i64::MAX as f64).contains(&ms) {

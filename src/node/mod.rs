@@ -120,6 +120,12 @@ impl Node {
         if blocked.is_empty() {
             return;
         }
+        // A master turned replica unblocks its waiters, as Redis's
+        // replicationSetMaster does; a replica never pops for them.
+        if ks.role != keyspace::Role::Master {
+            blocked.unblock_all();
+            return;
+        }
         let ready = blocking::ready_keys(ks.pending_effects());
         if !ready.is_empty() {
             blocked.serve(ks, &ready, self.clock.wall_ms());
@@ -197,13 +203,18 @@ where
             Ok(Some(args)) if replication::is_sync(&args) => {
                 return replication::serve_sync(node, conn).await;
             }
-            // `QUIT`: +OK, then the server closes the connection.
             Ok(Some(args)) if blocking::is_blocking_pop(&args) => {
                 match blocking::block(&node, &mut conn, &args).await {
+                    // Unblocked by a change of role: the reply, then the close.
+                    Some(reply) if blocking::is_unblocked(&reply) => {
+                        let _ = conn.write_frame_as(&reply, session.protocol).await;
+                        return;
+                    }
                     Some(reply) => reply,
                     None => return,
                 }
             }
+            // `QUIT`: +OK, then the server closes the connection.
             Ok(Some(args)) if session::is_quit(&args) => {
                 let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
                 return;

@@ -90,7 +90,11 @@ pub fn parse_score(arg: &[u8]) -> Option<f64> {
     if bare.starts_with("nan") || bare.starts_with("infinity") && bare != "infinity" {
         return None;
     }
-    t.parse::<f64>().ok().filter(|d| !d.is_nan())
+    // A finite literal past a double's range is Redis's ERANGE: refused.
+    let spelled_inf = bare.starts_with("inf");
+    t.parse::<f64>()
+        .ok()
+        .filter(|d| !d.is_nan() && (d.is_finite() || spelled_inf))
 }
 
 /// A score as Redis 7.0 replies with it.

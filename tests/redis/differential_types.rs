@@ -140,6 +140,7 @@ const FIXED: &[&str] = &[
     "BLPOP l inf",
     "BLPOP nol 0.01",
     "BRPOP nol 0.01",
+    "BLPOP nol 1e-400",
     "LPUSH",
     "LPUSH l",
     "BLPOP l",
@@ -177,6 +178,8 @@ const FIXED: &[&str] = &[
     "ZADD z 1 a 2",
     "ZADD z x a",
     "ZADD z nan a",
+    "ZADD z 1e400 a",
+    "ZADD z -1e400 a",
     "ZADD z 1.5e3 f 0.1 g -0 h 0 i",
     "ZADD noz XX 1 a",
     "ZADD noz XX INCR 1 a",
@@ -596,4 +599,40 @@ async fn keys_patterns_match_as_redis_matches_them() {
         let (a, b) = (sorted(r.call(&args).await), sorted(n.call(&args).await));
         assert_eq!(a, b, "KEYS {p}");
     }
+}
+
+/// A master made a replica answers its blocked clients `UNBLOCKED` and
+/// closes their connections (Redis 7.0's `disconnectAllBlockedClients`).
+async fn unblocked_by_replicaof(addr: &str) -> (String, bool) {
+    let mut a = Raw::connect(addr).await;
+    let mut b = Raw::connect(addr).await;
+    a.send(&words("BLPOP q 0")).await;
+    assert!(
+        a.reply(Duration::from_millis(200)).await.is_none(),
+        "blocked"
+    );
+    b.call(&words("REPLICAOF 127.0.0.1 1")).await;
+    let reply = a
+        .reply(Duration::from_secs(5))
+        .await
+        .map_or("(none)".into(), |r| text(&r));
+    let mut rest = [0u8; 8];
+    let closed = matches!(
+        tokio::time::timeout(Duration::from_secs(5), a.s.read(&mut rest)).await,
+        Ok(Ok(0) | Err(_))
+    );
+    b.call(&words("REPLICAOF NO ONE")).await;
+    (reply, closed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_master_made_replica_unblocks_its_waiters() {
+    common::require_redis("a_master_made_replica_unblocks_its_waiters");
+    let servers = start_redis(1);
+    let node_addr = start_sim_node().await;
+    let redis = unblocked_by_replicaof(&servers[0].addr()).await;
+    let node = unblocked_by_replicaof(&node_addr).await;
+    assert!(redis.0.starts_with("-UNBLOCKED"), "{redis:?}");
+    assert!(redis.1, "redis-server closed the connection");
+    assert_eq!(redis, node);
 }
