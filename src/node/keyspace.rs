@@ -94,28 +94,57 @@ impl Keyspace {
         self.get(key, now).is_some()
     }
 
-    /// A string key's value; `WRONGTYPE` for a key of another type.
-    pub fn get_str(&mut self, key: &[u8], now: i64) -> Result<Option<&Bytes>, Frame> {
+    /// The value at `key` as `pick` reads it; `WRONGTYPE` for a key of
+    /// another type.
+    pub fn get_as<T>(
+        &mut self,
+        key: &[u8],
+        now: i64,
+        pick: fn(&Value) -> Option<&T>,
+    ) -> Result<Option<&T>, Frame> {
         match self.get(key, now) {
             None => Ok(None),
-            Some(Entry {
-                value: Value::Str(b),
-                ..
-            }) => Ok(Some(b)),
-            Some(_) => Err(wrong_type()),
+            Some(e) => pick(&e.value).map(Some).ok_or_else(wrong_type),
         }
+    }
+
+    /// A string key's value; `WRONGTYPE` for a key of another type.
+    pub fn get_str(&mut self, key: &[u8], now: i64) -> Result<Option<&Bytes>, Frame> {
+        self.get_as(key, now, Value::as_str)
     }
 
     /// A hash key's value; `WRONGTYPE` for a key of another type.
     pub fn get_hash(&mut self, key: &[u8], now: i64) -> Result<Option<&Hash>, Frame> {
-        match self.get(key, now) {
-            None => Ok(None),
-            Some(Entry {
-                value: Value::Hash(h),
-                ..
-            }) => Ok(Some(h)),
-            Some(_) => Err(wrong_type()),
+        self.get_as(key, now, Value::as_hash)
+    }
+
+    /// The value at `key` as `pick` reads it, made `empty()` (without
+    /// expiry) when missing or of another type (callers check the type
+    /// first: an effect replayed never meets another type).
+    pub(super) fn value_or_new<T>(
+        &mut self,
+        key: &Bytes,
+        empty: fn() -> Value,
+        pick: fn(&mut Value) -> Option<&mut T>,
+    ) -> &mut T {
+        let entry = self.entries.entry(key.clone()).or_insert_with(|| Entry {
+            value: empty(),
+            expires_at: None,
+        });
+        if pick(&mut entry.value).is_none() {
+            entry.value = empty();
         }
+        pick(&mut entry.value).expect("made of its type above")
+    }
+
+    /// The value already at `key` as `pick` reads it (no expiry check: the
+    /// callers looked the key up, or replay an effect).
+    pub(super) fn existing_mut<T>(
+        &mut self,
+        key: &[u8],
+        pick: fn(&mut Value) -> Option<&mut T>,
+    ) -> Option<&mut T> {
+        self.entries.get_mut(key).and_then(|e| pick(&mut e.value))
     }
 
     /// Stores `value`. With `keep_ttl` an existing expiry stays; otherwise the
@@ -147,16 +176,7 @@ impl Keyspace {
     /// string cannot happen). Callers expire the key first (with
     /// [`Keyspace::get_hash`]).
     pub fn hset(&mut self, key: &Bytes, pairs: &[(Bytes, Bytes)]) -> usize {
-        let entry = self.entries.entry(key.clone()).or_insert(Entry {
-            value: Value::Hash(Hash::default()),
-            expires_at: None,
-        });
-        if !matches!(entry.value, Value::Hash(_)) {
-            entry.value = Value::Hash(Hash::default());
-        }
-        let Value::Hash(h) = &mut entry.value else {
-            unreachable!("made a hash above")
-        };
+        let h = self.value_or_new(key, || Value::Hash(Hash::default()), Value::as_hash_mut);
         let mut added = 0;
         let mut eff = vec![Bytes::from_static(b"HSET"), key.clone()];
         for (f, v) in pairs {
@@ -175,11 +195,7 @@ impl Keyspace {
     /// Removes fields of the hash at `key`, and the key with the last one;
     /// returns how many were there. No hash at `key`: 0.
     pub fn hdel(&mut self, key: &[u8], fields: &[Bytes]) -> usize {
-        let Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) = self.entries.get_mut(key)
-        else {
+        let Some(h) = self.existing_mut(key, Value::as_hash_mut) else {
             return 0;
         };
         let removed = fields.iter().filter(|f| h.remove(f)).count();

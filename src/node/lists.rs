@@ -10,8 +10,8 @@
 //! (`LPUSH k e...`, `RPUSH`, `LPOP k n`, `RPOP k n`, `LREM k n e`, `LTRIM k
 //! a b`), which replicas and the append-only file apply as they come.
 
-use super::errors::{not_an_integer, wrong_arity, wrong_type};
-use super::keyspace::{parse_i64, Entry, Keyspace, Value};
+use super::errors::{not_an_integer, wrong_arity};
+use super::keyspace::{parse_i64, Keyspace, Value};
 use crate::resp::Frame;
 use bytes::Bytes;
 use std::collections::VecDeque;
@@ -19,35 +19,14 @@ use std::collections::VecDeque;
 impl Keyspace {
     /// A list key's elements; `WRONGTYPE` for a key of another type.
     pub fn get_list(&mut self, key: &[u8], now: i64) -> Result<Option<&VecDeque<Bytes>>, Frame> {
-        match self.get(key, now) {
-            None => Ok(None),
-            Some(Entry {
-                value: Value::List(l),
-                ..
-            }) => Ok(Some(l)),
-            Some(_) => Err(wrong_type()),
-        }
-    }
-
-    /// The list at `key`, made empty (without expiry) if missing. Callers
-    /// check the type first; anything else at `key` is replaced.
-    fn list_mut(&mut self, key: &Bytes) -> &mut VecDeque<Bytes> {
-        let entry = self.entries.entry(key.clone()).or_insert(Entry {
-            value: Value::List(VecDeque::new()),
-            expires_at: None,
-        });
-        if !matches!(entry.value, Value::List(_)) {
-            entry.value = Value::List(VecDeque::new());
-        }
-        let Value::List(l) = &mut entry.value else {
-            unreachable!("made a list above")
-        };
-        l
+        self.get_as(key, now, Value::as_list)
     }
 
     /// Deletes `key` if it holds an empty list (Redis keeps none).
     fn drop_empty_list(&mut self, key: &[u8]) {
-        if matches!(self.entries.get(key), Some(Entry { value: Value::List(l), .. }) if l.is_empty())
+        if self
+            .existing_mut(key, Value::as_list_mut)
+            .is_some_and(|l| l.is_empty())
         {
             self.entries.remove(key);
         }
@@ -56,7 +35,7 @@ impl Keyspace {
     /// Pushes `elems` one by one at the head (`left`) or the tail; the
     /// length after.
     pub fn push(&mut self, key: &Bytes, left: bool, elems: &[Bytes]) -> usize {
-        let l = self.list_mut(key);
+        let l = self.value_or_new(key, || Value::List(VecDeque::new()), Value::as_list_mut);
         for e in elems {
             if left {
                 l.push_front(e.clone());
@@ -76,11 +55,7 @@ impl Keyspace {
     /// Pops up to `count` elements from the head (`left`) or the tail, in
     /// the order popped. No list at `key`: none.
     pub fn pop(&mut self, key: &[u8], left: bool, count: usize) -> Vec<Bytes> {
-        let Some(Entry {
-            value: Value::List(l),
-            ..
-        }) = self.entries.get_mut(key)
-        else {
+        let Some(l) = self.existing_mut(key, Value::as_list_mut) else {
             return Vec::new();
         };
         let n = count.min(l.len());
@@ -105,11 +80,7 @@ impl Keyspace {
     /// Removes elements equal to `elem`: the first `count` from the head
     /// (`count > 0`), from the tail (`count < 0`), or all (0). How many.
     pub fn lrem(&mut self, key: &[u8], count: i64, elem: &[u8]) -> usize {
-        let Some(Entry {
-            value: Value::List(l),
-            ..
-        }) = self.entries.get_mut(key)
-        else {
+        let Some(l) = self.existing_mut(key, Value::as_list_mut) else {
             return 0;
         };
         let limit = if count == 0 {
@@ -140,11 +111,7 @@ impl Keyspace {
 
     /// Keeps the elements from `start` to `stop` (Redis's indexes).
     pub fn ltrim(&mut self, key: &[u8], start: i64, stop: i64) {
-        let Some(Entry {
-            value: Value::List(l),
-            ..
-        }) = self.entries.get_mut(key)
-        else {
+        let Some(l) = self.existing_mut(key, Value::as_list_mut) else {
             return;
         };
         match span(l.len(), start, stop) {

@@ -11,38 +11,22 @@
 //! the final scores, `ZREM k member...` for every removal (also
 //! `ZREMRANGEBYSCORE`'s).
 
-use super::errors::{is, not_an_integer, syntax_error, wrong_type};
+use super::errors::{is, not_an_integer, syntax_error};
 use super::format::fmt_g17;
-use super::keyspace::{parse_i64, Entry, Keyspace, Value, ZSet};
+use super::keyspace::{parse_i64, Keyspace, Value, ZSet};
 use crate::resp::Frame;
 use bytes::Bytes;
 
 impl Keyspace {
     /// A sorted-set key's value; `WRONGTYPE` for a key of another type.
     pub fn get_zset(&mut self, key: &[u8], now: i64) -> Result<Option<&ZSet>, Frame> {
-        match self.get(key, now) {
-            None => Ok(None),
-            Some(Entry {
-                value: Value::ZSet(z),
-                ..
-            }) => Ok(Some(z)),
-            Some(_) => Err(wrong_type()),
-        }
+        self.get_as(key, now, Value::as_zset)
     }
 
     /// Sets each member's score, creating the set (without expiry) if
     /// missing. Callers check the type first.
     pub fn zadd(&mut self, key: &Bytes, pairs: &[(f64, Bytes)]) {
-        let entry = self.entries.entry(key.clone()).or_insert(Entry {
-            value: Value::ZSet(ZSet::default()),
-            expires_at: None,
-        });
-        if !matches!(entry.value, Value::ZSet(_)) {
-            entry.value = Value::ZSet(ZSet::default());
-        }
-        let Value::ZSet(z) = &mut entry.value else {
-            unreachable!("made a sorted set above")
-        };
+        let z = self.value_or_new(key, || Value::ZSet(ZSet::default()), Value::as_zset_mut);
         let mut eff = vec![Bytes::from_static(b"ZADD"), key.clone()];
         for (s, m) in pairs {
             z.insert(m.clone(), *s);
@@ -59,11 +43,7 @@ impl Keyspace {
 
     /// Removes members, and the key with the last one; how many were there.
     pub fn zrem(&mut self, key: &[u8], members: &[Bytes]) -> usize {
-        let Some(Entry {
-            value: Value::ZSet(z),
-            ..
-        }) = self.entries.get_mut(key)
-        else {
+        let Some(z) = self.existing_mut(key, Value::as_zset_mut) else {
             return 0;
         };
         let gone: Vec<Bytes> = members.iter().filter(|m| z.remove(m)).cloned().collect();
