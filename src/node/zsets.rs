@@ -152,18 +152,17 @@ pub fn zadd(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
         };
         pairs.push((s, p[1].clone()));
     }
-    let existing = match ks.get_zset(&args[1], now) {
+    let plan = match ks.get_zset(&args[1], now) {
         Err(e) => return e,
-        Ok(z) => z.cloned(),
+        Ok(z) => plan_adds(z, &pairs, &f),
     };
-    if existing.is_none() && f.xx {
-        return if f.incr {
-            Frame::Null
-        } else {
-            Frame::Integer(0)
-        };
+    match plan {
+        Err(e) => e,
+        Ok(p) => {
+            ks.zadd(&args[1], &p.changes);
+            p.reply(&f)
+        }
     }
-    apply_adds(ks, &args[1], existing.unwrap_or_default(), &pairs, &f)
 }
 
 fn flag_conflict(f: &AddFlags, pairs: usize) -> Option<Frame> {
@@ -185,20 +184,52 @@ fn flag_conflict(f: &AddFlags, pairs: usize) -> Option<Frame> {
     None
 }
 
-/// Applies each pair to `z` (a copy of the set), as Redis's `zsetAdd`;
-/// stores the changes and replies.
-fn apply_adds(
-    ks: &mut Keyspace,
-    key: &Bytes,
-    mut z: ZSet,
-    pairs: &[(f64, Bytes)],
-    f: &AddFlags,
-) -> Frame {
-    let (mut added, mut updated, mut processed) = (0, 0, 0);
-    let mut changes = Vec::new();
-    let mut last = 0.0;
+/// What a `ZADD` does: the scores to set, and its counts for the reply.
+struct AddPlan {
+    changes: Vec<(f64, Bytes)>,
+    added: usize,
+    updated: usize,
+    processed: usize,
+    /// The last score set or kept (the `INCR` reply).
+    last: f64,
+}
+
+impl AddPlan {
+    fn reply(&self, f: &AddFlags) -> Frame {
+        if f.incr {
+            return if self.processed > 0 {
+                score_frame(self.last)
+            } else {
+                Frame::Null
+            };
+        }
+        let n = if f.ch {
+            self.added + self.updated
+        } else {
+            self.added
+        };
+        Frame::Integer(n as i64)
+    }
+}
+
+/// Each pair as Redis's `zsetAdd` takes it against the set `z` (none for
+/// no key) and the pairs before it; the NaN error of an `INCR`.
+fn plan_adds(z: Option<&ZSet>, pairs: &[(f64, Bytes)], f: &AddFlags) -> Result<AddPlan, Frame> {
+    let mut p = AddPlan {
+        changes: Vec::new(),
+        added: 0,
+        updated: 0,
+        processed: 0,
+        last: 0.0,
+    };
     for (s, m) in pairs {
-        let cur = z.score(m);
+        let earlier = p
+            .changes
+            .iter()
+            .rev()
+            .find(|(_, c)| c == m)
+            .map(|(s, _)| *s);
+        let cur = earlier.or_else(|| z.and_then(|z| z.score(m)));
         let mut new = *s;
         if cur.is_some() && f.nx || cur.is_none() && f.xx {
             continue;
@@ -206,33 +237,24 @@ fn apply_adds(
         if let (Some(c), true) = (cur, f.incr) {
             new += c;
             if new.is_nan() {
-                return Frame::err("ERR resulting score is not a number (NaN)");
+                return Err(Frame::err("ERR resulting score is not a number (NaN)"));
             }
         }
         if let Some(c) = cur {
             if (f.lt && new >= c) || (f.gt && new <= c) {
                 continue;
             }
-            updated += usize::from(new != c);
+            p.updated += usize::from(new != c);
         } else {
-            added += 1;
+            p.added += 1;
         }
-        processed += 1;
-        last = new;
+        p.processed += 1;
+        p.last = new;
         if cur != Some(new) {
-            z.insert(m.clone(), new);
-            changes.push((new, m.clone()));
+            p.changes.push((new, m.clone()));
         }
     }
-    ks.zadd(key, &changes);
-    if f.incr {
-        return if processed > 0 {
-            score_frame(last)
-        } else {
-            Frame::Null
-        };
-    }
-    Frame::Integer(if f.ch { added + updated } else { added } as i64)
+    Ok(p)
 }
 
 /// `ZREM key member [member ...]`.
