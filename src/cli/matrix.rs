@@ -9,7 +9,7 @@
 use super::lab::{load, Args as LabArgs};
 use super::lab_seeds::{run_seeds, write};
 use super::EXIT_SOFTWARE;
-use crate::report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
+use crate::report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome, Swept};
 use crate::report::shell_word;
 use crate::scenario::matrix::{parse, Fault, Library, Matrix};
 use crate::sweep::rows::{read, RunRow};
@@ -169,14 +169,14 @@ fn cell<'a>(
     Ok(Cell {
         library: l,
         fault: f,
-        outcome: Outcome::Ran {
+        outcome: Outcome::Ran(Swept {
             file,
             dir: rel,
             row,
             acquisitions,
             violating,
             kinds: (overlap, stale),
-        },
+        }),
     })
 }
 

@@ -16,23 +16,26 @@ use super::doc::{b, code, link, p, t, to_html, to_md, Block, Figure, In, Row};
 use super::fonts::{ensure_font, FAMILY};
 use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
-use crate::scenario::matrix::{Fault, Library, Matrix};
+use crate::scenario::matrix::{Fault, LibKind, Library, Matrix};
 use crate::sweep::stats::SummaryRow;
+
+/// One cell's lab sweep.
+pub struct Swept<'a> {
+    /// The scenario file.
+    pub file: &'a str,
+    /// The sweep's directory, relative to the matrix's.
+    pub dir: String,
+    pub row: SummaryRow,
+    /// The mean number of acquisitions per run.
+    pub acquisitions: f64,
+    pub violating: Vec<u64>,
+    /// Runs with a lock overlap, and runs with a stale write.
+    pub kinds: (u64, u64),
+}
 
 /// What one library got on one fault.
 pub enum Outcome<'a> {
-    /// Its lab sweep: the scenario file, the sweep's directory (relative to
-    /// the matrix's), its summary, the mean acquisitions per run, and the
-    /// violating seeds.
-    Ran {
-        file: &'a str,
-        dir: String,
-        row: SummaryRow,
-        acquisitions: f64,
-        violating: Vec<u64>,
-        /// Runs with a lock overlap, and runs with a stale write.
-        kinds: (u64, u64),
-    },
+    Ran(Swept<'a>),
     /// Not a cell, and why.
     NotACell(&'a str),
 }
@@ -71,26 +74,21 @@ pub const COLUMNS: [&str; 14] = [
     "file",
 ];
 
-fn ran<'a>(c: &'a Cell) -> Option<(&'a str, &'a SummaryRow, f64, &'a [u64], &'a str)> {
-    match &c.outcome {
-        Outcome::Ran {
-            file,
-            dir,
-            row,
-            acquisitions,
-            violating,
-            ..
-        } => Some((file, row, *acquisitions, violating, dir)),
-        Outcome::NotACell(_) => None,
+impl Cell<'_> {
+    fn swept(&self) -> Option<&Swept<'_>> {
+        match &self.outcome {
+            Outcome::Ran(s) => Some(s),
+            Outcome::NotACell(_) => None,
+        }
     }
 }
 
-/// Runs with a lock overlap and runs with a stale write, for a cell that ran.
-fn kinds(c: &Cell) -> Option<(u64, u64)> {
-    match &c.outcome {
-        Outcome::Ran { kinds, .. } => Some(*kinds),
-        Outcome::NotACell(_) => None,
-    }
+/// The sweep of `l` on `f`, if that is a cell.
+fn swept_at<'o>(out: &'o MatrixOutput, l: &Library, f: &Fault) -> Option<&'o Swept<'o>> {
+    out.cells
+        .iter()
+        .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f))
+        .and_then(Cell::swept)
 }
 
 /// The answer, in lines: each library that broke, under what (its rates);
@@ -106,11 +104,15 @@ pub fn answer(out: &MatrixOutput) -> Vec<String> {
             .collect();
         let hits: Vec<String> = cells
             .iter()
-            .filter_map(|c| ran(c).map(|r| (c, r)))
-            .filter(|(_, r)| r.1.violating_runs > 0)
-            .map(|(c, r)| format!("{} ({}/{})", c.fault.name, r.1.violating_runs, r.1.runs))
+            .filter_map(|c| c.swept().map(|s| (c, &s.row)))
+            .filter(|(_, r)| r.violating_runs > 0)
+            .map(|(c, r)| format!("{} ({}/{})", c.fault.name, r.violating_runs, r.runs))
             .collect();
-        let runs: u64 = cells.iter().filter_map(|c| ran(c)).map(|r| r.1.runs).sum();
+        let runs: u64 = cells
+            .iter()
+            .filter_map(|c| c.swept())
+            .map(|s| s.row.runs)
+            .sum();
         let who = format!("{} {} ({})", l.name, l.version, l.language);
         if hits.is_empty() {
             never.push(format!("{who}: 0 violations in {runs} runs"));
@@ -124,7 +126,7 @@ pub fn answer(out: &MatrixOutput) -> Vec<String> {
             .cells
             .iter()
             .filter(|c| std::ptr::eq(c.fault, f))
-            .filter_map(|c| ran(c).map(|r| r.1))
+            .filter_map(|c| c.swept().map(|s| &s.row))
             .collect();
         if !cells.is_empty() && cells.iter().all(|r| r.violating_runs == 0) {
             let runs: u64 = cells.iter().map(|r| r.runs).sum();
@@ -166,10 +168,10 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
     w.write_record(COLUMNS)?;
     for c in &out.cells {
-        let Some((file, r, acq, _, _)) = ran(c) else {
+        let Some(s) = c.swept() else {
             continue;
         };
-        let l = c.library;
+        let (l, r) = (c.library, &s.row);
         w.write_record([
             l.name.clone(),
             l.version.clone(),
@@ -180,11 +182,11 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             format!("{:.6}", r.violation_rate),
             format!("{:.6}", r.ci_low),
             format!("{:.6}", r.ci_high),
-            format!("{acq:.2}"),
+            format!("{:.2}", s.acquisitions),
             l.kind.as_str().to_string(),
-            kinds(c).map_or(0, |k| k.0).to_string(),
-            kinds(c).map_or(0, |k| k.1).to_string(),
-            file.to_string(),
+            s.kinds.0.to_string(),
+            s.kinds.1.to_string(),
+            s.file.to_string(),
         ])?;
     }
     w.flush()
@@ -249,7 +251,9 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc
 }
 
-fn table(out: &MatrixOutput) -> Block {
+/// The matrix as a table: a row per library, a column per fault, each
+/// cell `text` of its sweep (`—` where there is no cell).
+fn grid(out: &MatrixOutput, text: fn(&Swept) -> String) -> Block {
     let mut head = vec!["library".to_string()];
     head.extend(out.matrix.faults.iter().map(|f| f.name.clone()));
     let rows = out
@@ -259,19 +263,7 @@ fn table(out: &MatrixOutput) -> Block {
         .map(|l| {
             let mut cells = vec![format!("{} {}", l.name, l.version)];
             for f in &out.matrix.faults {
-                let c = out
-                    .cells
-                    .iter()
-                    .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f));
-                cells.push(match c.and_then(|c| ran(c)) {
-                    Some((_, r, _, _, _)) => format!(
-                        "{}/{} ({})",
-                        r.violating_runs,
-                        r.runs,
-                        interval(r.ci_low, r.ci_high)
-                    ),
-                    None => "—".to_string(),
-                });
+                cells.push(swept_at(out, l, f).map_or("—".to_string(), text));
             }
             Row {
                 cells,
@@ -282,44 +274,35 @@ fn table(out: &MatrixOutput) -> Block {
     Block::Table(head, rows)
 }
 
+fn table(out: &MatrixOutput) -> Block {
+    grid(out, |s| {
+        let r = &s.row;
+        format!(
+            "{}/{} ({})",
+            r.violating_runs,
+            r.runs,
+            interval(r.ci_low, r.ci_high)
+        )
+    })
+}
+
 fn kinds_table(out: &MatrixOutput) -> Block {
-    let mut head = vec!["library".to_string()];
-    head.extend(out.matrix.faults.iter().map(|f| f.name.clone()));
-    let rows = out
-        .matrix
-        .libraries
-        .iter()
-        .map(|l| {
-            let mut cells = vec![format!("{} {}", l.name, l.version)];
-            for f in &out.matrix.faults {
-                let c = out
-                    .cells
-                    .iter()
-                    .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f));
-                cells.push(match c.and_then(kinds) {
-                    Some((0, 0)) => "none".to_string(),
-                    Some((o, st)) => format!("overlap {o}, stale {st}"),
-                    None => "—".to_string(),
-                });
-            }
-            Row {
-                cells,
-                strong: false,
-            }
-        })
-        .collect();
-    Block::Table(head, rows)
+    grid(out, |s| match s.kinds {
+        (0, 0) => "none".to_string(),
+        (o, st) => format!("overlap {o}, stale {st}"),
+    })
 }
 
 fn violating_links(out: &MatrixOutput) -> Vec<Vec<In>> {
     let mut items = Vec::new();
     for c in &out.cells {
-        let Some((file, r, _, seeds, dir)) = ran(c) else {
+        let Some(s) = c.swept() else {
             continue;
         };
-        let Some(first) = seeds.first() else {
+        let Some(first) = s.violating.first() else {
             continue;
         };
+        let (r, dir) = (&s.row, &s.dir);
         items.push(vec![
             b(format!("{} × {}", c.library.name, c.fault.name)),
             t(format!(
@@ -335,7 +318,7 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<In>> {
             t(", "),
             link("the cell's sweep", format!("{dir}/index.html")),
             t(" ("),
-            code(file.to_string()),
+            code(s.file.to_string()),
             t(")"),
         ]);
     }
@@ -346,34 +329,21 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<In>> {
 }
 
 fn not_cells(out: &MatrixOutput) -> Vec<Vec<In>> {
-    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut kinds: Vec<LibKind> = Vec::new();
+    for l in &out.matrix.libraries {
+        if !kinds.contains(&l.kind) {
+            kinds.push(l.kind);
+        }
+    }
+    let mut items: Vec<Vec<In>> = Vec::new();
     for f in &out.matrix.faults {
-        for l in &out.matrix.libraries {
-            let key = (f.name.clone(), l.kind.as_str().to_string());
-            if f.file_for(l.kind).is_err() && !seen.contains(&key) {
-                seen.push(key);
+        for k in &kinds {
+            if let Err(why) = f.file_for(*k) {
+                let what = format!("{} for {} libraries", f.name, k.as_str());
+                items.push(vec![b(what), t(format!(": {why}"))]);
             }
         }
     }
-    let mut items: Vec<Vec<In>> = seen
-        .iter()
-        .map(|(fault, kind)| {
-            let f = out.matrix.faults.iter().find(|f| &f.name == fault);
-            let why = f.and_then(|f| {
-                let k = out
-                    .matrix
-                    .libraries
-                    .iter()
-                    .find(|l| l.kind.as_str() == kind)?
-                    .kind;
-                f.file_for(k).err()
-            });
-            vec![
-                b(format!("{fault} for {kind} libraries")),
-                t(format!(": {}", why.unwrap_or(""))),
-            ]
-        })
-        .collect();
     if items.is_empty() {
         items.push(vec![t("none: every library has a cell under every fault")]);
     }
@@ -430,12 +400,8 @@ pub fn chart(out: &MatrixOutput) -> String {
             text(&format!("{} {}", l.name, l.version), 10, y + 14, 13, &BLACK);
             for (j, f) in m.faults.iter().enumerate() {
                 let x = LEFT + cell_w * j as u32;
-                let c = out
-                    .cells
-                    .iter()
-                    .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f));
-                let (fill, label) = match c.and_then(|c| ran(c)) {
-                    Some((_, r, _, _, _)) => (
+                let (fill, label) = match swept_at(out, l, f).map(|s| &s.row) {
+                    Some(r) => (
                         rate_colour(r.violation_rate),
                         format!("{}/{}", r.violating_runs, r.runs),
                     ),
