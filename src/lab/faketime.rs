@@ -219,18 +219,17 @@ impl FakeClock {
 
 impl Drop for FakeClock {
     fn drop(&mut self) {
-        for name in [&self.sem, &self.shm] {
-            let Ok(c) = CString::new(name.as_str()) else {
-                continue;
-            };
-            // SAFETY: NUL-terminated names; unlinking what may be gone.
-            unsafe {
-                if name == &self.sem {
-                    libc::sem_unlink(c.as_ptr());
-                } else {
-                    libc::shm_unlink(c.as_ptr());
-                }
-            }
+        // The names were made from our pid and a client's name: no NUL.
+        let (Ok(sem), Ok(shm)) = (
+            CString::new(self.sem.as_str()),
+            CString::new(self.shm.as_str()),
+        ) else {
+            return;
+        };
+        // SAFETY: NUL-terminated names; unlinking what may be gone.
+        unsafe {
+            libc::sem_unlink(sem.as_ptr());
+            libc::shm_unlink(shm.as_ptr());
         }
     }
 }

@@ -290,15 +290,17 @@ pub fn ltrim(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 
 /// `BLPOP key [key ...] timeout`, unable to block.
 pub fn blpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    match try_blocking_pop(ks, args, now, true) {
-        Ok(Some(f)) | Err(f) => f,
-        Ok(None) => Frame::NullArray,
-    }
+    pop_or_timeout(ks, args, now, true)
 }
 
 /// `BRPOP key [key ...] timeout`, unable to block.
 pub fn brpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    match try_blocking_pop(ks, args, now, false) {
+    pop_or_timeout(ks, args, now, false)
+}
+
+/// A blocking pop that cannot wait: its first try, or its timeout's reply.
+fn pop_or_timeout(ks: &mut Keyspace, args: &[Bytes], now: i64, left: bool) -> Frame {
+    match try_blocking_pop(ks, args, now, left) {
         Ok(Some(f)) | Err(f) => f,
         Ok(None) => Frame::NullArray,
     }
