@@ -333,6 +333,9 @@ pub(crate) struct Tcp {
 
     /// TcpStream channel capacity
     socket_capacity: usize,
+
+    /// Writers of this host's streams waiting for flow-control credits.
+    writers_waiting: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 struct ServerSocket {
@@ -374,9 +377,12 @@ impl Display for SequencedSegment {
 }
 
 impl StreamSocket {
-    fn new(capacity: usize) -> (Self, mpsc::Receiver<SequencedSegment>, BidiFlowControl) {
+    fn new(
+        capacity: usize,
+        waiting: &Arc<std::sync::atomic::AtomicUsize>,
+    ) -> (Self, mpsc::Receiver<SequencedSegment>, BidiFlowControl) {
         let (tx, rx) = mpsc::channel(capacity);
-        let flow_control = BidiFlowControl::new(capacity);
+        let flow_control = BidiFlowControl::new(capacity, waiting);
         let sock = Self {
             buf: IndexMap::new(),
             next_send_seq: 1,
@@ -431,6 +437,7 @@ impl Tcp {
             sockets: IndexMap::new(),
             server_socket_capacity: capacity,
             socket_capacity: capacity,
+            writers_waiting: Arc::default(),
         }
     }
 
@@ -462,7 +469,7 @@ impl Tcp {
         &mut self,
         pair: SocketPair,
     ) -> (mpsc::Receiver<SequencedSegment>, BidiFlowControl) {
-        let (sock, rx, bidi) = StreamSocket::new(self.socket_capacity);
+        let (sock, rx, bidi) = StreamSocket::new(self.socket_capacity, &self.writers_waiting);
 
         let exists = self.sockets.insert(pair, sock);
 
@@ -477,6 +484,14 @@ impl Tcp {
             .expect("missing stream socket")
             .flow_control
             .clone()
+    }
+
+    /// Whether a writer on a stream this host made waits for flow-control
+    /// credits.
+    pub(crate) fn writer_waiting(&self) -> bool {
+        self.writers_waiting
+            .load(std::sync::atomic::Ordering::Acquire)
+            > 0
     }
 
     pub(crate) fn stream_count(&self) -> usize {

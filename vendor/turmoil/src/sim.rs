@@ -36,6 +36,16 @@ pub struct Sim<'a> {
     elapsed: Duration,
 
     steps: usize,
+
+    /// How far each host left behind by [`Sim::step_lazily`] is behind
+    /// `elapsed`, and whether a client's software had finished when it was
+    /// last run.
+    /// (Both by the host's index in `rts`.)
+    behind: Vec<Duration>,
+    finished: Vec<bool>,
+    /// The senders of the messages delivered in the last step (see
+    /// [`Sim::step_lazily`]).
+    touched: Vec<IpAddr>,
 }
 
 impl<'a> Sim<'a> {
@@ -52,6 +62,9 @@ impl<'a> Sim<'a> {
             since_epoch,
             elapsed: Duration::ZERO,
             steps: 1, // bumped after each step
+            behind: Vec::new(),
+            finished: Vec::new(),
+            touched: Vec::new(),
         }
     }
 
@@ -163,6 +176,8 @@ impl<'a> Sim<'a> {
     pub fn crash(&mut self, addrs: impl ToIpAddrs) {
         let hosts = self.world.borrow_mut().lookup_many(addrs);
         for h in hosts {
+            self.catch_up_host(h)
+                .expect("a host left behind sent a message");
             let rt = self.rts.get_mut(&h).expect("missing host");
 
             self.world.borrow_mut().current = Some(h);
@@ -199,6 +214,8 @@ impl<'a> Sim<'a> {
     fn run_with_hosts(&mut self, addrs: impl ToIpAddrs, mut f: impl FnMut(IpAddr, &mut Rt)) {
         let hosts = self.world.borrow_mut().lookup_many(addrs);
         for h in hosts {
+            self.catch_up_host(h)
+                .expect("a host left behind sent a message");
             let rt = self.rts.get_mut(&h).expect("missing host");
 
             self.world.borrow_mut().current = Some(h);
@@ -394,6 +411,14 @@ impl<'a> Sim<'a> {
         f(top.iter_mut())
     }
 
+    /// How long from now until the network delivers its next message: zero
+    /// when one is deliverable now, `None` when none is on its way (a held
+    /// message waits for its release). Loopback messages (a host to itself)
+    /// are not counted: they travel by a timer of the host's.
+    pub fn next_delivery(&self) -> Option<Duration> {
+        self.world.borrow().topology.next_delivery()
+    }
+
     /// Run the simulation until all client hosts have completed.
     ///
     /// Executes a simple event loop that calls [step](#method.step) each
@@ -428,10 +453,42 @@ impl<'a> Sim<'a> {
     ///
     /// Returns whether or not all clients have completed.
     pub fn step(&mut self) -> Result<bool> {
-        tracing::trace!(target: TRACING_TARGET, "step {}", self.steps);
+        self.step_ticks(1)
+    }
 
-        let tick = self.config.tick;
+    /// Steps the simulation `ticks` ticks at once: every host runs for
+    /// `ticks` times the tick duration in one go, then the network moves as
+    /// far. Returns whether or not all clients have completed.
+    ///
+    /// This is the run that `ticks` calls of [`Sim::step`] make when nothing
+    /// happens in any of them but the last: no message is delivered (see
+    /// [`Sim::next_delivery`]), no task of any host is ready at the start and
+    /// no host's timer falls due before the end. Turmoil cannot see a host's
+    /// timers, so the caller must know when they fall. A message sent
+    /// inside the span (which the network would date at the span's start)
+    /// is reported as an error.
+    pub fn step_ticks(&mut self, ticks: u32) -> Result<bool> {
+        self.step_lazily(ticks, |_| false)
+    }
+
+    /// [`Sim::step_ticks`], leaving the running hosts that `idle` names
+    /// behind: their clocks stay where they are. A host left behind is
+    /// brought up to the present (its runtime run for the time it missed,
+    /// in one go) before it next runs, before a message is delivered to it
+    /// (which makes it run in this step whatever `idle` says), and before
+    /// it is crashed or bounced.
+    ///
+    /// This is the run that [`Sim::step_ticks`] makes when each host left
+    /// behind has no task ready and no timer due before it is brought up
+    /// to the present; as for the span of `step_ticks`, the caller must
+    /// know that, and a message sent meanwhile is reported as an error.
+    pub fn step_lazily(&mut self, ticks: u32, idle: impl Fn(&str) -> bool) -> Result<bool> {
+        tracing::trace!(target: TRACING_TARGET, "step {} ({} ticks)", self.steps, ticks);
+        assert!(ticks >= 1, "a step of no ticks");
+
+        let tick = self.config.tick * ticks;
         let mut is_finished = true;
+        let sent_before = self.world.borrow().topology.enqueued();
 
         // What was made due between steps is delivered in this one.
         self.world.borrow_mut().topology.process_due();
@@ -440,52 +497,85 @@ impl<'a> Sim<'a> {
         // completes, extract the result and return early if an error is
         // encountered.
 
-        let (mut running, stopped): (Vec<_>, Vec<_>) = self
-            .rts
-            .iter_mut()
-            .partition(|(_, rt)| rt.is_software_running());
+        self.behind.resize(self.rts.len(), Duration::ZERO);
+        self.finished.resize(self.rts.len(), false);
+        let mut running: Vec<usize> = Vec::new();
+        let mut stopped: Vec<IpAddr> = Vec::new();
+        for (i, (&addr, rt)) in self.rts.iter().enumerate() {
+            if rt.is_software_running() {
+                running.push(i);
+            } else {
+                stopped.push(addr);
+            }
+        }
         if self.config.random_node_order {
             running.shuffle(&mut self.world.borrow_mut().rng);
         }
 
-        for (&addr, rt) in running {
-            let _span_guard = tracing::span!(Level::INFO, "node", name = &*rt.nodename,).entered();
-            {
-                let mut world = self.world.borrow_mut();
-                // We need to move deliverable messages off the network and
-                // into the dst host. This requires two mutable borrows.
-                let World {
-                    rng,
-                    topology,
-                    hosts,
-                    ..
-                } = world.deref_mut();
-                topology.deliver_messages(rng, hosts.get_mut(&addr).expect("missing host"));
-
-                // Set the current host (see method docs)
-                world.current = Some(addr);
-
-                world.current_host_mut().timer.now(rt.now());
+        // A host is left behind only when no message to it is delivered in
+        // this step, and no SYN from it in this step or the last: a SYN's
+        // delivery may wake its sender at once (on a port nobody listens
+        // on, it fails the connect), so its sender is brought to the
+        // present before it, and runs in this step and the next. Nor while
+        // a writer waits for flow-control credits, which its reader's host
+        // gives back.
+        let lazy = !self
+            .world
+            .borrow()
+            .hosts
+            .values()
+            .any(|h| h.tcp.writer_waiting());
+        let mut touched = std::mem::take(&mut self.touched);
+        let mut pairs = Vec::new();
+        let mut seen = None;
+        for i in running {
+            let addr = *self.rts.get_index(i).expect("a host").0;
+            let enqueued = self.world.borrow().topology.enqueued();
+            if seen != Some(enqueued) {
+                pairs = self.world.borrow().topology.deliverable_pairs();
+                seen = Some(enqueued);
             }
-
-            let is_software_finished = World::enter(&self.world, || rt.tick(tick))?;
-
-            if rt.is_client() {
-                is_finished = is_finished && is_software_finished;
+            let incoming = pairs.iter().any(|p| p.1 == addr);
+            let senders: Vec<IpAddr> = pairs
+                .iter()
+                .filter(|p| p.1 == addr && p.2)
+                .map(|p| p.0)
+                .collect();
+            let left_behind = lazy
+                && idle(&self.rts[i].nodename)
+                && !incoming
+                && !pairs.iter().any(|p| p.0 == addr && p.2)
+                && !touched.contains(&addr)
+                && !self.touched.contains(&addr);
+            if left_behind {
+                self.behind[i] += tick;
+            } else {
+                for &sender in &senders {
+                    self.catch_up_host(sender)?;
+                    if !touched.contains(&sender) {
+                        touched.push(sender);
+                    }
+                }
+                self.catch_up_host(addr)?;
+                self.finished[i] = self.run_host(addr, tick, true)?;
+                self.touched.extend(senders);
             }
-
-            // Unset the current host
-            let mut world = self.world.borrow_mut();
-            world.current = None;
-
-            world.tick(addr, tick);
+            if self.rts[i].is_client() {
+                is_finished = is_finished && self.finished[i];
+            }
         }
 
         // Tick the nodes that are not actively running (i.e., crashed) to ensure their clock keeps up
         // with the rest of the simulation when they are restarted (bounced).
-        for (&addr, _rt) in stopped {
+        for addr in stopped {
             let mut world = self.world.borrow_mut();
             world.tick(addr, tick);
+        }
+
+        if ticks > 1 && self.world.borrow().topology.enqueued() != sent_before {
+            return Err(format!(
+                "a host sent a message inside a step of {ticks} ticks: something was ready or due before its end"
+            ))?;
         }
 
         // Tick the networking, processing messages, for the next step: the
@@ -497,7 +587,7 @@ impl<'a> Sim<'a> {
         self.world.borrow_mut().topology.tick_by(tick);
 
         self.elapsed += tick;
-        self.steps += 1;
+        self.steps += ticks as usize;
 
         if self.elapsed > self.config.duration && !is_finished {
             return Err(format!(
@@ -507,6 +597,80 @@ impl<'a> Sim<'a> {
         }
 
         Ok(is_finished)
+    }
+
+    /// Brings every host left behind by [`Sim::step_lazily`] up to the
+    /// present (before the simulation is changed from outside in a way that
+    /// may wake a host's tasks: a partition, a hold, a latency change);
+    /// an error if one sent a message meanwhile.
+    pub fn catch_up(&mut self) -> Result {
+        let behind: Vec<IpAddr> = (0..self.behind.len())
+            .filter(|&i| !self.behind[i].is_zero())
+            .map(|i| *self.rts.get_index(i).expect("a host").0)
+            .collect();
+        for addr in behind {
+            self.catch_up_host(addr)?;
+        }
+        Ok(())
+    }
+
+    /// Brings a host left behind by [`Sim::step_lazily`] up to the present,
+    /// delivering nothing; an error if it sent a message meanwhile.
+    fn catch_up_host(&mut self, addr: IpAddr) -> Result {
+        let Some(i) = self.rts.get_index_of(&addr) else {
+            return Ok(());
+        };
+        let Some(behind) = self.behind.get_mut(i).map(std::mem::take) else {
+            return Ok(());
+        };
+        if behind.is_zero() || !self.rts[i].is_software_running() {
+            return Ok(());
+        }
+        let sent_before = self.world.borrow().topology.enqueued();
+        self.finished[i] = self.run_host(addr, behind, false)?;
+        if self.world.borrow().topology.enqueued() != sent_before {
+            return Err(format!(
+                "host {} sent a message while it was left behind: something was ready or due",
+                self.rts[&addr].nodename
+            ))?;
+        }
+        Ok(())
+    }
+
+    /// Runs the host at `addr` for `duration`, first delivering what the
+    /// network has for it when `deliver`; returns whether its software has
+    /// finished.
+    fn run_host(&mut self, addr: IpAddr, duration: Duration, deliver: bool) -> Result<bool> {
+        let rt = self.rts.get_mut(&addr).expect("missing host");
+        let _span_guard = tracing::span!(Level::INFO, "node", name = &*rt.nodename,).entered();
+        {
+            let mut world = self.world.borrow_mut();
+            // We need to move deliverable messages off the network and
+            // into the dst host. This requires two mutable borrows.
+            let World {
+                rng,
+                topology,
+                hosts,
+                ..
+            } = world.deref_mut();
+            if deliver {
+                topology.deliver_messages(rng, hosts.get_mut(&addr).expect("missing host"));
+            }
+
+            // Set the current host (see method docs)
+            world.current = Some(addr);
+
+            world.current_host_mut().timer.now(rt.now());
+        }
+
+        let is_software_finished = World::enter(&self.world, || rt.tick(duration))?;
+
+        // Unset the current host
+        let mut world = self.world.borrow_mut();
+        world.current = None;
+
+        world.tick(addr, duration);
+        Ok(is_software_finished)
     }
 }
 

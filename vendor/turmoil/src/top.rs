@@ -1,4 +1,4 @@
-use crate::envelope::{Envelope, Protocol};
+use crate::envelope::{Envelope, Protocol, Segment};
 use crate::host::Host;
 use crate::rt::Rt;
 use crate::{config, TRACING_TARGET};
@@ -19,10 +19,13 @@ pub(crate) struct Topology {
     /// Specific configuration overrides between specific hosts.
     links: IndexMap<Pair, Link>,
 
-    /// We don't use a Rt for async. Right now, we just use it to tick time
-    /// forward in the same way we do it elsewhere. We'd like to represent
-    /// network state with async in the future.
-    rt: Rt<'static>,
+    /// The network's clock. It runs no tasks, so it is an instant moved
+    /// forward by each tick (it was a runtime ticked like a host's, whose
+    /// every step and every read entered the runtime).
+    now: Instant,
+
+    /// Messages sent so far (see [`Topology::enqueued`]).
+    enqueued: u64,
 }
 
 /// This type is used as the key in the [`Topology::links`] map. See [`new`]
@@ -177,14 +180,15 @@ impl Topology {
         Topology {
             config,
             links: IndexMap::new(),
-            rt: Rt::no_software(),
+            now: Rt::no_software().now(),
+            enqueued: 0,
         }
     }
 
     /// Register a link between two hosts
     pub(crate) fn register(&mut self, a: IpAddr, b: IpAddr) {
         let pair = Pair::new(a, b);
-        assert!(self.links.insert(pair, Link::new(self.rt.now())).is_none());
+        assert!(self.links.insert(pair, Link::new(self.now)).is_none());
     }
 
     pub(crate) fn set_max_message_latency(&mut self, value: Duration) {
@@ -238,6 +242,7 @@ impl Topology {
         dst: SocketAddr,
         message: Protocol,
     ) -> Result<()> {
+        self.enqueued += 1;
         if let Some(link) = self.links.get_mut(&Pair::new(src.ip(), dst.ip())) {
             link.enqueue_message(&self.config, rand, src, dst, message)
         } else {
@@ -297,9 +302,10 @@ impl Topology {
     }
 
     pub(crate) fn tick_by(&mut self, duration: Duration) {
-        let _ = self.rt.tick(duration);
+        self.now += duration;
+        let now = self.now;
         for link in self.links.values_mut() {
-            link.tick(self.rt.now());
+            link.tick(now);
         }
     }
 
@@ -309,6 +315,51 @@ impl Topology {
         for link in self.links.values_mut() {
             link.process_deliverables();
         }
+    }
+
+    /// The (sender, receiver) hosts of the messages ready to be delivered,
+    /// and whether one of them may wake its sender when it is delivered:
+    /// a SYN (dropped by a port nobody listens on, it fails the connect
+    /// at once).
+    pub(crate) fn deliverable_pairs(&self) -> Vec<(IpAddr, IpAddr, bool)> {
+        let mut pairs: Vec<(IpAddr, IpAddr, bool)> = Vec::new();
+        for link in self.links.values() {
+            for queue in link.deliverable.values() {
+                for e in queue {
+                    let syn = matches!(e.message, Protocol::Tcp(Segment::Syn(_)));
+                    let (src, dst) = (e.src.ip(), e.dst.ip());
+                    match pairs.iter_mut().find(|p| p.0 == src && p.1 == dst) {
+                        Some(p) => p.2 |= syn,
+                        None => pairs.push((src, dst, syn)),
+                    }
+                }
+            }
+        }
+        pairs
+    }
+
+    /// How many messages hosts have sent (delivered, dropped or refused).
+    pub(crate) fn enqueued(&self) -> u64 {
+        self.enqueued
+    }
+
+    /// How long from now until a link next delivers: zero when a message is
+    /// deliverable now; `None` when none is on its way.
+    pub(crate) fn next_delivery(&self) -> Option<Duration> {
+        let now = self.now;
+        let mut next: Option<Duration> = None;
+        for link in self.links.values() {
+            if link.deliverable.values().any(|q| !q.is_empty()) {
+                return Some(Duration::ZERO);
+            }
+            for sent in &link.sent {
+                if let DeliveryStatus::DeliverAfter(t) = sent.status {
+                    let d = t.saturating_duration_since(now);
+                    next = Some(next.map_or(d, |n| n.min(d)));
+                }
+            }
+        }
+        next
     }
 
     pub(crate) fn iter_mut(&mut self) -> LinksIter<'_> {

@@ -472,10 +472,12 @@ pub(crate) struct BidiFlowControl {
 }
 
 impl BidiFlowControl {
-    pub(crate) fn new(capacity: usize) -> Self {
+    /// Flow control for a new stream; `waiting` counts the writers of both
+    /// directions that wait for credits.
+    pub(crate) fn new(capacity: usize, waiting: &Arc<AtomicUsize>) -> Self {
         Self {
-            write: Arc::new(FlowControl::new(capacity)),
-            read: Arc::new(FlowControl::new(capacity)),
+            write: Arc::new(FlowControl::new(capacity, waiting.clone())),
+            read: Arc::new(FlowControl::new(capacity, waiting.clone())),
         }
     }
 
@@ -495,13 +497,17 @@ impl BidiFlowControl {
 pub(crate) struct FlowControl {
     credits: AtomicUsize,
     waker: Mutex<Option<Waker>>,
+    /// Writers waiting for credits, counted by the host that made the
+    /// stream: the reader's host wakes them, from outside their own.
+    waiting: Arc<AtomicUsize>,
 }
 
 impl FlowControl {
-    fn new(capacity: usize) -> Self {
+    fn new(capacity: usize, waiting: Arc<AtomicUsize>) -> Self {
         Self {
             credits: AtomicUsize::new(capacity),
             waker: Mutex::new(None),
+            waiting,
         }
     }
 
@@ -514,16 +520,27 @@ impl FlowControl {
     fn release(&self) {
         self.credits.fetch_add(1, Ordering::Release);
         if let Some(waker) = self.waker.lock().unwrap().take() {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
             waker.wake();
         }
     }
 
     fn register_waker(&self, waker: Waker) {
-        *self.waker.lock().unwrap() = Some(waker);
+        if self.waker.lock().unwrap().replace(waker).is_none() {
+            self.waiting.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     fn has_credits(&self) -> bool {
         self.credits.load(Ordering::Acquire) > 0
+    }
+}
+
+impl Drop for FlowControl {
+    fn drop(&mut self) {
+        if self.waker.get_mut().map_or(false, |w| w.is_some()) {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
