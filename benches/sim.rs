@@ -1,14 +1,20 @@
 //! Simulation speed, measured in one run on this machine: the standard
-//! scenario (5 nodes, 3 clients, 60 s simulated, nemesis on) against a bare
-//! turmoil simulation of the same hosts and tick whose hosts do nothing —
-//! the floor that turmoil's lock-step ticking sets.
+//! scenario (5 nodes, 3 clients, 60 s simulated, nemesis on) and a quiet
+//! one (long holds and thinks, no faults), each run skipping the steps in
+//! which nothing can happen and stepping every tick, against a bare turmoil
+//! simulation of the same hosts and tick whose hosts do nothing — the floor
+//! that turmoil's lock-step ticking sets.
 //!
-//! `cargo bench --bench sim` (release build). Prints seeds per second,
-//! simulated seconds per wall second, and the ratio of the two; the speed-up
-//! of a sweep on 2 worker threads over 1; and the peak memory of one run as
-//! the simulated duration grows.
+//! `cargo bench --bench sim` (release build). Prints seconds per seed,
+//! simulated seconds per wall second, and the ratios; a sweep's runs per
+//! second skipping and stepping every tick, and the speed-up of a sweep on
+//! 2 worker threads over 1; and the peak memory of one run as the
+//! simulated duration grows. With `BENCH_PROFILE=1`, only the standard
+//! scenario skipping (for `perf record`).
 
 use redlock_sim::scenario::{self, Scenario};
+use redlock_sim::sim::workload::LockCode;
+use redlock_sim::sim::Stepping;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 fn bare_turmoil(s: &Scenario, seed: u64) -> Duration {
@@ -51,7 +57,74 @@ fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Seconds per seed of `s` over seeds `1..=seeds`, run and checked, time
+/// moved by `stepping`; and the acquisitions per seed.
+fn harness(s: &Scenario, seeds: u64, stepping: Stepping) -> (f64, u64) {
+    let start = Instant::now();
+    let mut acquisitions = 0;
+    for seed in 1..=seeds {
+        let run = redlock_sim::runner::simulate_stepping(
+            s.clone(),
+            seed,
+            false,
+            &LockCode::BuiltIn,
+            stepping,
+        )
+        .unwrap();
+        acquisitions += run.check.liveness.acquisitions;
+    }
+    (
+        start.elapsed().as_secs_f64() / seeds as f64,
+        acquisitions / seeds,
+    )
+}
+
+/// Seconds per seed of bare turmoil with `s`'s hosts and tick.
+fn bare(s: &Scenario, seeds: u64) -> f64 {
+    let start = Instant::now();
+    for seed in 1..=seeds {
+        bare_turmoil(s, seed);
+    }
+    start.elapsed().as_secs_f64() / seeds as f64
+}
+
+/// Measures and prints one scenario: skipping, every tick, bare turmoil.
+fn scenario_speed(file: &str, seeds: u64) {
+    let s = scenario::load(std::path::Path::new(file)).unwrap();
+    let sim_secs = s.duration.as_secs_f64();
+    let (skip, acquisitions) = harness(&s, seeds, Stepping::Skip);
+    let (every, _) = harness(&s, seeds, Stepping::EveryTick);
+    let bare = bare(&s, seeds);
+    println!(
+        "{} ({file}): {} nodes, {} clients, {sim_secs} s simulated, tick {:?}, {seeds} seeds, {acquisitions} acquisitions per seed",
+        s.name,
+        s.cluster.nodes,
+        s.clients.len(),
+        s.tick
+    );
+    for (what, secs) in [
+        ("skipping", skip),
+        ("every tick", every),
+        ("bare turmoil", bare),
+    ] {
+        println!(
+            "  {what:<13} {secs:.3} s per seed, {:.0} simulated s per wall s",
+            sim_secs / secs
+        );
+    }
+    println!(
+        "  harness skipping / bare turmoil: {:.2}x; every tick / bare turmoil: {:.2}x; skipping is {:.1}x faster than every tick",
+        skip / bare,
+        every / bare,
+        every / skip
+    );
+}
+
 fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
+    sweep_seconds_by(text, seeds, jobs, Stepping::Skip)
+}
+
+fn sweep_seconds_by(text: &str, seeds: u64, jobs: usize, stepping: Stepping) -> f64 {
     let plan = std::sync::Arc::new(
         redlock_sim::sweep::Plan::from_text(
             text.to_string(),
@@ -60,7 +133,10 @@ fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
         )
         .unwrap(),
     );
-    let out = std::env::temp_dir().join(format!("redlock-sim-bench-{}-{jobs}", std::process::id()));
+    let out = std::env::temp_dir().join(format!(
+        "redlock-sim-bench-{}-{jobs}-{stepping:?}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&out);
     let start = Instant::now();
     redlock_sim::cli::sweep::sweep(
@@ -71,6 +147,7 @@ fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
             out: out.clone(),
             progress: false,
             fresh: false,
+            stepping,
         },
     )
     .unwrap();
@@ -83,48 +160,32 @@ fn main() {
     if let Ok(what) = std::env::var("BENCH_MEMORY_CHILD") {
         return memory_child(&what);
     }
-    let s = scenario::load(std::path::Path::new("benches/standard.toml")).unwrap();
     let seeds: u64 = std::env::var("BENCH_SEEDS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
-    let sim_secs = s.duration.as_secs_f64();
-
-    let start = Instant::now();
-    let mut acquisitions = 0;
-    for seed in 1..=seeds {
-        let run = redlock_sim::runner::simulate(s.clone(), seed).unwrap();
-        acquisitions += run.check.liveness.acquisitions;
+    if std::env::var("BENCH_PROFILE").is_ok() {
+        // Only the standard scenario, skipping: what `perf record` profiles.
+        let s = scenario::load(std::path::Path::new("benches/standard.toml")).unwrap();
+        let (secs, _) = harness(&s, seeds, Stepping::Skip);
+        return println!("{secs:.3} s per seed");
     }
-    let harness = start.elapsed().as_secs_f64() / seeds as f64;
-
-    let start = Instant::now();
-    for seed in 1..=seeds {
-        bare_turmoil(&s, seed);
-    }
-    let bare = start.elapsed().as_secs_f64() / seeds as f64;
-
-    println!(
-        "standard scenario: {} nodes, {} clients, {sim_secs} s simulated, tick {:?}, {seeds} seeds",
-        s.cluster.nodes,
-        s.clients.len(),
-        s.tick
-    );
-    println!("harness (run and check): {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s, {} acquisitions per seed", harness, 1.0 / harness, sim_secs / harness, acquisitions / seeds);
-    println!(
-        "bare turmoil: {:.3} s per seed, {:.2} seeds/s, {:.1} simulated s per wall s",
-        bare,
-        1.0 / bare,
-        sim_secs / bare
-    );
-    println!("harness / bare turmoil: {:.2}x", harness / bare);
+    scenario_speed("benches/standard.toml", seeds);
+    scenario_speed("benches/quiet.toml", seeds);
 
     let text = std::fs::read_to_string("benches/standard.toml").unwrap();
     let n = seeds.max(4);
+    let every = sweep_seconds_by(&text, n, 1, Stepping::EveryTick);
     let one = sweep_seconds(&text, n, 1);
     let two = sweep_seconds(&text, n, 2);
     println!(
-        "sweep of {n} seeds: --jobs 1 {one:.2} s, --jobs 2 {two:.2} s: {:.2}x speed-up",
+        "sweep of {n} seeds of the standard scenario, --jobs 1: {:.2} runs/s every tick, {:.2} runs/s skipping ({:.1}x)",
+        n as f64 / every,
+        n as f64 / one,
+        every / one
+    );
+    println!(
+        "sweep of {n} seeds, skipping: --jobs 1 {one:.2} s, --jobs 2 {two:.2} s: {:.2}x speed-up",
         one / two
     );
 

@@ -7,6 +7,7 @@
 //! does it: a [`ClockModel`] maps the simulation's global time to the host's
 //! monotonic time (its rate, no jumps) and wall time (offset, rate, jumps).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -122,6 +123,129 @@ impl ClockModel {
     }
 }
 
+/// The wake-ups of a simulation's hosts: the deadline, in global time, of
+/// every timer their code has armed (through [`SimClock`]) and that has not
+/// fired or been dropped. Tokio does not tell when a runtime's next timer
+/// falls; this does, and the driver skips the steps before the earliest.
+///
+/// A deadline is never later than its timer fires (tokio's wheel rounds up
+/// to the next whole millisecond), and one stays while its task has not yet
+/// run after it fired, so the earliest is a bound the driver may trust.
+#[derive(Clone, Default)]
+pub struct Wakeups(Arc<Mutex<WakeupSet>>);
+
+#[derive(Default)]
+struct WakeupSet {
+    /// Each host's armed deadlines (with an id, to tell equal ones apart).
+    armed: BTreeMap<Arc<str>, BTreeSet<(Duration, u64)>>,
+    next_id: u64,
+    /// Timers armed or fired, and [`Wakeups::touch`]es, so far.
+    activity: u64,
+}
+
+impl Wakeups {
+    /// Notes that a host did something (the simulation records each event
+    /// here): across a span skipped as quiet, [`Wakeups::activity`] must
+    /// not move.
+    pub fn touch(&self) {
+        self.set().activity += 1;
+    }
+
+    /// How many timers were armed or fired, and touches made, so far.
+    pub fn activity(&self) -> u64 {
+        self.set().activity
+    }
+
+    /// The earliest deadline armed by any host, if any.
+    pub fn earliest(&self) -> Option<Duration> {
+        let set = self.set();
+        set.armed
+            .values()
+            .filter_map(|a| a.first())
+            .map(|(at, _)| *at)
+            .min()
+    }
+
+    /// The earliest deadline `host` has armed, if any.
+    pub fn earliest_of(&self, host: &str) -> Option<Duration> {
+        self.set()
+            .armed
+            .get(host)
+            .and_then(|a| a.first())
+            .map(|(at, _)| *at)
+    }
+
+    /// Each host with a timer armed, with its earliest deadline, by name.
+    pub fn earliest_by_host(&self) -> Vec<(Arc<str>, Duration)> {
+        let set = self.set();
+        set.armed
+            .iter()
+            .filter_map(|(h, a)| a.first().map(|(at, _)| (h.clone(), *at)))
+            .collect()
+    }
+
+    /// How many timers are armed.
+    pub fn len(&self) -> usize {
+        self.set().armed.values().map(|a| a.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn arm(&self, host: &Arc<str>, at: Duration) -> Armed {
+        let mut set = self.set();
+        set.next_id += 1;
+        set.activity += 1;
+        let key = (at, set.next_id);
+        set.armed.entry(host.clone()).or_default().insert(key);
+        Armed {
+            wakeups: self.clone(),
+            host: host.clone(),
+            key,
+        }
+    }
+
+    fn set(&self) -> std::sync::MutexGuard<'_, WakeupSet> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One entry of [`Wakeups`], removed when dropped.
+struct Armed {
+    wakeups: Wakeups,
+    host: Arc<str>,
+    key: (Duration, u64),
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        if let Some(a) = self.wakeups.set().armed.get_mut(&self.host) {
+            a.remove(&self.key);
+        }
+    }
+}
+
+/// A simulated host's tokio timer whose deadline is in the run's
+/// [`Wakeups`] from its making until it fires and its task sees it, or
+/// it is dropped.
+pub struct SimSleep {
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    armed: Option<Armed>,
+}
+
+impl Future for SimSleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::task::ready!(self.sleep.as_mut().poll(cx));
+        if let Some(armed) = self.armed.take() {
+            armed.wakeups.touch();
+        }
+        std::task::Poll::Ready(())
+    }
+}
+
 /// A simulated host's clock, read by code running inside a turmoil host.
 /// The simulation driver changes the shared model (rate, jumps) from outside.
 ///
@@ -133,13 +257,38 @@ impl ClockModel {
 pub struct SimClock {
     model: Arc<Mutex<ClockModel>>,
     pauses: Arc<Mutex<Vec<(Duration, Duration)>>>,
+    wakeups: Wakeups,
+    host: Arc<str>,
 }
 
 impl SimClock {
+    /// A clock whose timers are entered in a registry of its own.
     pub fn new(model: ClockModel) -> Self {
+        Self::with_wakeups(model, Wakeups::default(), "host")
+    }
+
+    /// The clock of `host`, whose timers are entered in `wakeups` (one per
+    /// run, shared by every host's clock).
+    pub fn with_wakeups(model: ClockModel, wakeups: Wakeups, host: &str) -> Self {
         SimClock {
             model: Arc::new(Mutex::new(model)),
             pauses: Arc::default(),
+            wakeups,
+            host: host.into(),
+        }
+    }
+
+    /// The registry this clock enters its timers in.
+    pub fn wakeups(&self) -> &Wakeups {
+        &self.wakeups
+    }
+
+    /// A timer that fires once `d` of global time has passed, entered in
+    /// the run's wake-ups. Every timer of a simulated host is made here.
+    pub fn timer(&self, d: Duration) -> SimSleep {
+        SimSleep {
+            sleep: Box::pin(tokio::time::sleep(d)),
+            armed: Some(self.wakeups.arm(&self.host, sim_now() + d)),
         }
     }
 
@@ -210,14 +359,14 @@ impl Clock for SimClock {
                     let g = sim_now();
                     match clock.paused_until(g) {
                         Some(until) => {
-                            tokio::time::sleep(until - g).await;
+                            clock.timer(until - g).await;
                             continue;
                         }
                         None => return,
                     }
                 }
                 let g = clock.with(|m| m.global_for(target - now));
-                tokio::time::sleep(g.max(Duration::from_micros(1))).await;
+                clock.timer(g.max(Duration::from_micros(1))).await;
             }
         })
     }

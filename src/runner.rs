@@ -8,6 +8,7 @@ use crate::check::{self, CheckResult};
 use crate::history::{Event, History, Trace};
 use crate::scenario::{self, Scenario, ScenarioError};
 use crate::sim::workload::LockCode;
+use crate::sim::Stepping;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -91,6 +92,17 @@ pub fn simulate_code(
     keep: bool,
     code: &LockCode,
 ) -> Result<Run, Failure> {
+    simulate_stepping(scenario, seed, keep, code, Stepping::default())
+}
+
+/// [`simulate_code`], time moved by `stepping` (the same run either way).
+pub fn simulate_stepping(
+    scenario: Scenario,
+    seed: u64,
+    keep: bool,
+    code: &LockCode,
+    stepping: Stepping,
+) -> Result<Run, Failure> {
     let start = Instant::now();
     let stream = Arc::new(Mutex::new(Stream {
         checker: check::Checker::default(),
@@ -99,7 +111,7 @@ pub fn simulate_code(
     }));
     let sink = stream.clone();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::sim::run_with_code(
+        crate::sim::run_stepping(
             &scenario,
             seed,
             Box::new(move |e| {
@@ -111,6 +123,7 @@ pub fn simulate_code(
                 }
             }),
             code,
+            stepping,
         )
     }));
     let faults = match result {

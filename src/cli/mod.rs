@@ -57,6 +57,10 @@ enum Command {
         /// this is how a sweep's violating run is replayed).
         #[arg(long = "set", value_parser = runner::parse_set)]
         set: Vec<(String, toml::Value)>,
+        /// Step the simulation every tick instead of skipping the steps in
+        /// which nothing can happen: the same run, slower (to check that).
+        #[arg(long)]
+        every_tick: bool,
     },
     /// Run every seed for every combination of the scenario's [sweep] on all
     /// cores; write runs.csv, summary.csv, report.md, index.html and charts.
@@ -92,6 +96,9 @@ enum Command {
         /// degraded); the others are named and left out.
         #[arg(long, value_parser = ["safe", "violation", "degraded"])]
         expect: Option<String>,
+        /// Step every run every tick (see `run --every-tick`).
+        #[arg(long)]
+        every_tick: bool,
     },
     /// Shrink one violating run into a minimal scenario: its faults become
     /// explicit [[faults]], then are dropped, shortened and moved later while
@@ -355,8 +362,9 @@ fn command(cli: Cli) -> ExitCode {
             seed,
             out,
             set,
+            every_tick,
         } => ExitCode::from(run::finish_run(
-            run::run_file(&file, seed, out, &set),
+            run::run_file(&file, seed, out, &set, stepping(every_tick)),
             "redlock-sim run",
         )),
         Command::Sweep {
@@ -368,6 +376,7 @@ fn command(cli: Cli) -> ExitCode {
             strict,
             fresh,
             expect,
+            every_tick,
         } => {
             let opts = sweep::Options {
                 jobs: jobs_or_cores(jobs),
@@ -375,6 +384,7 @@ fn command(cli: Cli) -> ExitCode {
                 out: out.clone().unwrap_or_default(),
                 progress: true,
                 fresh,
+                stepping: stepping(every_tick),
             };
             if files.len() == 1 && expect.is_none() {
                 sweep::sweep_one(&files[0], seeds, out, opts, strict)
@@ -511,5 +521,14 @@ fn node_command(port: u16, bind: &str) -> ExitCode {
             eprintln!("redlock-sim node: {bind}:{port}: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// How `--every-tick` moves a simulation's time.
+fn stepping(every_tick: bool) -> crate::sim::Stepping {
+    if every_tick {
+        crate::sim::Stepping::EveryTick
+    } else {
+        crate::sim::Stepping::Skip
     }
 }

@@ -4,12 +4,13 @@
 
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
 use crate::report::{self, RunOutput};
-use crate::runner::{default_out, load_file, simulate_code, Failure, Run};
+use crate::runner::{default_out, load_file, simulate_stepping, Failure, Run};
 use crate::scenario::Scenario;
 use crate::sim::workload::LockCode;
+use crate::sim::Stepping;
 use std::path::{Path, PathBuf};
 
-/// `redlock-sim run FILE [--seed N] [--out DIR]`: validates first (nothing is
+/// `redlock-sim run FILE [--seed N] [--out DIR] [--every-tick]`: validates first (nothing is
 /// written for a bad file), runs, writes the outputs, returns the run and
 /// the directory written.
 pub fn run_file(
@@ -17,9 +18,10 @@ pub fn run_file(
     seed: Option<u64>,
     out: Option<PathBuf>,
     overrides: &[(String, toml::Value)],
+    stepping: Stepping,
 ) -> Result<(Run, PathBuf), Failure> {
     let scenario = load_file(file, overrides)?;
-    run_scenario_with(scenario, seed, out, &LockCode::BuiltIn, overrides)
+    run_scenario_with(scenario, seed, out, &LockCode::BuiltIn, overrides, stepping)
 }
 
 /// The rest of [`run_file`] once the scenario is loaded: runs `seed`
@@ -31,7 +33,7 @@ pub fn run_scenario(
     out: Option<PathBuf>,
     code: &LockCode,
 ) -> Result<(Run, PathBuf), Failure> {
-    run_scenario_with(scenario, seed, out, code, &[])
+    run_scenario_with(scenario, seed, out, code, &[], Stepping::default())
 }
 
 /// [`run_scenario`] for a scenario loaded with the `--set` overrides
@@ -43,10 +45,11 @@ pub fn run_scenario_with(
     out: Option<PathBuf>,
     code: &LockCode,
     sets: &[(String, toml::Value)],
+    stepping: Stepping,
 ) -> Result<(Run, PathBuf), Failure> {
     let seed = seed.unwrap_or(scenario.seed);
     let dir = out.unwrap_or_else(|| default_out(&scenario, seed, sets));
-    let run = simulate_code(scenario, seed, true, code)?;
+    let run = simulate_stepping(scenario, seed, true, code, stepping)?;
     let output = RunOutput {
         sets,
         ..RunOutput::of(&run)

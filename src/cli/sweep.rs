@@ -10,6 +10,7 @@ use super::EXIT_SOFTWARE;
 use crate::report::sweep::{conclusions, stdout_line, write_sweep, SweepOutput};
 use crate::report::{self, RunOutput};
 use crate::scenario::{Expect, Scenario};
+use crate::sim::Stepping;
 use crate::sweep::rows::{self, RunRow};
 use crate::sweep::stats::{SummaryRow, SUMMARY_COLUMNS};
 use crate::sweep::tally::{tally, Coverage, Tally};
@@ -30,6 +31,8 @@ pub struct Options {
     pub progress: bool,
     /// Discard what `out` holds of this scenario's sweep and run every run.
     pub fresh: bool,
+    /// How each run moves time (the same runs either way).
+    pub stepping: Stepping,
 }
 
 /// What a finished sweep or merge produced.
@@ -147,7 +150,7 @@ fn append_runs(plan: &Arc<Plan>, todo: Vec<usize>, opts: &Options, path: &Path) 
         .has_headers(false)
         .from_writer(file);
     let mut progress = Progress::new(todo.len(), opts.progress);
-    let result = sweep::execute(plan, todo, opts.jobs, &mut |row: &RunRow| {
+    let result = sweep::execute(plan, todo, opts.jobs, opts.stepping, &mut |row: &RunRow| {
         w.write_record(row.fields())?;
         w.flush()?;
         progress.tick(row.verdict == "violation");

@@ -8,7 +8,7 @@
 //! depends on nothing but the scenario and the seed.
 
 use super::due::{Due, Origin};
-use crate::clock::SimClock;
+use crate::clock::{SimClock, Wakeups};
 use crate::history::{EventKind, Recorder};
 use crate::scenario::{FaultAction, Target, Trigger};
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,6 +45,8 @@ struct State {
 pub struct Context {
     pub recorder: Recorder,
     pub clocks: BTreeMap<String, SimClock>,
+    /// The clocks' timers; every event recorded touches it.
+    pub wakeups: Wakeups,
     /// The lock keys clients use (node events are recorded for these only).
     pub resources: Vec<String>,
     /// No new lock attempt starts after this global time.
@@ -66,9 +68,12 @@ impl Context {
         waiting: Vec<Waiting>,
         aimer: Option<super::aim::Aimer>,
     ) -> Arc<Self> {
+        // Every clock of a run enters its timers in the same registry.
+        let wakeups = clocks.values().next().expect("a host").wakeups().clone();
         Arc::new(Context {
             recorder,
             clocks,
+            wakeups,
             resources,
             end,
             fence: AtomicU64::new(0),
@@ -101,6 +106,7 @@ impl Context {
     }
 
     pub fn record_at(&self, time: Duration, host: &str, kind: EventKind) {
+        self.wakeups.touch();
         let fired = match &kind {
             EventKind::Acquired { .. } => Some(Trigger::Acquired(host.to_string())),
             EventKind::Released { .. } => Some(Trigger::Released(host.to_string())),
@@ -238,7 +244,8 @@ impl Context {
     /// its clocks keep running).
     pub async fn pause_point(&self, host: &str) {
         while let Some(until) = self.paused_until(host, crate::clock::sim_now()) {
-            tokio::time::sleep(until - crate::clock::sim_now()).await;
+            let clock = self.clock(host);
+            clock.timer(until - crate::clock::sim_now()).await;
         }
     }
 

@@ -34,7 +34,7 @@ pub mod workload;
 pub mod world;
 
 use crate::clock::Clock;
-use crate::clock::{ClockModel, SimClock};
+use crate::clock::{ClockModel, SimClock, Wakeups};
 use crate::history::{History, Recorder, Sink};
 use crate::node::persistence::{self, Disk, SharedDisk};
 use crate::node::{replication, Node};
@@ -49,7 +49,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 use workload::{rng_for, ClientParams, LockCode, NODE_PORT};
-pub use world::RunError;
+pub use world::{RunError, Stepping};
 
 /// Seconds since the Unix epoch at which every simulation starts.
 pub const EPOCH_SECS: u64 = 1_700_000_000;
@@ -73,11 +73,16 @@ pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 1024..=65535;
 /// Each host's clock: rates drawn from `[1 − drift, 1 + drift]`, offsets from
 /// `clocks.offset`, per-host overrides applied after the draw (so overriding
 /// one host does not change the others).
-fn clocks(s: &Scenario, seed: u64) -> BTreeMap<String, SimClock> {
+/// Every clock enters its timers in `wakeups`.
+fn clocks(s: &Scenario, seed: u64, wakeups: &Wakeups) -> BTreeMap<String, SimClock> {
     let epoch_ms = EPOCH_SECS as i64 * 1000;
     clock_draws(s, seed)
         .into_iter()
-        .map(|(h, (offset, rate))| (h, SimClock::new(ClockModel::new(epoch_ms, offset, rate))))
+        .map(|(h, (offset, rate))| {
+            let model = ClockModel::new(epoch_ms, offset, rate);
+            let clock = SimClock::with_wakeups(model, wakeups.clone(), &h);
+            (h, clock)
+        })
         .collect()
 }
 
@@ -137,8 +142,20 @@ pub fn run_with_code(
     sink: Sink,
     code: &LockCode,
 ) -> Result<Vec<Applied>, RunError> {
+    run_stepping(s, seed, sink, code, Stepping::default())
+}
+
+/// [`run_with_code`], time moved by `stepping`: the same run either way
+/// (tests compare the two).
+pub fn run_stepping(
+    s: &Scenario,
+    seed: u64,
+    sink: Sink,
+    code: &LockCode,
+    stepping: Stepping,
+) -> Result<Vec<Applied>, RunError> {
     let recorder = Recorder::with_sink(sink);
-    let applied = run_into(s, seed, recorder.clone(), code)?;
+    let applied = run_into(s, seed, recorder.clone(), code, stepping)?;
     recorder.flush_all();
     Ok(applied)
 }
@@ -148,6 +165,7 @@ fn run_into(
     seed: u64,
     recorder: Recorder,
     code: &LockCode,
+    stepping: Stepping,
 ) -> Result<Vec<Applied>, RunError> {
     // What the parser validated, the world relies on.
     assert!(s.cluster.nodes >= 1, "sim: a scenario without nodes");
@@ -157,9 +175,10 @@ fn run_into(
     let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
     resources.sort();
     resources.dedup();
+    let wakeups = Wakeups::default();
     let ctx = Context::new(
         recorder,
-        clocks(s, seed),
+        clocks(s, seed, &wakeups),
         resources,
         s.duration,
         "n1".into(),
@@ -197,9 +216,22 @@ fn run_into(
         disks,
         limit,
         applied: Vec::new(),
+        wakeups,
+        stepping: stepping_for(stepping, code),
     };
     world.run()?;
     Ok(world.applied)
+}
+
+/// How a run with `code` moves time. Skipping trusts that every timer of
+/// every host is made through [`SimClock`]; a lock of the user's own may
+/// arm tokio's timers directly (the `redis` crate does for its timeouts),
+/// so it runs every tick.
+fn stepping_for(wanted: Stepping, code: &LockCode) -> Stepping {
+    match code {
+        LockCode::BuiltIn => wanted,
+        LockCode::Own(_) => Stepping::EveryTick,
+    }
 }
 
 /// The faults of a run: those due at a time (the file's untriggered ones

@@ -12,7 +12,7 @@
 //! they are on real TCP: the gate lives only in these wrappers.
 
 use crate::client::connection::{BoxStream, ConnectFuture, Connector};
-use crate::clock::{sim_now, SimClock};
+use crate::clock::{sim_now, SimClock, SimSleep};
 use crate::node::Listener;
 use std::future::Future;
 use std::io;
@@ -25,7 +25,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 pub struct Paused<S> {
     inner: S,
     clock: SimClock,
-    wait: Option<Pin<Box<tokio::time::Sleep>>>,
+    wait: Option<SimSleep>,
 }
 
 impl<S> Paused<S> {
@@ -40,12 +40,12 @@ impl<S> Paused<S> {
     fn poll_resumed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         loop {
             if let Some(w) = &mut self.wait {
-                ready!(w.as_mut().poll(cx));
+                ready!(Pin::new(w).poll(cx));
                 self.wait = None;
             }
             let now = sim_now();
             match self.clock.paused_until(now) {
-                Some(until) => self.wait = Some(Box::pin(tokio::time::sleep(until - now))),
+                Some(until) => self.wait = Some(self.clock.timer(until - now)),
                 None => return Poll::Ready(()),
             }
         }

@@ -13,6 +13,7 @@
 use super::context::Context;
 use super::due::{on_ms, Applied, Due};
 use super::net::Net;
+use crate::clock::Wakeups;
 use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
 use crate::node::persistence::SharedDisk;
 use crate::scenario::{Restart, Scenario};
@@ -56,6 +57,21 @@ pub struct World<'a> {
     pub limit: Duration,
     /// The faults applied so far (skipped ones left out), in order.
     pub applied: Vec<Applied>,
+    /// The deadlines of the hosts' timers (see [`Wakeups`]).
+    pub wakeups: Wakeups,
+    /// Whether steps in which nothing can happen are skipped.
+    pub stepping: Stepping,
+}
+
+/// How the driver moves time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Stepping {
+    /// Steps in which nothing can happen are taken at once: the run is
+    /// the one [`Stepping::EveryTick`] makes, faster.
+    #[default]
+    Skip,
+    /// Every tick is a step of its own (to check `Skip` against).
+    EveryTick,
 }
 
 /// Why a run could not complete.
@@ -107,29 +123,137 @@ impl<'a> World<'a> {
             // millisecond, where every timer falls (see `due::on_ms`): at
             // a tick that divides a millisecond, at exactly the same times.
             let ms = now.as_millis();
+            let mut changed = false;
             if acted != Some(ms) {
-                self.apply_due(now);
+                changed = self.apply_due(now);
                 acted = Some(ms);
             }
             if !ended && now >= end {
                 self.ctx.record_at(now, "driver", EventKind::End);
                 ended = true;
             }
-            let done = self.sim.step().map_err(|e| RunError(e.to_string()))?;
+            // The first step runs every host's software for the first
+            // time: its tasks are ready, and they arm their first timers.
+            let skip = self.stepping == Stepping::Skip && now > Duration::ZERO && !changed;
+            let done = self.step(now, skip, ended)?;
             if done || now > self.limit {
                 return Ok(());
             }
         }
     }
 
-    fn apply_due(&mut self, now: Duration) {
+    /// One step from `now`: with `skip`, as many ticks as are quiet, the
+    /// hosts with nothing due before its end left behind; else one tick,
+    /// every host run. Says whether every client has finished.
+    fn step(&mut self, now: Duration, skip: bool, ended: bool) -> Result<bool, RunError> {
+        let skip = skip && self.whole_ms();
+        let armed = self.wakeups.earliest_by_host();
+        let ticks = if skip {
+            let timer = armed.iter().map(|(_, t)| *t).min();
+            self.quiet_ticks(now, ended, timer)
+        } else {
+            1
+        };
+        let activity = self.wakeups.activity();
+        let end_of_step = now + self.scenario.tick * ticks;
+        // A host with nothing due before the step's end may stay behind.
+        let idle = |host: &str| {
+            skip && armed
+                .iter()
+                .find(|(h, _)| &**h == host)
+                .is_none_or(|(_, t)| *t >= end_of_step)
+        };
+        let done = match self.sim.step_lazily(ticks, idle) {
+            Ok(done) => done,
+            // Something was due inside the span: a bug, never a verdict.
+            Err(e) if ticks > 1 => panic!("sim: skipped {ticks} ticks from {now:?}: {e}"),
+            Err(e) => return Err(RunError(e.to_string())),
+        };
+        assert!(
+            ticks == 1 || self.wakeups.activity() == activity,
+            "sim: skipped {ticks} ticks from {now:?}, but a host ran inside them (a timer the wake-ups did not know)"
+        );
+        Ok(done)
+    }
+
+    /// How many ticks the next step may take at once: as many as end at or
+    /// before the first instant at which something may happen (see
+    /// [`World::next_event`]); at least one.
+    ///
+    /// A step may end at that instant: a timer due then fires at the end
+    /// of the step, and its task runs at the start of the next, as in a
+    /// step of one tick (a host's step returns as soon as the step's own
+    /// timer fires, before the tasks woken with it run); a message due
+    /// then is made deliverable at the end of the step and delivered at
+    /// the start of the next; a fault due then is applied before the next.
+    /// Only a tick of whole milliseconds skips (see [`World::whole_ms`]).
+    fn quiet_ticks(&self, now: Duration, ended: bool, timer: Option<Duration>) -> u32 {
+        let tick = self.scenario.tick;
+        let next = self.next_event(now, ended, timer);
+        let quiet = next.saturating_sub(now).as_nanos() / tick.as_nanos();
+        quiet.clamp(1, u32::MAX as u128) as u32
+    }
+
+    /// Whether the tick is whole milliseconds. A shorter one runs the ready
+    /// tasks of a step in more than one pass (see turmoil's `PATCH.md`), so
+    /// a task may be ready after a step with no timer: it steps every tick.
+    fn whole_ms(&self) -> bool {
+        self.scenario.tick.as_nanos().is_multiple_of(1_000_000)
+    }
+
+    /// The first instant, from `now` on, at which something may happen:
+    /// a host's timer falls due (`timer`, the earliest of the wake-ups: a
+    /// task woken by one and not yet run keeps its deadline), the network delivers, a fault or a driver's timer is
+    /// due, the run ends or reaches its limit. Tasks woken otherwise (by a
+    /// delivery, or by the driver: `apply_due` said so) run in the next
+    /// step, which the caller makes a single one.
+    fn next_event(&self, now: Duration, ended: bool, timer: Option<Duration>) -> Duration {
+        let mut next = self.limit + Duration::from_nanos(1);
+        let mut at = |t: Duration| next = next.min(t);
+        if let Some(t) = timer {
+            at(t);
+        }
+        if let Some(d) = self.sim.next_delivery() {
+            at(now + d);
+        }
+        if let Some(d) = self.queue.first() {
+            at(d.time);
+        }
+        if let Some(((t, _), _)) = self.timers.first_key_value() {
+            at(*t);
+        }
+        if !ended {
+            at(self.ctx.end);
+        }
+        next
+    }
+
+    /// Applies the faults and timers due at `now`; says whether anything
+    /// changed (what changed may wake a host's tasks).
+    fn apply_due(&mut self, now: Duration) -> bool {
         let triggered = self.ctx.take_due();
         if !triggered.is_empty() {
             self.queue.extend(triggered.into_iter().map(Due::on_ms));
             self.queue.sort_by_key(|d| d.time);
         }
+        let held = self.ctx.take_held();
+        let due = !held.is_empty()
+            || self.queue.first().is_some_and(|d| d.time <= now)
+            || self
+                .timers
+                .first_key_value()
+                .is_some_and(|((at, _), _)| *at <= now);
+        if !due {
+            return false;
+        }
+        // What the driver does may wake a host's tasks at once (a crash
+        // drops what was on its way to the host, and a connect waiting for
+        // it fails): every host must be at the present first.
+        if let Err(e) = self.sim.catch_up() {
+            panic!("sim: bringing the hosts to {now:?}: {e}");
+        }
         let mut changed = false;
-        for (from, to) in self.ctx.take_held() {
+        for (from, to) in held {
             self.net.held_by_host(&from, &to);
             changed = true;
         }
@@ -156,6 +280,7 @@ impl<'a> World<'a> {
         if changed {
             self.net.apply(&mut self.sim, &self.hosts);
         }
+        changed
     }
 
     fn fire(&mut self, now: Duration, timer: Timer) {

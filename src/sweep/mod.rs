@@ -22,6 +22,8 @@ pub mod tally;
 
 use crate::runner;
 use crate::scenario::{self, Scenario, ScenarioError};
+use crate::sim::workload::LockCode;
+use crate::sim::Stepping;
 use rows::RunRow;
 use std::collections::BTreeMap;
 use std::io;
@@ -137,13 +139,14 @@ impl Plan {
             .collect()
     }
 
-    /// Runs one run (in the calling thread).
-    pub fn run_one(&self, i: usize) -> Result<RunRow, String> {
+    /// Runs one run (in the calling thread), time moved by `stepping`.
+    pub fn run_one(&self, i: usize, stepping: Stepping) -> Result<RunRow, String> {
         let (cell, seed) = self.run_at(i);
         let (overrides, shown) = &self.cells[cell];
         let s = scenario::parse_with_overrides(&self.text, &self.file, overrides)
             .map_err(|e| e.to_string())?;
-        let run = runner::simulate(s, seed).map_err(|e| e.to_string())?;
+        let run = runner::simulate_stepping(s, seed, false, &LockCode::BuiltIn, stepping)
+            .map_err(|e| e.to_string())?;
         Ok(RunRow::from_run(&run, shown.clone()))
     }
 }
@@ -177,8 +180,8 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
     Ok((k, n))
 }
 
-/// Runs the runs `todo` (indices into the plan's runs) on `jobs` worker
-/// threads, handing each finished row to `on_row` in this thread as it
+/// Runs the runs `todo` (indices into the plan's runs), time moved by
+/// `stepping`, on `jobs` worker threads, handing each finished row to `on_row` in this thread as it
 /// comes (in completion order). Past the first failure (a run's or
 /// `on_row`'s) no other run starts; once the workers stop, `on_row`'s
 /// failure is returned, else the run's.
@@ -186,6 +189,7 @@ pub fn execute(
     plan: &Arc<Plan>,
     todo: Vec<usize>,
     jobs: usize,
+    stepping: Stepping,
     on_row: &mut dyn FnMut(&RunRow) -> io::Result<()>,
 ) -> io::Result<()> {
     if todo.is_empty() {
@@ -203,7 +207,7 @@ pub fn execute(
                 .spawn(move || loop {
                     let k = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&i) = todo.get(k) else { return };
-                    if tx.send(plan.run_one(i)).is_err() {
+                    if tx.send(plan.run_one(i, stepping)).is_err() {
                         return;
                     }
                 })

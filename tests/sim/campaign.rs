@@ -114,7 +114,7 @@ fn every_unsafe_variant_is_caught_where_spec_is_safe_and_replays_as_committed() 
         assert_eq!(committed[at(v, seed)].verdict, "violation");
         assert_eq!(committed[at("spec", seed)].verdict, "safe");
         for who in [v, baseline::BASELINE] {
-            let fresh = plan.run_one(at(who, seed)).unwrap();
+            let fresh = plan.run_one(at(who, seed), Default::default()).unwrap();
             assert_eq!(
                 fields(&fresh),
                 fields(&committed[at(who, seed)]),

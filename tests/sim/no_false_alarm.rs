@@ -148,7 +148,7 @@ fn a_slice_of_the_committed_sweep_replays_to_the_same_rows() {
                     let mut moved = Vec::new();
                     for (file, want) in chunk {
                         let plan = Plan::load(&file, Some(want.seed..=want.seed)).unwrap();
-                        let got = plan.run_one(0).unwrap();
+                        let got = plan.run_one(0, Default::default()).unwrap();
                         if replayable(&got) != replayable(&want) {
                             moved.push(format!(
                                 "{} seed {}:\n  committed {:?}\n  now       {:?}",
