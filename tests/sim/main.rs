@@ -23,6 +23,7 @@ mod scenario_parse;
 mod scenarios;
 mod shrink;
 mod single_topology;
+mod skipping;
 mod sweep;
 mod sweep_dirs;
 mod sweep_set;
