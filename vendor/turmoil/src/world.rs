@@ -40,6 +40,13 @@ pub(crate) struct World {
     /// Run duration for each host on every step.
     // TODO: Remove this once we've cleaned up the loopback implementation hacks
     pub(crate) tick_duration: Duration,
+
+    /// The simulation's time at the start of the current step, and the
+    /// first host that sent a message while its own clock was behind it
+    /// (brought up to the present by `Sim::step_lazily` and acting in the
+    /// past: a wake-up its caller did not know of).
+    pub(crate) present: Duration,
+    pub(crate) sent_in_past: Option<String>,
 }
 
 scoped_thread_local!(static CURRENT: RefCell<World>);
@@ -60,6 +67,8 @@ impl World {
             current: None,
             rng,
             tick_duration,
+            present: Duration::ZERO,
+            sent_in_past: None,
         }
     }
 
@@ -284,6 +293,15 @@ impl World {
         dst: SocketAddr,
         message: Protocol,
     ) -> Result<()> {
+        if let Some(host) = self.current.and_then(|a| self.hosts.get(&a)) {
+            let at = host.timer.sim_elapsed();
+            if at < self.present && self.sent_in_past.is_none() {
+                self.sent_in_past = Some(format!(
+                    "{src} sent a message at {at:?}, before the present {:?}",
+                    self.present
+                ));
+            }
+        }
         self.topology
             .enqueue_message(&mut self.rng, src, dst, message)
     }
