@@ -113,7 +113,7 @@ fn scenario_speed(file: &str, seeds: u64) {
         );
     }
     println!(
-        "  harness skipping / bare turmoil: {:.2}x; every tick / bare turmoil: {:.2}x; skipping is {:.1}x faster than every tick",
+        "  harness skipping / bare turmoil: {:.3}x; every tick / bare turmoil: {:.2}x; skipping is {:.1}x faster than every tick",
         skip / bare,
         every / bare,
         every / skip
