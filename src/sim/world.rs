@@ -3,6 +3,14 @@
 //! of the time each was due (a fault released by an event falls due at the
 //! event's instant, in the middle of a step; see `Context::record_at`).
 //!
+//! Ticks in which nothing can happen are taken at once, and a host with
+//! nothing due in a step is left behind (turmoil's `step_lazily`): what
+//! may happen is known from the hosts' timers ([`Wakeups`], kept by their
+//! clocks), the network's next delivery and the driver's own queue. The
+//! run is the one stepping every host every tick makes
+//! ([`Stepping::EveryTick`]); a host that acts inside a span taken as quiet
+//! is a panic, never a different run.
+//!
 //! [`World`] owns the `Sim`, the network fault state ([`Net`]), the queue of
 //! due faults and the timers that end them (heal after `for`, restart after a
 //! delay; a pause ends by itself, see [`super::pause`]). Hosts talk to it only through the shared
@@ -203,8 +211,9 @@ impl<'a> World<'a> {
 
     /// The first instant, from `now` on, at which something may happen:
     /// a host's timer falls due (`timer`, the earliest of the wake-ups: a
-    /// task woken by one and not yet run keeps its deadline), the network delivers, a fault or a driver's timer is
-    /// due, the run ends or reaches its limit. Tasks woken otherwise (by a
+    /// task woken by one and not yet run keeps its deadline), the network
+    /// delivers, a fault or a driver's timer is due, the run ends or
+    /// reaches its limit. Tasks woken otherwise (by a
     /// delivery, or by the driver: `apply_due` said so) run in the next
     /// step, which the caller makes a single one.
     fn next_event(&self, now: Duration, ended: bool, timer: Option<Duration>) -> Duration {
