@@ -141,6 +141,10 @@ struct WakeupSet {
     next_id: u64,
     /// Timers armed or fired, and [`Wakeups::touch`]es, so far.
     activity: u64,
+    /// The start of the simulation's current step, and the first host
+    /// that acted before it (see [`Wakeups::take_late`]).
+    present: Duration,
+    late: Option<String>,
 }
 
 impl Wakeups {
@@ -151,28 +155,28 @@ impl Wakeups {
         self.set().activity += 1;
     }
 
+    /// [`Wakeups::touch`] by `host` at global time `at`.
+    pub fn touch_at(&self, host: &str, at: Duration) {
+        let mut set = self.set();
+        set.activity += 1;
+        set.late_if(host, at);
+    }
+
+    /// Notes that the current step starts at global time `at`: a host that
+    /// arms a timer or records an event before it was left behind with
+    /// something due, which [`Wakeups::take_late`] then reports.
+    pub fn set_present(&self, at: Duration) {
+        self.set().present = at;
+    }
+
+    /// The first host that acted before the present, since the last call.
+    pub fn take_late(&self) -> Option<String> {
+        self.set().late.take()
+    }
+
     /// How many timers were armed or fired, and touches made, so far.
     pub fn activity(&self) -> u64 {
         self.set().activity
-    }
-
-    /// The earliest deadline armed by any host, if any.
-    pub fn earliest(&self) -> Option<Duration> {
-        let set = self.set();
-        set.armed
-            .values()
-            .filter_map(|a| a.first())
-            .map(|(at, _)| *at)
-            .min()
-    }
-
-    /// The earliest deadline `host` has armed, if any.
-    pub fn earliest_of(&self, host: &str) -> Option<Duration> {
-        self.set()
-            .armed
-            .get(host)
-            .and_then(|a| a.first())
-            .map(|(at, _)| *at)
     }
 
     /// Each host with a timer armed, with its earliest deadline, by name.
@@ -195,6 +199,7 @@ impl Wakeups {
 
     fn arm(&self, host: &Arc<str>, at: Duration) -> Armed {
         let mut set = self.set();
+        set.late_if(host, sim_now());
         set.next_id += 1;
         set.activity += 1;
         let key = (at, set.next_id);
@@ -208,6 +213,17 @@ impl Wakeups {
 
     fn set(&self) -> std::sync::MutexGuard<'_, WakeupSet> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl WakeupSet {
+    fn late_if(&mut self, host: &str, at: Duration) {
+        if at < self.present && self.late.is_none() {
+            self.late = Some(format!(
+                "{host} acted at {at:?}, before the step at {:?}",
+                self.present
+            ));
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The driver: one turmoil `Sim` per run, stepped tick by tick, with faults
+//! The driver: one turmoil `Sim` per run, stepped by the driver with faults
 //! applied between ticks: at the first step of each whole millisecond, as
 //! of the time each was due (a fault released by an event falls due at the
 //! event's instant, in the middle of a step; see `Context::record_at`).
@@ -154,7 +154,7 @@ impl<'a> World<'a> {
     /// hosts with nothing due before its end left behind; else one tick,
     /// every host run. Says whether every client has finished.
     fn step(&mut self, now: Duration, skip: bool, ended: bool) -> Result<bool, RunError> {
-        let skip = skip && self.whole_ms();
+        let skip = skip && self.whole_ms() && self.sim.may_skip();
         let armed = self.wakeups.earliest_by_host();
         let ticks = if skip {
             let timer = armed.iter().map(|(_, t)| *t).min();
@@ -163,6 +163,7 @@ impl<'a> World<'a> {
             1
         };
         let activity = self.wakeups.activity();
+        self.wakeups.set_present(now);
         let end_of_step = now + self.scenario.tick * ticks;
         // A host with nothing due before the step's end may stay behind.
         let idle = |host: &str| {
@@ -180,6 +181,15 @@ impl<'a> World<'a> {
         assert!(
             ticks == 1 || self.wakeups.activity() == activity,
             "sim: skipped {ticks} ticks from {now:?}, but a host ran inside them (a timer the wake-ups did not know)"
+        );
+        // A host left behind that acts in the past: also a bug.
+        let late = self
+            .sim
+            .take_sent_in_past()
+            .or_else(|| self.wakeups.take_late());
+        assert!(
+            late.is_none(),
+            "sim: a host left behind had something due: {late:?}"
         );
         Ok(done)
     }
@@ -213,9 +223,10 @@ impl<'a> World<'a> {
     /// a host's timer falls due (`timer`, the earliest of the wake-ups: a
     /// task woken by one and not yet run keeps its deadline), the network
     /// delivers, a fault or a driver's timer is due, the run ends or
-    /// reaches its limit. Tasks woken otherwise (by a
-    /// delivery, or by the driver: `apply_due` said so) run in the next
-    /// step, which the caller makes a single one.
+    /// reaches its limit. Tasks woken otherwise run in a step of one tick:
+    /// by the driver (`apply_due` said so), or from another host outside
+    /// the network (turmoil's `may_skip` says so); a delivery's receiver
+    /// runs in the step that delivers it.
     fn next_event(&self, now: Duration, ended: bool, timer: Option<Duration>) -> Duration {
         let mut next = self.limit + Duration::from_nanos(1);
         let mut at = |t: Duration| next = next.min(t);

@@ -43,9 +43,9 @@ pub struct Sim<'a> {
     /// (Both by the host's index in `rts`.)
     behind: Vec<Duration>,
     finished: Vec<bool>,
-    /// The senders of the messages delivered in the last step (see
+    /// The senders of the SYNs delivered in the last step (see
     /// [`Sim::step_lazily`]).
-    touched: Vec<IpAddr>,
+    syn_senders: Vec<IpAddr>,
 }
 
 impl<'a> Sim<'a> {
@@ -64,7 +64,7 @@ impl<'a> Sim<'a> {
             steps: 1, // bumped after each step
             behind: Vec::new(),
             finished: Vec::new(),
-            touched: Vec::new(),
+            syn_senders: Vec::new(),
         }
     }
 
@@ -474,106 +474,38 @@ impl<'a> Sim<'a> {
     /// [`Sim::step_ticks`], leaving the running hosts that `idle` names
     /// behind: their clocks stay where they are. A host left behind is
     /// brought up to the present (its runtime run for the time it missed,
-    /// in one go) before it next runs, before a message is delivered to it
-    /// (which makes it run in this step whatever `idle` says), and before
-    /// it is crashed or bounced.
+    /// in one go) before a message is delivered to it (which makes it run
+    /// in this step whatever `idle` says), before it is crashed or bounced,
+    /// and on [`Sim::catch_up`]; when it next runs with nothing to deliver,
+    /// it runs from where it is to the step's end in one go.
     ///
     /// This is the run that [`Sim::step_ticks`] makes when each host left
     /// behind has no task ready and no timer due before it is brought up
     /// to the present; as for the span of `step_ticks`, the caller must
-    /// know that, and a message sent meanwhile is reported as an error.
+    /// know that. A host that sends while its clock is behind the step's
+    /// start is reported by [`Sim::take_sent_in_past`].
+    ///
+    /// Whatever `idle` says, no host is left behind while a writer waits
+    /// for flow-control credits (its reader's host gives them back, from
+    /// outside the writer's), nor one whose SYN is delivered in this step
+    /// or was in the last (delivered to a port nobody listens on, it fails
+    /// the connect at once): [`Sim::may_skip`] is false until then.
     pub fn step_lazily(&mut self, ticks: u32, idle: impl Fn(&str) -> bool) -> Result<bool> {
         tracing::trace!(target: TRACING_TARGET, "step {} ({} ticks)", self.steps, ticks);
         assert!(ticks >= 1, "a step of no ticks");
-
+        assert!(
+            ticks == 1 || !self.config.random_node_order,
+            "a step of many ticks draws one node order, where steps of one draw one each"
+        );
         let tick = self.config.tick * ticks;
-        let mut is_finished = true;
         let sent_before = self.world.borrow().topology.enqueued();
         self.world.borrow_mut().present = self.elapsed;
 
         // What was made due between steps is delivered in this one.
         self.world.borrow_mut().topology.process_due();
 
-        // Tick each host runtimes with running software. If the software
-        // completes, extract the result and return early if an error is
-        // encountered.
-
-        self.behind.resize(self.rts.len(), Duration::ZERO);
-        self.finished.resize(self.rts.len(), false);
-        let mut running: Vec<usize> = Vec::new();
-        let mut stopped: Vec<IpAddr> = Vec::new();
-        for (i, (&addr, rt)) in self.rts.iter().enumerate() {
-            if rt.is_software_running() {
-                running.push(i);
-            } else {
-                stopped.push(addr);
-            }
-        }
-        if self.config.random_node_order {
-            running.shuffle(&mut self.world.borrow_mut().rng);
-        }
-
-        // A host is left behind only when no message to it is delivered in
-        // this step, and no SYN from it in this step or the last: a SYN's
-        // delivery may wake its sender at once (on a port nobody listens
-        // on, it fails the connect), so its sender is brought to the
-        // present before it, and runs in this step and the next. Nor while
-        // a writer waits for flow-control credits, which its reader's host
-        // gives back.
-        let lazy = !self
-            .world
-            .borrow()
-            .hosts
-            .values()
-            .any(|h| h.tcp.writer_waiting());
-        let mut touched = std::mem::take(&mut self.touched);
-        let mut pairs = Vec::new();
-        let mut seen = None;
-        for i in running {
-            let addr = *self.rts.get_index(i).expect("a host").0;
-            let enqueued = self.world.borrow().topology.enqueued();
-            if seen != Some(enqueued) {
-                pairs = self.world.borrow().topology.deliverable_pairs();
-                seen = Some(enqueued);
-            }
-            let incoming = pairs.iter().any(|p| p.1 == addr);
-            let senders: Vec<IpAddr> = pairs
-                .iter()
-                .filter(|p| p.1 == addr && p.2)
-                .map(|p| p.0)
-                .collect();
-            let left_behind = lazy
-                && idle(&self.rts[i].nodename)
-                && !incoming
-                && !pairs.iter().any(|p| p.0 == addr && p.2)
-                && !touched.contains(&addr)
-                && !self.touched.contains(&addr);
-            if left_behind {
-                self.behind[i] += tick;
-            } else {
-                for &sender in &senders {
-                    self.catch_up_host(sender)?;
-                    if !touched.contains(&sender) {
-                        touched.push(sender);
-                    }
-                }
-                // With nothing to deliver to it, a host left behind runs
-                // from where it is to the step's end in one go: what falls
-                // due when it reaches the present runs then, as after a
-                // separate catch-up.
-                let run_for = if incoming {
-                    self.catch_up_host(addr)?;
-                    tick
-                } else {
-                    std::mem::take(&mut self.behind[i]) + tick
-                };
-                self.finished[i] = self.run_host(addr, run_for, true)?;
-                self.touched.extend(senders);
-            }
-            if self.rts[i].is_client() {
-                is_finished = is_finished && self.finished[i];
-            }
-        }
+        let (running, stopped) = self.running_and_stopped();
+        let is_finished = self.run_hosts(running, tick, &idle)?;
 
         // Tick the nodes that are not actively running (i.e., crashed) to ensure their clock keeps up
         // with the rest of the simulation when they are restarted (bounced).
@@ -582,11 +514,6 @@ impl<'a> Sim<'a> {
             world.tick(addr, tick);
         }
 
-        if let Some(e) = self.world.borrow_mut().sent_in_past.take() {
-            return Err(format!(
-                "{e}: a host left behind had something ready or due"
-            ))?;
-        }
         if ticks > 1 && self.world.borrow().topology.enqueued() != sent_before {
             return Err(format!(
                 "a host sent a message inside a step of {ticks} ticks: something was ready or due before its end"
@@ -614,6 +541,123 @@ impl<'a> Sim<'a> {
         Ok(is_finished)
     }
 
+    /// Whether the next step may take many ticks or leave hosts behind: not
+    /// while a host may have been woken from outside (see
+    /// [`Sim::step_lazily`]).
+    pub fn may_skip(&self) -> bool {
+        self.syn_senders.is_empty() && !self.writer_waiting()
+    }
+
+    /// The first host that sent a message while its clock was behind the
+    /// step's start (a host left behind that had something ready or due
+    /// after all), since the last call.
+    pub fn take_sent_in_past(&mut self) -> Option<String> {
+        self.world.borrow_mut().sent_in_past.take()
+    }
+
+    fn writer_waiting(&self) -> bool {
+        self.world
+            .borrow()
+            .hosts
+            .values()
+            .any(|h| h.tcp.writer_waiting())
+    }
+
+    /// The hosts with running software (by index, in the order they run)
+    /// and the others.
+    fn running_and_stopped(&mut self) -> (Vec<usize>, Vec<IpAddr>) {
+        self.behind.resize(self.rts.len(), Duration::ZERO);
+        self.finished.resize(self.rts.len(), false);
+        let mut running: Vec<usize> = Vec::new();
+        let mut stopped: Vec<IpAddr> = Vec::new();
+        for (i, (&addr, rt)) in self.rts.iter().enumerate() {
+            if rt.is_software_running() {
+                running.push(i);
+            } else {
+                stopped.push(addr);
+            }
+        }
+        if self.config.random_node_order {
+            running.shuffle(&mut self.world.borrow_mut().rng);
+        }
+        (running, stopped)
+    }
+
+    /// Runs the running hosts for `tick`, each in its turn, or leaves it
+    /// behind (see [`Sim::step_lazily`]); returns whether every client's
+    /// software has finished.
+    fn run_hosts(
+        &mut self,
+        running: Vec<usize>,
+        tick: Duration,
+        idle: &impl Fn(&str) -> bool,
+    ) -> Result<bool> {
+        let mut is_finished = true;
+        let lazy = self.may_skip();
+        // SYN senders of the last step, then of this one so far.
+        let last_syn_senders = std::mem::take(&mut self.syn_senders);
+        let mut pairs = Vec::new();
+        let mut seen = None;
+        for i in running {
+            let addr = *self.rts.get_index(i).expect("a host").0;
+            // Who has a message to deliver, as of this turn (a host that
+            // ran before may have sent one due at once).
+            let enqueued = self.world.borrow().topology.enqueued();
+            if seen != Some(enqueued) {
+                pairs = self.world.borrow().topology.deliverable_pairs();
+                seen = Some(enqueued);
+            }
+            let incoming = pairs.iter().any(|p| p.1 == addr);
+            let left_behind = lazy
+                && idle(&self.rts[i].nodename)
+                && !incoming
+                && !pairs.iter().any(|p| p.0 == addr && p.2)
+                && !last_syn_senders.contains(&addr)
+                && !self.syn_senders.contains(&addr);
+            if left_behind {
+                self.behind[i] += tick;
+            } else {
+                let senders: Vec<IpAddr> = pairs
+                    .iter()
+                    .filter(|p| p.1 == addr && p.2)
+                    .map(|p| p.0)
+                    .collect();
+                self.run_turn(i, addr, tick, incoming, &senders)?;
+                self.syn_senders.extend(senders);
+            }
+            if self.rts[i].is_client() {
+                is_finished = is_finished && self.finished[i];
+            }
+        }
+        Ok(is_finished)
+    }
+
+    /// Runs host `i` at `addr` for `tick`, delivering what the network has
+    /// for it; the senders of the SYNs it receives are brought up first.
+    /// With nothing to deliver, a host left behind runs from where it is to
+    /// the step's end in one go: what falls due as it reaches the present
+    /// runs then, as after a separate catch-up.
+    fn run_turn(
+        &mut self,
+        i: usize,
+        addr: IpAddr,
+        tick: Duration,
+        incoming: bool,
+        senders: &[IpAddr],
+    ) -> Result {
+        for &sender in senders {
+            self.catch_up_host(sender)?;
+        }
+        let run_for = if incoming {
+            self.catch_up_host(addr)?;
+            tick
+        } else {
+            std::mem::take(&mut self.behind[i]) + tick
+        };
+        self.finished[i] = self.run_host(addr, run_for, true)?;
+        Ok(())
+    }
+
     /// Brings every host left behind by [`Sim::step_lazily`] up to the
     /// present (before the simulation is changed from outside in a way that
     /// may wake a host's tasks: a partition, a hold, a latency change);
@@ -635,10 +679,13 @@ impl<'a> Sim<'a> {
         let Some(i) = self.rts.get_index_of(&addr) else {
             return Ok(());
         };
+        if !self.rts[i].is_software_running() {
+            return Ok(());
+        }
         let Some(behind) = self.behind.get_mut(i).map(std::mem::take) else {
             return Ok(());
         };
-        if behind.is_zero() || !self.rts[i].is_software_running() {
+        if behind.is_zero() {
             return Ok(());
         }
         let sent_before = self.world.borrow().topology.enqueued();

@@ -366,6 +366,7 @@ impl WriteHalf {
             )));
         }
         if self.flow_control.has_credits() {
+            self.flow_control.writer_ran();
             return Poll::Ready(Ok(()));
         }
         self.flow_control.register_waker(cx.waker().clone());
@@ -384,7 +385,10 @@ impl WriteHalf {
                 self.flow_control.register_waker(cx.waker().clone());
                 Poll::Pending
             }
-            result => Poll::Ready(result),
+            result => {
+                self.flow_control.writer_ran();
+                Poll::Ready(result)
+            }
         }
     }
 
@@ -497,8 +501,10 @@ impl BidiFlowControl {
 pub(crate) struct FlowControl {
     credits: AtomicUsize,
     waker: Mutex<Option<Waker>>,
-    /// Writers waiting for credits, counted by the host that made the
-    /// stream: the reader's host wakes them, from outside their own.
+    /// Whether this direction's writer waits for credits, or was woken
+    /// and has not run since; counted in `waiting` by the host that made
+    /// the stream: the reader's host wakes the writer, from outside its own.
+    registered: std::sync::atomic::AtomicBool,
     waiting: Arc<AtomicUsize>,
 }
 
@@ -507,6 +513,7 @@ impl FlowControl {
         Self {
             credits: AtomicUsize::new(capacity),
             waker: Mutex::new(None),
+            registered: std::sync::atomic::AtomicBool::new(false),
             waiting,
         }
     }
@@ -520,14 +527,21 @@ impl FlowControl {
     fn release(&self) {
         self.credits.fetch_add(1, Ordering::Release);
         if let Some(waker) = self.waker.lock().unwrap().take() {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
             waker.wake();
         }
     }
 
     fn register_waker(&self, waker: Waker) {
-        if self.waker.lock().unwrap().replace(waker).is_none() {
+        *self.waker.lock().unwrap() = Some(waker);
+        if !self.registered.swap(true, Ordering::AcqRel) {
             self.waiting.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// The writer runs again: it no longer waits.
+    fn writer_ran(&self) {
+        if self.registered.swap(false, Ordering::AcqRel) {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -538,9 +552,7 @@ impl FlowControl {
 
 impl Drop for FlowControl {
     fn drop(&mut self) {
-        if self.waker.get_mut().map_or(false, |w| w.is_some()) {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.writer_ran();
     }
 }
 
