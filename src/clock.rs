@@ -155,11 +155,10 @@ impl Wakeups {
         self.set().activity += 1;
     }
 
-    /// [`Wakeups::touch`] by `host` at global time `at`.
-    pub fn touch_at(&self, host: &str, at: Duration) {
-        let mut set = self.set();
-        set.activity += 1;
-        set.late_if(host, at);
+    /// Notes that `host` acts at global time `at`: before the present, it
+    /// was left behind with something due ([`Wakeups::take_late`]).
+    pub fn check_late(&self, host: &str, at: Duration) {
+        self.set().late_if(host, at);
     }
 
     /// Notes that the current step starts at global time `at`: a host that

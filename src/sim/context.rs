@@ -102,17 +102,13 @@ impl Context {
     /// the faults this event triggers. A triggered pause of the recording
     /// host takes effect at once, before the host runs another instruction.
     pub fn record(&self, host: &str, kind: EventKind) {
-        self.record_at(crate::clock::sim_now(), host, kind);
+        let now = crate::clock::sim_now();
+        self.wakeups.check_late(host, now);
+        self.record_at(now, host, kind);
     }
 
     pub fn record_at(&self, time: Duration, host: &str, kind: EventKind) {
-        // The driver records faults as of when they were due, between
-        // steps; a host records what it does as it does it.
-        if host == "driver" {
-            self.wakeups.touch();
-        } else {
-            self.wakeups.touch_at(host, time);
-        }
+        self.wakeups.touch();
         let fired = match &kind {
             EventKind::Acquired { .. } => Some(Trigger::Acquired(host.to_string())),
             EventKind::Released { .. } => Some(Trigger::Released(host.to_string())),

@@ -155,7 +155,11 @@ impl<'a> World<'a> {
     /// every host run. Says whether every client has finished.
     fn step(&mut self, now: Duration, skip: bool, ended: bool) -> Result<bool, RunError> {
         let skip = skip && self.whole_ms() && self.sim.may_skip();
-        let armed = self.wakeups.earliest_by_host();
+        let armed = if skip {
+            self.wakeups.earliest_by_host()
+        } else {
+            Vec::new()
+        };
         let ticks = if skip {
             let timer = armed.iter().map(|(_, t)| *t).min();
             self.quiet_ticks(now, ended, timer)
