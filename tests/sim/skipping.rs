@@ -155,23 +155,16 @@ fn same_run(s: &Scenario, seed: u64) {
 /// The scenario files the project ships (those `scripts/exactness.sh`
 /// sweeps): the examples, the variants, the library scenarios, the benches.
 fn shipped() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in [
+    [
         "scenarios",
         "scenarios/variants",
         "scenarios/libraries",
         "benches",
-    ] {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            let spec = ["matrix.toml", "bugs.toml"].iter().any(|n| p.ends_with(n));
-            if p.extension().is_some_and(|x| x == "toml") && !spec {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    files
+    ]
+    .into_iter()
+    .flat_map(crate::common::toml_files)
+    .filter(|p| !["matrix.toml", "bugs.toml"].iter().any(|n| p.ends_with(n)))
+    .collect()
 }
 
 /// Every shipped scenario, at its own seed (a file with a `[sweep]`: its

@@ -271,7 +271,12 @@ pub fn mutate(text: &str, rng: &mut rand_chacha::ChaCha8Rng) -> String {
 /// The shipped scenario files (`scenarios/*.toml`, not `scenarios/variants/`),
 /// sorted.
 pub fn shipped_scenarios() -> Vec<std::path::PathBuf> {
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("scenarios")
+    toml_files("scenarios")
+}
+
+/// The `.toml` files directly in `dir`, sorted.
+pub fn toml_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
