@@ -34,6 +34,19 @@
 //!   acquisition of R that had succeeded by t. Each stale write counts once.
 //!   Writes the store refused (`write_rejected`, fencing) were never applied:
 //!   they are counted in `rejected_writes`, never as stale.
+//! - **How a stale write got late** ([`StaleKind`]): by its send time `s`
+//!   (`write_sent`), against the first acquisition B of R that succeeded
+//!   after A (`superseded_at`, `B.start`) and the end of A's own hold:
+//!   `stale_in_flight` when `s < B.start` (sent while A's lock stood,
+//!   applied after B: the network or the store delayed it);
+//!   `stale_sent_late` when `s >= B.start` and `s >= A.end` (sent after the
+//!   writer's own hold had ended: a pause between check and send, or a
+//!   client that does not check); `stale_in_overlap` when
+//!   `B.start <= s < A.end` (sent while the writer still held the lock by
+//!   its own validity, after another acquisition: the lock itself failed,
+//!   so A and B overlap unless B is the writer's own). The three add up to
+//!   `stale_writes`. A write the history shows no `write_sent` for (a
+//!   hand-written history) is taken as sent when it was applied.
 //! - **Write interleaving** ([`Interleaving`], `write_interleavings`): two
 //!   acquisitions of the same resource by *different* clients whose applied
 //!   writes come in the order A, B, A (B wrote between two writes of A).
@@ -187,6 +200,64 @@ pub struct StaleWrite {
     pub landed_in: (String, u64),
     /// When that acquisition succeeded (`> acquired`, `<= applied`).
     pub landed_in_start: Duration,
+    /// When the first acquisition of the resource after the writer's
+    /// succeeded: from then on the write was stale (`> acquired`,
+    /// `<= landed_in_start`).
+    pub superseded_at: Duration,
+    /// How it got late, by its send time.
+    pub kind: StaleKind,
+}
+
+/// How a stale write got late (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StaleKind {
+    /// Sent before the later acquisition succeeded, applied after it.
+    InFlight,
+    /// Sent after the writer's own hold had ended.
+    SentLate,
+    /// Sent after the later acquisition, while the writer still held.
+    InOverlap,
+}
+
+impl StaleKind {
+    /// Every kind, in the order of the columns.
+    pub const ALL: [StaleKind; 3] = [
+        StaleKind::InFlight,
+        StaleKind::SentLate,
+        StaleKind::InOverlap,
+    ];
+
+    /// `stale_in_flight`, `stale_sent_late` or `stale_in_overlap`: the
+    /// column's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StaleKind::InFlight => "stale_in_flight",
+            StaleKind::SentLate => "stale_sent_late",
+            StaleKind::InOverlap => "stale_in_overlap",
+        }
+    }
+
+    /// A phrase for reports: what the kind says happened.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StaleKind::InFlight => "in flight: sent while its lock stood, delayed past the next acquisition by the network or the store",
+            StaleKind::SentLate => "sent late: sent after the writer's own hold had ended (a pause between its check and its send, or no check)",
+            StaleKind::InOverlap => "in overlap: sent after another acquisition while the writer still held the lock by its own validity (the lock itself failed)",
+        }
+    }
+
+    /// The kind of a write sent at `sent`, the first later acquisition of
+    /// its resource having succeeded at `superseded_at` and the writer's
+    /// hold ending at `writer_end`.
+    pub fn of(sent: Duration, superseded_at: Duration, writer_end: Duration) -> StaleKind {
+        if sent < superseded_at {
+            StaleKind::InFlight
+        } else if sent >= writer_end {
+            StaleKind::SentLate
+        } else {
+            StaleKind::InOverlap
+        }
+    }
 }
 
 /// How available the lock was.
@@ -256,6 +327,12 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
+    /// The stale writes of each kind, in [`StaleKind::ALL`]'s order; they
+    /// add up to `stale_writes.len()`.
+    pub fn stale_split(&self) -> [u64; 3] {
+        StaleKind::ALL.map(|k| self.stale_writes.iter().filter(|w| w.kind == k).count() as u64)
+    }
+
     /// `Violation` when there is an overlap, a stale write or an
     /// interleaving: the one rule, for the simulation's checker and the lab's.
     pub fn verdict_of_violations(&self) -> Verdict {

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{
-    ms, overlaps, CheckResult, Hold, HoldEnd, Interleaving, Liveness, StaleWrite, Verdict,
+    ms, overlaps, CheckResult, Hold, HoldEnd, Interleaving, Liveness, StaleKind, StaleWrite,
+    Verdict,
 };
 use crate::history::{EventKind, FaultEvent};
 use crate::stats::percentile;
@@ -74,13 +75,17 @@ pub struct Checker {
     unknown_writes: BTreeMap<Key, Written>,
     /// Resource -> index in `accs` of its latest acquisition.
     latest: BTreeMap<Name, usize>,
+    /// Resource -> the start of each of its acquisitions, in time order.
+    starts: BTreeMap<Name, Vec<Duration>>,
     /// Writes sent and not yet applied or refused: `(client, acq, seq)` ->
     /// when sent.
     sent: BTreeMap<(Name, u64, u32), Duration>,
     /// The time of the latest event fed.
     now: Duration,
     pending: Vec<Pending>,
-    stale: Vec<StaleWrite>,
+    /// The stale writes, each with its writer's index in `accs` (its kind
+    /// is decided at the end, when the writer's hold is known).
+    stale: Vec<(usize, StaleWrite)>,
     /// Position of the next applied write in the store's apply order.
     position: u64,
     /// Per resource, `(position, acquisition)` of each acquisition's first
@@ -251,6 +256,7 @@ impl Checker {
             self.odd.insert((host, acq), i);
         }
         self.latest.insert(resource, i);
+        self.starts.entry(resource).or_default().push(t);
         self.accs.push(Acc {
             client: host,
             acq,
@@ -388,6 +394,8 @@ impl Checker {
             };
             let (a, b) = (&self.accs[mine], &self.accs[latest]);
             if b.start > a.start && b.start <= p.w.time {
+                let starts = &self.starts[&p.resource];
+                let superseded_at = starts[starts.partition_point(|s| *s <= a.start)];
                 let w = StaleWrite {
                     resource: self.name(p.resource).to_string(),
                     writer: self.acq_id(p.writer),
@@ -398,8 +406,10 @@ impl Checker {
                     applied: p.w.time,
                     landed_in: self.acq_id((b.client, b.acq)),
                     landed_in_start: b.start,
+                    superseded_at,
+                    kind: StaleKind::InFlight,
                 };
-                self.stale.push(w);
+                self.stale.push((mine, w));
             }
         }
     }
@@ -415,6 +425,15 @@ impl Checker {
         let holds: Vec<Hold> = std::mem::take(&mut self.accs)
             .into_iter()
             .map(|a| hold_of(a, run_end, &names))
+            .collect();
+        let stale_writes = self
+            .stale
+            .into_iter()
+            .map(|(i, mut w)| {
+                let sent = w.sent.unwrap_or(w.applied);
+                w.kind = StaleKind::of(sent, w.superseded_at, holds[i].end);
+                w
+            })
             .collect();
         let overlaps = overlaps(&holds);
         let unavailable = unavailable(&self.call_spans, &holds, &names);
@@ -433,7 +452,7 @@ impl Checker {
             holds,
             overlaps,
             interleavings,
-            stale_writes: self.stale,
+            stale_writes,
             rejected_writes: self.rejected_writes,
             liveness,
             unprotected_writes: None,

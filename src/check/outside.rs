@@ -26,7 +26,7 @@
 //! - **Lock overlaps** and **write interleavings**: the simulation's
 //!   checkers ([`super::Checker`]) over the acquisitions above.
 
-use super::{CheckResult, Checker, StaleWrite};
+use super::{CheckResult, Checker, Hold, StaleKind, StaleWrite};
 use crate::history::ownership::Ownership;
 use crate::history::{Event, EventKind, History};
 use crate::scenario::Topology;
@@ -49,7 +49,8 @@ pub fn check(history: &History, topology: Topology, nodes: usize) -> CheckResult
         checker.feed(e);
     }
     let mut result = checker.finish();
-    let (stale, unprotected) = writes(&events, &owners);
+    let (mut stale, unprotected) = writes(&events, &owners);
+    classify(&mut stale, &result.holds);
     result.stale_writes = stale;
     result.unprotected_writes = Some(unprotected);
     result.verdict = result.verdict_of_violations();
@@ -193,11 +194,16 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
     let mut resource_of: BTreeMap<(String, u64), String> = BTreeMap::new();
     let (mut stale, mut unprotected) = (Vec::new(), 0u64);
     let mut o = 0;
-    let mut owner: BTreeMap<String, Option<String>> = BTreeMap::new();
+    // Per resource: its owner, and since when.
+    let mut owner: BTreeMap<String, Option<(String, Duration)>> = BTreeMap::new();
     for e in events {
         while o < owners.len() && owners[o].0 <= e.time {
-            let who = owners[o].2.as_ref().map(|(c, _)| c.clone());
-            owner.insert(owners[o].1.clone(), who);
+            let (t, resource, who) = &owners[o];
+            let same = owner.get(resource).cloned().flatten().map(|(c, _)| c);
+            let who = who.as_ref().map(|(c, _)| c.clone());
+            if same != who {
+                owner.insert(resource.clone(), who.map(|c| (c, *t)));
+            }
             o += 1;
         }
         match &e.kind {
@@ -237,13 +243,15 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
                     .find(|a| a.client == *client && a.acq == *acq);
                 let since = mine.map(|a| a.start);
                 let owned_by = owner.get(resource).cloned().flatten();
-                let other_held = helds.get(resource).and_then(|h| {
+                let first_other_held = helds.get(resource).and_then(|h| {
                     h.iter()
-                        .rev()
-                        .take_while(|(t, _)| since.is_none_or(|s| *t > s))
-                        .find(|(_, c)| c != client)
+                        .find(|(t, c)| since.is_none_or(|s| *t > s) && c != client)
                 });
-                let by_other = owned_by.as_ref().filter(|c| *c != client);
+                let other_held = first_other_held.map(|(t, _)| *t);
+                let by_other = owned_by
+                    .as_ref()
+                    .filter(|(c, _)| c != client)
+                    .map(|(_, t)| *t);
                 if by_other.is_none() && other_held.is_none() {
                     if owned_by.is_none() {
                         unprotected += 1;
@@ -251,6 +259,7 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
                     continue;
                 }
                 let landed = all.iter().rev().find(|a| a.client != *client);
+                let superseded_at = [by_other, other_held].into_iter().flatten().min();
                 stale.push(StaleWrite {
                     resource: resource.clone(),
                     writer: (client.clone(), *acq),
@@ -261,10 +270,24 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
                     applied: e.time,
                     landed_in: landed.map_or((String::new(), 0), |a| (a.client.clone(), a.acq)),
                     landed_in_start: landed.map_or(e.time, |a| a.start),
+                    superseded_at: superseded_at.unwrap_or(e.time),
+                    kind: StaleKind::InFlight,
                 });
             }
             _ => {}
         }
     }
     (stale, unprotected)
+}
+
+/// Decides how each stale write got late, from the writer's hold (a
+/// writer that never acquired had no hold: its writes were sent late).
+fn classify(stale: &mut [StaleWrite], holds: &[Hold]) {
+    for w in stale {
+        let end = holds
+            .iter()
+            .find(|h| (&h.client, h.acq) == (&w.writer.0, w.writer.1))
+            .map_or(Duration::ZERO, |h| h.end);
+        w.kind = StaleKind::of(w.sent.unwrap_or(w.applied), w.superseded_at, end);
+    }
 }

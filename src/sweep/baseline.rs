@@ -148,6 +148,7 @@ mod tests {
             unavailable_ms: 0.0,
             trace: String::new(),
             wall_ms: 0.0,
+            stale_split: [0; 3],
         }
     }
 

@@ -1,14 +1,16 @@
 //! `runs.csv`: one row per run, in the contract's columns
 //! `scenario,seed,<one column per varied key>,verdict,lock_overlaps,
 //! write_interleavings,stale_writes,rejected_writes,attempts,acquisitions,acquire_p50_ms,
-//! acquire_p99_ms,unavailable_ms,trace,wall_ms`.
+//! acquire_p99_ms,unavailable_ms,trace,wall_ms`, then (an addition) how
+//! the stale writes got late: `stale_in_flight,stale_sent_late,
+//! stale_in_overlap`, which add up to `stale_writes`.
 
 use crate::runner::Run;
 use std::io;
 use std::path::Path;
 
 /// The columns after the varied keys.
-pub const FIGURES: [&str; 12] = [
+pub const FIGURES: [&str; 15] = [
     "verdict",
     "lock_overlaps",
     "write_interleavings",
@@ -21,6 +23,9 @@ pub const FIGURES: [&str; 12] = [
     "unavailable_ms",
     "trace",
     "wall_ms",
+    "stale_in_flight",
+    "stale_sent_late",
+    "stale_in_overlap",
 ];
 
 /// One run of a sweep.
@@ -42,6 +47,9 @@ pub struct RunRow {
     pub unavailable_ms: f64,
     pub trace: String,
     pub wall_ms: f64,
+    /// The stale writes in flight, sent late and in overlap
+    /// ([`crate::check::StaleKind::ALL`]'s order).
+    pub stale_split: [u64; 3],
 }
 
 /// The header line's fields for these varied keys.
@@ -76,6 +84,7 @@ impl RunRow {
             unavailable_ms: c.liveness.unavailable_ms,
             trace: run.trace.clone(),
             wall_ms: run.wall_ms,
+            stale_split: c.stale_split(),
         }
     }
 
@@ -96,6 +105,7 @@ impl RunRow {
             self.trace.clone(),
             ms(self.wall_ms),
         ]);
+        f.extend(self.stale_split.map(|n| n.to_string()));
         f
     }
 
@@ -124,6 +134,7 @@ impl RunRow {
             unavailable_ms: f(b + 9)?,
             trace: g(b + 10),
             wall_ms: f(b + 11)?,
+            stale_split: [n(b + 12)?, n(b + 13)?, n(b + 14)?],
         })
     }
 }

@@ -1,7 +1,9 @@
 //! The per-combination summary of a sweep (`summary.csv`): runs, the
 //! violation rate with its 95% Wilson interval, acquisition figures, and the
 //! mean time clients waited while nobody held the lock with its 95%
-//! Student-t interval (the intervals are [`crate::stats`]'s).
+//! Student-t interval (the intervals are [`crate::stats`]'s), and (an
+//! addition) for each way a stale write got late, the rate of runs with at
+//! least one such write and its Wilson interval.
 
 use super::rows::RunRow;
 use crate::stats::{mean_interval, percentile, wilson, Z95};
@@ -28,10 +30,41 @@ pub struct SummaryRow {
     pub unavailable_mean_ms: f64,
     /// Its 95% interval, [`mean_interval`] (`None` with fewer than 2 runs).
     pub unavailable_ci_ms: Option<(f64, f64)>,
+    /// Runs with a stale write in flight, sent late, in overlap
+    /// ([`crate::check::StaleKind::ALL`]'s order).
+    pub stale_kinds: [KindRate; 3],
+}
+
+/// How many runs had at least one stale write of a kind, their share and
+/// its 95% Wilson interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KindRate {
+    pub runs: u64,
+    pub rate: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+impl KindRate {
+    /// `with` runs of `runs`.
+    pub fn of(with: u64, runs: u64) -> KindRate {
+        let (ci_low, ci_high) = wilson(with, runs, Z95);
+        let rate = if runs == 0 {
+            0.0
+        } else {
+            with as f64 / runs as f64
+        };
+        KindRate {
+            runs: with,
+            rate,
+            ci_low,
+            ci_high,
+        }
+    }
 }
 
 /// The columns of `summary.csv` after the varied keys, in order.
-pub const SUMMARY_COLUMNS: [&str; 11] = [
+pub const SUMMARY_COLUMNS: [&str; 20] = [
     "runs",
     "violating_runs",
     "violation_rate",
@@ -43,6 +76,15 @@ pub const SUMMARY_COLUMNS: [&str; 11] = [
     "unavailable_mean_ms",
     "unavailable_ci_low_ms",
     "unavailable_ci_high_ms",
+    "stale_in_flight_rate",
+    "stale_in_flight_ci_low",
+    "stale_in_flight_ci_high",
+    "stale_sent_late_rate",
+    "stale_sent_late_ci_low",
+    "stale_sent_late_ci_high",
+    "stale_in_overlap_rate",
+    "stale_in_overlap_ci_low",
+    "stale_in_overlap_ci_high",
 ];
 
 impl SummaryRow {
@@ -64,6 +106,9 @@ impl SummaryRow {
         match self.unavailable_ci_ms {
             Some((lo, hi)) => f.extend([format!("{lo:.3}"), format!("{hi:.3}")]),
             None => f.extend([String::new(), String::new()]),
+        }
+        for k in &self.stale_kinds {
+            f.extend([k.rate, k.ci_low, k.ci_high].map(|v| format!("{v:.6}")));
         }
         debug_assert_eq!(f.len(), SUMMARY_COLUMNS.len());
         f
@@ -88,6 +133,10 @@ pub fn summarize(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
     };
     let waited: Vec<f64> = rows.iter().map(|r| r.unavailable_ms).collect();
     let (unavailable_mean_ms, unavailable_ci_ms) = mean_interval(&waited);
+    let stale_kinds = [0, 1, 2].map(|k| {
+        let with = rows.iter().filter(|r| r.stale_split[k] > 0).count() as u64;
+        KindRate::of(with, runs)
+    });
     SummaryRow {
         values,
         runs,
@@ -108,5 +157,6 @@ pub fn summarize(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
         acquire_p99_ms: percentile(&sorted(|r| r.acquire_p99_ms), 0.99),
         unavailable_mean_ms,
         unavailable_ci_ms,
+        stale_kinds,
     }
 }

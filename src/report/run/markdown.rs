@@ -183,6 +183,10 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
         ("lock overlaps", c.overlaps.len().to_string()),
         ("write interleavings", c.interleavings.len().to_string()),
         ("stale writes", c.stale_writes.len().to_string()),
+        (
+            "of which in flight / sent late / in overlap",
+            c.stale_split().map(|n| n.to_string()).join(" / "),
+        ),
         ("writes rejected by fencing", c.rejected_writes.to_string()),
         ("lock calls", l.attempts.to_string()),
         ("acquisitions", l.acquisitions.to_string()),

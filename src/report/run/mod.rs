@@ -26,7 +26,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::check::CheckResult;
+use crate::check::{CheckResult, StaleKind};
 
 /// Creates `dir` (and its parents) and writes the five files of a run:
 /// `history.csv`, `summary.json`, `timeline.svg`, `report.md`, `index.html`.
@@ -45,8 +45,9 @@ pub fn write_run(dir: &Path, out: &RunOutput) -> io::Result<()> {
 
 /// The summary printed by `run`, one `key: value` per line, each ending in
 /// a newline: `scenario`, `seed`, `verdict`, `expected`, `lock_overlaps`,
-/// `write_interleavings`, `stale_writes`, `rejected_writes`, `attempts`, `acquisitions`,
-/// `trace`. (The command line adds `report: <path>` itself.) Deterministic:
+/// `write_interleavings`, `stale_writes` (then how they got late:
+/// `stale_in_flight`, `stale_sent_late`, `stale_in_overlap`),
+/// `rejected_writes`, `attempts`, `acquisitions`, `trace`. (The command line adds `report: <path>` itself.) Deterministic:
 /// no wall-clock figures.
 pub fn summary_lines(out: &RunOutput) -> String {
     let c = out.check;
@@ -60,6 +61,9 @@ pub fn summary_lines(out: &RunOutput) -> String {
     let _ = writeln!(s, "lock_overlaps: {}", c.overlaps.len());
     let _ = writeln!(s, "write_interleavings: {}", c.interleavings.len());
     let _ = writeln!(s, "stale_writes: {}", c.stale_writes.len());
+    for (kind, n) in StaleKind::ALL.iter().zip(c.stale_split()) {
+        let _ = writeln!(s, "{}: {n}", kind.as_str());
+    }
     let _ = writeln!(s, "rejected_writes: {}", c.rejected_writes);
     let _ = writeln!(s, "attempts: {}", c.liveness.attempts);
     let _ = writeln!(s, "acquisitions: {}", c.liveness.acquisitions);
@@ -76,6 +80,7 @@ pub const MAX_JSON_VIOLATIONS: usize = 1000;
 
 /// The content of `summary.json`: `scenario`, `seed`, `verdict`,
 /// `expected`, `as_expected`, `lock_overlaps`, `write_interleavings`, `stale_writes`,
+/// `stale_in_flight`, `stale_sent_late`, `stale_in_overlap`,
 /// `rejected_writes`, `attempts`, `acquisitions`, `acquire_p50_ms`,
 /// `acquire_p99_ms`, `unavailable_ms`, `trace`, `events`, `end_ms` (time of
 /// the last event), `wall_ms`, and `violations`: the first
@@ -85,6 +90,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
     let c = out.check;
     let l = &c.liveness;
     let violations = violations_json(c);
+    let split = c.stale_split();
     let mut v = json!({
         "scenario": out.scenario.name,
         "seed": out.seed,
@@ -95,6 +101,9 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "lock_overlaps": c.overlaps.len(),
         "write_interleavings": c.interleavings.len(),
         "stale_writes": c.stale_writes.len(),
+        "stale_in_flight": split[0],
+        "stale_sent_late": split[1],
+        "stale_in_overlap": split[2],
         "rejected_writes": c.rejected_writes,
         "attempts": l.attempts,
         "acquisitions": l.acquisitions,
@@ -144,6 +153,8 @@ fn violations_json(c: &CheckResult) -> Vec<Value> {
             "sent_ms": w.sent.map(ms),
             "applied_ms": ms(w.applied),
             "landed_in": { "client": w.landed_in.0, "acq": w.landed_in.1, "acquired_ms": ms(w.landed_in_start) },
+            "superseded_ms": ms(w.superseded_at),
+            "how": w.kind.as_str(),
         }));
     }
     for i in c

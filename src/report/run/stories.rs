@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::facts::{excerpt, fmt_len, fmt_t, short_token, Facts};
 use super::output::RunOutput;
-use crate::check::{Hold, Interleaving, Overlap, StaleWrite};
+use crate::check::{Hold, Interleaving, Overlap, StaleKind, StaleWrite};
 use crate::history::{Event, EventKind, FaultEvent};
 use crate::report::doc::{b, row, t, Block, In, Row};
 
@@ -257,17 +257,44 @@ fn stale_paragraph(out: &RunOutput, w: &StaleWrite) -> Vec<In> {
             h.end_reason.describe()
         )));
     }
-    if let Some(s) = w.sent {
-        if s > w.landed_in_start {
-            p.push(t("The write was sent after the later acquisition: the writer did not know its lock was gone. "));
-        } else if hold.is_some_and(|h| s <= h.end) {
-            p.push(t(
-                "The write was sent while the writer still held the lock and arrived late. ",
-            ));
-        }
-    }
+    p.extend(how_late(w));
     p.push(t(fence));
     p
+}
+
+/// How stale write `w` got late ([`StaleKind`]), in a sentence.
+fn how_late(w: &StaleWrite) -> Vec<In> {
+    let sent = w
+        .sent
+        .map_or("applied".to_string(), |s| format!("sent at {}", fmt_t(s)));
+    let (kind, why) = match w.kind {
+        StaleKind::InFlight => (
+            "in flight",
+            format!(
+                "{sent}, before the first later acquisition succeeded at {}; the network or the store delayed it past that. ",
+                fmt_t(w.superseded_at)
+            ),
+        ),
+        StaleKind::SentLate => (
+            "sent late",
+            format!(
+                "{sent}, after the first later acquisition at {} and after the writer's own hold had ended: the writer did not know its lock was gone. ",
+                fmt_t(w.superseded_at)
+            ),
+        ),
+        StaleKind::InOverlap => (
+            "in overlap",
+            format!(
+                "{sent}, after the first later acquisition at {}, while the writer still held the lock by its own validity: the lock itself failed. ",
+                fmt_t(w.superseded_at)
+            ),
+        ),
+    };
+    vec![
+        t("This write was "),
+        b(kind),
+        t(format!(" ({}): {why}", w.kind.as_str())),
+    ]
 }
 
 /// The hold of `client`'s acquisition `acq`, if it has one.

@@ -64,6 +64,7 @@ fn row(values: &[&str], runs: u64, bad: u64, acquire: f64, p50: f64, p99: f64) -
         unavailable_mean_ms: 1000.0 * (1.0 - acquire),
         unavailable_ci_ms: (runs > 1)
             .then_some((900.0 * (1.0 - acquire), 1100.0 * (1.0 - acquire))),
+        stale_kinds: Default::default(),
     }
 }
 
