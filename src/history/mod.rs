@@ -43,6 +43,9 @@ pub enum EventKind {
     LockFailed { call: u64, reason: String },
     /// The client sends write `seq` of acquisition `acq` to the store.
     WriteSent { acq: u64, seq: u32 },
+    /// The client gave up on write `seq` of acquisition `acq` while its
+    /// connection to the store was still being opened: it never left.
+    WriteAbandoned { acq: u64, seq: u32 },
     /// Before a later write, the client found its validity over and stops.
     ValidityExpired { acq: u64 },
     /// The watchdog extended the lock; the hold now ends at `valid_until`.
@@ -141,6 +144,7 @@ impl EventKind {
             EventKind::Acquired { .. } => "acquired",
             EventKind::LockFailed { .. } => "lock_failed",
             EventKind::WriteSent { .. } => "write_sent",
+            EventKind::WriteAbandoned { .. } => "write_abandoned",
             EventKind::ValidityExpired { .. } => "validity_expired",
             EventKind::Extended { .. } => "extended",
             EventKind::Lost { .. } => "lost",
@@ -186,7 +190,9 @@ impl EventKind {
                 opt(fence)
             ),
             EventKind::LockFailed { call, reason } => format!("call={call} reason={reason}"),
-            EventKind::WriteSent { acq, seq } => format!("acq={acq} seq={seq}"),
+            EventKind::WriteSent { acq, seq } | EventKind::WriteAbandoned { acq, seq } => {
+                format!("acq={acq} seq={seq}")
+            }
             EventKind::ValidityExpired { acq } => format!("acq={acq}"),
             EventKind::Extended {
                 acq,

@@ -30,6 +30,7 @@ pub mod pause;
 pub mod sentinel;
 pub mod sockets;
 pub mod store;
+pub mod store_link;
 pub mod workload;
 pub mod world;
 

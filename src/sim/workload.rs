@@ -5,7 +5,9 @@
 //! over `hold`, then release. The first write goes out at once, on the
 //! validity the acquisition just computed; before each later write the client
 //! checks its validity on its own monotonic clock and stops if it is over.
-//! A pause can strike between that check and the write. With the single
+//! A pause can strike between that check and the write. The client keeps
+//! one connection to the store, opened when it starts ([`StoreLink`]). With
+//! the single
 //! topology the built-in client asks the sentinel which node is master, at
 //! the start and again after a failed lock call.
 //!
@@ -16,6 +18,7 @@ use super::context::Context;
 use super::own::{self, Lease, LockEnv};
 use super::pause::PausingConnector;
 use super::sockets::Connector;
+use super::store_link::{Outcome, StoreLink};
 use crate::client::connection::NodeConn;
 use crate::client::{Config, Lock, RedisConn, Redlock, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
@@ -168,7 +171,7 @@ struct Client {
     clock: SimClock,
     seed: u64,
     rng: ChaCha8Rng,
-    store: NodeConn,
+    store: StoreLink,
     /// Redlock clients built so far (a new one each time the master moves).
     generation: u64,
 }
@@ -176,10 +179,11 @@ struct Client {
 /// The client host's program.
 pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result {
     let name = p.spec.name.clone();
+    let clock = ctx.clock(&name);
     let mut c = Client {
-        clock: ctx.clock(&name),
+        store: StoreLink::open(STORE_ADDR, connector(&clock)),
+        clock,
         rng: rng_for(p.seed, &name, "workload"),
-        store: NodeConn::new(STORE_ADDR),
         ctx,
         name,
         spec: p.spec,
@@ -249,6 +253,14 @@ pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result 
     }
 }
 
+/// The network as the client of `clock` sees it (see `Client::connector`).
+fn connector(clock: &SimClock) -> PausingConnector {
+    PausingConnector {
+        clock: clock.clone(),
+        net: Connector,
+    }
+}
+
 /// Whether the nodes are one master with replicas (no quorum addresses).
 fn single_topology(nodes: &Option<Vec<String>>) -> Topology {
     if nodes.is_some() {
@@ -270,10 +282,7 @@ impl Client {
     /// The network as this client sees it: nothing moves on its sockets
     /// while it is paused.
     fn connector(&self) -> PausingConnector {
-        PausingConnector {
-            clock: self.clock.clone(),
-            net: Connector,
-        }
+        connector(&self.clock)
     }
 
     fn redlock(&mut self, nodes: Vec<String>) -> Arc<Redlock> {
@@ -462,7 +471,8 @@ impl Client {
     /// Write `seq` of acquisition `acq` to the store; waits for the
     /// acknowledgement while the lock is valid (at least WRITE_TIMEOUT): a
     /// write still in flight when the lock runs out is the hazard the
-    /// stale-write check reports.
+    /// stale-write check reports. Recorded as sent when it leaves, as
+    /// abandoned when its connection never opened in that time.
     async fn write(
         &mut self,
         held: &Held,
@@ -472,8 +482,6 @@ impl Client {
         fence: Option<u64>,
     ) {
         self.ctx.pause_point(&self.name).await;
-        self.ctx
-            .record(&self.name, EventKind::WriteSent { acq, seq });
         let fence_arg = fence.map_or("-".to_string(), |f| f.to_string());
         let cmd = Frame::command([
             "WRITE",
@@ -489,10 +497,12 @@ impl Client {
         let wait = valid_until
             .saturating_sub(self.clock.now())
             .max(WRITE_TIMEOUT);
-        let _ = self
-            .store
-            .request(&self.connector(), &self.clock, &cmd, wait)
-            .await;
+        let (ctx, name) = (&self.ctx, &self.name);
+        let sent = || ctx.record(name, EventKind::WriteSent { acq, seq });
+        let outcome = self.store.write(&self.clock, &cmd, wait, sent).await;
+        if outcome == Outcome::Abandoned {
+            ctx.record(name, EventKind::WriteAbandoned { acq, seq });
+        }
     }
 
     /// Holds while the watchdog keeps the lock, as an application that

@@ -109,6 +109,14 @@ impl RunRow {
         f
     }
 
+    /// [`RunRow::fields`] but `wall_ms`, the only one that depends on the
+    /// machine: what a replay of the run must give again.
+    pub fn replayable_fields(&self) -> Vec<String> {
+        let mut f = self.fields();
+        f.remove(f.len() - 4);
+        f
+    }
+
     /// Parses a record with `nkeys` varied columns; `None` if malformed.
     pub fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
         if rec.len() != 2 + nkeys + FIGURES.len() {

@@ -24,6 +24,7 @@ mod scenarios;
 mod shrink;
 mod single_topology;
 mod skipping;
+mod store_link;
 mod sweep;
 mod sweep_dirs;
 mod sweep_set;

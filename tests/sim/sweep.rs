@@ -245,9 +245,8 @@ fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_rep
     let fresh = runs_without_wall(&out);
     let old = std::fs::read_to_string(committed).expect("the committed report's runs.csv");
     let mut header = true;
-    let wanted: Vec<&str> = old
-        .lines()
-        .map(|l| l.rsplit_once(',').unwrap().0)
+    let wanted: Vec<String> = crate::common::without_wall(&old)
+        .into_iter()
         .filter(|l| {
             let keep = header
                 || l.split(',')

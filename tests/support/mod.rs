@@ -285,14 +285,27 @@ pub fn toml_files(dir: &str) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// A sweep's `runs.csv` in `dir` without its last column (`wall_ms`, the
-/// one column that differs between two sweeps of the same runs).
+/// A sweep's `runs.csv` in `dir` without its `wall_ms` column (the one
+/// that depends on the machine), lines joined by newlines.
 pub fn runs_without_wall(dir: &std::path::Path) -> String {
     let text = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    without_wall(&text).join("\n")
+}
+
+/// The lines of a `runs.csv` text without its `wall_ms` column.
+pub fn without_wall(text: &str) -> Vec<String> {
+    let header = text.lines().next().unwrap_or("");
+    let col = header
+        .split(',')
+        .position(|c| c == "wall_ms")
+        .unwrap_or_else(|| panic!("no wall_ms column in {header:?}"));
     text.lines()
-        .map(|l| l.rsplit_once(',').unwrap().0)
-        .collect::<Vec<_>>()
-        .join("\n")
+        .map(|l| {
+            let mut f: Vec<&str> = l.split(',').collect();
+            f.remove(col);
+            f.join(",")
+        })
+        .collect()
 }
 
 /// `f` of every item of `items`, on two threads (each with a 16 MiB stack,

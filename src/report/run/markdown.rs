@@ -117,6 +117,7 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     } else {
         violations(&mut doc, out, f);
     }
+    abandoned_writes(&mut doc, out);
     faults(&mut doc, f);
     acquisitions(&mut doc, out);
     doc.push(Block::P(vec![
@@ -188,6 +189,10 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
             c.stale_split().map(|n| n.to_string()).join(" / "),
         ),
         ("writes rejected by fencing", c.rejected_writes.to_string()),
+        (
+            "writes abandoned (never sent: the store connection never opened)",
+            abandoned(out).len().to_string(),
+        ),
         ("lock calls", l.attempts.to_string()),
         ("acquisitions", l.acquisitions.to_string()),
         ("acquire latency p50", fmt_ms(l.acquire_p50_ms)),
@@ -497,6 +502,46 @@ fn acquisitions(doc: &mut Vec<Block>, out: &RunOutput) {
             c.holds.len() - MAX_LIST_ROWS
         ))]));
     }
+}
+
+/// The `write_abandoned` events of the run.
+fn abandoned<'h>(out: &RunOutput<'h>) -> Vec<&'h crate::history::Event> {
+    let is = |e: &&crate::history::Event| {
+        matches!(e.kind, crate::history::EventKind::WriteAbandoned { .. })
+    };
+    out.history.events.iter().filter(is).collect()
+}
+
+/// The section "Writes abandoned", when a client gave up on a write whose
+/// connection to the store never opened.
+fn abandoned_writes(doc: &mut Vec<Block>, out: &RunOutput) {
+    let writes = abandoned(out);
+    if writes.is_empty() {
+        return;
+    }
+    doc.push(Block::H(2, "Writes abandoned".into()));
+    doc.push(Block::P(vec![t(format!(
+        "{} write(s) never left their client: the client gave up on each (its lock ran out) \
+         while its connection to the store was still being opened, a handshake that a \
+         partition or a slow link held. Nothing of them reached the store, and they are not \
+         counted as sent. The client then opened a new connection for its next write.",
+        writes.len()
+    ))]));
+    let rows: Vec<Row> = writes
+        .iter()
+        .take(MAX_LIST_ROWS)
+        .filter_map(|e| match e.kind {
+            crate::history::EventKind::WriteAbandoned { acq, seq } => Some(row(vec![
+                e.host.clone(),
+                format!("#{acq}"),
+                seq.to_string(),
+                fmt_t(e.time),
+            ])),
+            _ => None,
+        })
+        .collect();
+    let header = ["client", "acquisition", "write", "given up at"];
+    doc.push(Block::Table(header.map(String::from).to_vec(), rows));
 }
 
 fn setup_sentence(out: &RunOutput) -> String {

@@ -27,6 +27,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::check::{CheckResult, StaleKind};
+use crate::history::EventKind;
 
 /// Creates `dir` (and its parents) and writes the five files of a run:
 /// `history.csv`, `summary.json`, `timeline.svg`, `report.md`, `index.html`.
@@ -80,7 +81,7 @@ pub const MAX_JSON_VIOLATIONS: usize = 1000;
 
 /// The content of `summary.json`: `scenario`, `seed`, `verdict`,
 /// `expected`, `as_expected`, `lock_overlaps`, `write_interleavings`, `stale_writes`,
-/// `stale_in_flight`, `stale_sent_late`, `stale_in_overlap`,
+/// `stale_in_flight`, `stale_sent_late`, `stale_in_overlap`, `abandoned_writes`,
 /// `rejected_writes`, `attempts`, `acquisitions`, `acquire_p50_ms`,
 /// `acquire_p99_ms`, `unavailable_ms`, `trace`, `events`, `end_ms` (time of
 /// the last event), `wall_ms`, and `violations`: the first
@@ -105,6 +106,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "stale_sent_late": split[1],
         "stale_in_overlap": split[2],
         "rejected_writes": c.rejected_writes,
+        "abandoned_writes": out.history.events.iter().filter(|e| matches!(e.kind, EventKind::WriteAbandoned { .. })).count(),
         "attempts": l.attempts,
         "acquisitions": l.acquisitions,
         "acquire_p50_ms": finite(l.acquire_p50_ms),

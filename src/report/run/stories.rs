@@ -481,7 +481,8 @@ fn involves(e: &Event, keys: &[(&str, u64)]) -> bool {
         | EventKind::Reentered { acq, .. }
         | EventKind::ReentryReleased { acq, .. }
         | EventKind::ReentryFailed { acq, .. }
-        | EventKind::WriteSent { acq, .. } => hit(&e.host, *acq),
+        | EventKind::WriteSent { acq, .. }
+        | EventKind::WriteAbandoned { acq, .. } => hit(&e.host, *acq),
         EventKind::WriteApplied { client, acq, .. }
         | EventKind::WriteRejected { client, acq, .. } => hit(client, *acq),
         EventKind::Fault { .. } | EventKind::FaultSkipped { .. } | EventKind::Failover { .. } => {

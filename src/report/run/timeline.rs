@@ -28,6 +28,8 @@ const PAUSED: RGBColor = RGBColor(0xff, 0xb3, 0x00);
 const PARTITION: RGBColor = RGBColor(0x64, 0x95, 0xed);
 const WRITE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 const REJECTED: RGBColor = RGBColor(0xe6, 0x7e, 0x22);
+/// A write given up on before its connection opened: it never left.
+const ABANDONED: RGBColor = RGBColor(0x9e, 0x9e, 0x9e);
 const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
 
 fn marker_color(what: &str) -> RGBColor {
@@ -389,7 +391,8 @@ fn draw_clients(
     Ok(())
 }
 
-/// Writes applied and rejected, interleaved writes and stale writes.
+/// Writes applied, rejected and abandoned, interleaved writes and stale
+/// writes.
 fn draw_writes(
     out: &RunOutput,
     r: &Rows,
@@ -397,11 +400,13 @@ fn draw_writes(
 ) -> Result<(), String> {
     let c = out.check;
     let nrows = r.nrows;
-    // Writes applied (dark ticks) and rejected (orange) on the writer's row.
+    // Writes applied (dark ticks), rejected (orange) and abandoned (grey:
+    // never sent) on the writer's row.
     for e in &out.history.events {
         let (client, color) = match &e.kind {
             EventKind::WriteApplied { client, .. } => (client, WRITE),
             EventKind::WriteRejected { client, .. } => (client, REJECTED),
+            EventKind::WriteAbandoned { .. } => (&e.host, ABANDONED),
             _ => continue,
         };
         if let Some(&row) = r.row_of.get(client.as_str()) {
@@ -591,6 +596,13 @@ fn legend_items(out: &RunOutput, skipped: usize) -> Vec<(Swatch, String)> {
     ];
     if c.rejected_writes > 0 {
         items.push((Swatch::Tick(REJECTED), "write rejected".into()));
+    }
+    let abandoned = |e: &crate::history::Event| matches!(e.kind, EventKind::WriteAbandoned { .. });
+    if out.history.events.iter().any(abandoned) {
+        items.push((
+            Swatch::Tick(ABANDONED),
+            "write abandoned (never sent)".into(),
+        ));
     }
     if !c.interleavings.is_empty() {
         items.push((Swatch::Dot(VIOLATION), "interleaved write".into()));
