@@ -5,6 +5,7 @@
 
 mod bugs;
 mod clock;
+mod connect;
 mod leftovers;
 mod link;
 mod matrix;
