@@ -13,6 +13,7 @@ mod node;
 mod outside;
 mod process;
 mod refusals;
+mod report;
 mod runs;
 mod sentinel;
 mod store;
