@@ -5,6 +5,7 @@
 
 mod bugs;
 mod clock;
+mod connect;
 mod leftovers;
 mod link;
 mod matrix;
@@ -12,6 +13,7 @@ mod node;
 mod outside;
 mod process;
 mod refusals;
+mod report;
 mod runs;
 mod sentinel;
 mod store;

@@ -18,6 +18,7 @@ mod limits;
 mod network;
 mod no_false_alarm;
 mod own_lock;
+mod report_wording;
 mod run_dirs;
 mod scenario_parse;
 mod scenarios;

@@ -34,6 +34,20 @@ pub(crate) fn fmt_len(d: Duration) -> String {
     }
 }
 
+/// What a report says of a figure the run could not measure (a lab run's
+/// lock calls, acquire latencies and time unavailable).
+pub(crate) const NOT_MEASURED: &str = "not measured";
+
+/// The lock on `resource` in a sentence: `the lock` for the default
+/// resource `lock` (never "the lock lock"), `the lock "orders"` otherwise.
+pub(crate) fn the_lock(resource: &str) -> String {
+    if resource == "lock" {
+        "the lock".to_string()
+    } else {
+        format!("the lock \"{resource}\"")
+    }
+}
+
 /// A millisecond figure for tables: `12.3 ms`.
 pub(crate) fn fmt_ms(x: f64) -> String {
     format!("{:.1} ms", finite(x))

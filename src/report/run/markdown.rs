@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use super::facts::{fmt_len, fmt_ms, fmt_t, short_token, Facts};
+use super::facts::{fmt_len, fmt_ms, fmt_t, short_token, Facts, NOT_MEASURED};
 use super::output::{LabInfo, RunOutput};
 use super::stories::{interleaving_story, overlap_story, stale_story};
 use crate::check::Verdict;
@@ -173,6 +173,8 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
     let c = out.check;
     let s = out.scenario;
     let l = &c.liveness;
+    let seen = out.sees_lock_calls();
+    let measured = |x: String| if seen { x } else { NOT_MEASURED.to_string() };
     doc.push(Block::H(2, "Figures".into()));
     let figures = vec![
         ("verdict", c.verdict.as_str().to_string()),
@@ -193,13 +195,13 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
             "writes abandoned (never sent: the store connection never opened)",
             abandoned(out).len().to_string(),
         ),
-        ("lock calls", l.attempts.to_string()),
+        ("lock calls", measured(l.attempts.to_string())),
         ("acquisitions", l.acquisitions.to_string()),
-        ("acquire latency p50", fmt_ms(l.acquire_p50_ms)),
-        ("acquire latency p99", fmt_ms(l.acquire_p99_ms)),
+        ("acquire latency p50", measured(fmt_ms(l.acquire_p50_ms))),
+        ("acquire latency p99", measured(fmt_ms(l.acquire_p99_ms))),
         (
             "unavailable (clients waiting, nobody holding; per resource, summed, to the last event)",
-            fmt_ms(l.unavailable_ms),
+            measured(fmt_ms(l.unavailable_ms)),
         ),
         ("events", out.history.events.len().to_string()),
         (
@@ -278,14 +280,19 @@ fn timeline(doc: &mut Vec<Block>, lab: bool) {
              node's key is colored by the client whose command created it.",
         )]));
     }
-    doc.push(Block::P(vec![t(
-        "Time runs left to right, in seconds of simulated time. The top lane marks the faults. \
-         Each client row shows its lock calls (thin grey) and its holds (its color), with the \
+    let (time, calls) = if lab {
+        ("wall time since the start", "")
+    } else {
+        ("simulated time", "its lock calls (thin grey) and ")
+    };
+    doc.push(Block::P(vec![t(format!(
+        "Time runs left to right, in seconds of {time}. The top lane marks the faults. \
+         Each client row shows {calls}its holds (its color), with the \
          parts where two clients held the lock at once in red, and its writes as ticks. Each node \
          row shows when the node held the lock key, colored by the client whose token it was \
          (grey for a failed attempt), when it was down (black) and paused (amber strip). \
          Blue shading marks partitions.",
-    )]));
+    ))]));
 }
 
 /// The section "Outcome: safe": what did not happen, and the liveness figures.
@@ -305,20 +312,35 @@ fn safe_outcome(doc: &mut Vec<Block>, out: &RunOutput) {
             " Over {} acquisitions by {} client(s), no two holds of the same lock by \
              different clients overlapped, the store applied no write after a later \
              acquisition of its lock, and never applied the writes of two acquisitions \
-             interleaved. {} write(s) were refused by fencing. Of {} lock calls, {} \
-             succeeded; acquiring took {} at the median and {} at the 99th percentile, and \
-             for {} in total clients were waiting for the lock while nobody held it (per \
-             resource, summed over resources, up to the last event).",
+             interleaved. {} write(s) were refused by fencing. {}",
             l.acquisitions,
             holders,
             c.rejected_writes,
-            l.attempts,
-            l.acquisitions,
-            fmt_ms(l.acquire_p50_ms),
-            fmt_ms(l.acquire_p99_ms),
-            fmt_ms(l.unavailable_ms),
+            liveness_sentence(out),
         )),
     ]));
+}
+
+/// The lock calls, the acquire latencies and the time unavailable, in a
+/// sentence; a lab run does not see lock calls, so it says they were not
+/// measured.
+fn liveness_sentence(out: &RunOutput) -> String {
+    let l = &out.check.liveness;
+    if !out.sees_lock_calls() {
+        return "The lab does not see lock calls: the lock calls, the acquire latencies \
+                and the time clients waited while nobody held the lock were not measured."
+            .to_string();
+    }
+    format!(
+        "Of {} lock calls, {} succeeded; acquiring took {} at the median and {} at the \
+         99th percentile, and for {} in total clients were waiting for the lock while nobody \
+         held it (per resource, summed over resources, up to the last event).",
+        l.attempts,
+        l.acquisitions,
+        fmt_ms(l.acquire_p50_ms),
+        fmt_ms(l.acquire_p99_ms),
+        fmt_ms(l.unavailable_ms),
+    )
 }
 
 /// The section "Violations": a story for each of the first ones, a table of the others.

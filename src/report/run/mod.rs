@@ -48,7 +48,8 @@ pub fn write_run(dir: &Path, out: &RunOutput) -> io::Result<()> {
 /// a newline: `scenario`, `seed`, `verdict`, `expected`, `lock_overlaps`,
 /// `write_interleavings`, `stale_writes` (then how they got late:
 /// `stale_in_flight`, `stale_sent_late`, `stale_in_overlap`),
-/// `rejected_writes`, `attempts`, `acquisitions`, `trace`. (The command line adds `report: <path>` itself.) Deterministic:
+/// `rejected_writes`, `attempts` (`not measured` for a lab run),
+/// `acquisitions`, `trace`. (The command line adds `report: <path>` itself.) Deterministic:
 /// no wall-clock figures.
 pub fn summary_lines(out: &RunOutput) -> String {
     let c = out.check;
@@ -66,7 +67,11 @@ pub fn summary_lines(out: &RunOutput) -> String {
         let _ = writeln!(s, "{}: {n}", kind.as_str());
     }
     let _ = writeln!(s, "rejected_writes: {}", c.rejected_writes);
-    let _ = writeln!(s, "attempts: {}", c.liveness.attempts);
+    if out.sees_lock_calls() {
+        let _ = writeln!(s, "attempts: {}", c.liveness.attempts);
+    } else {
+        let _ = writeln!(s, "attempts: {NOT_MEASURED}");
+    }
     let _ = writeln!(s, "acquisitions: {}", c.liveness.acquisitions);
     if let Some(n) = c.unprotected_writes {
         let _ = writeln!(s, "unprotected_writes: {n}");
@@ -83,13 +88,16 @@ pub const MAX_JSON_VIOLATIONS: usize = 1000;
 /// `expected`, `as_expected`, `lock_overlaps`, `write_interleavings`, `stale_writes`,
 /// `stale_in_flight`, `stale_sent_late`, `stale_in_overlap`, `abandoned_writes`,
 /// `rejected_writes`, `attempts`, `acquisitions`, `acquire_p50_ms`,
-/// `acquire_p99_ms`, `unavailable_ms`, `trace`, `events`, `end_ms` (time of
+/// `acquire_p99_ms`, `unavailable_ms` (these four null for a lab run, which
+/// does not see lock calls), `trace`, `events`, `end_ms` (time of
 /// the last event), `wall_ms`, and `violations`: the first
 /// [`MAX_JSON_VIOLATIONS`] overlaps, stale writes and interleavings with their times in ms
 /// (`violations_listed` says how many are listed).
 pub fn summary_json(out: &RunOutput) -> Value {
     let c = out.check;
     let l = &c.liveness;
+    // What a lab run cannot measure is null, never 0.
+    let seen = out.sees_lock_calls();
     let violations = violations_json(c);
     let split = c.stale_split();
     let mut v = json!({
@@ -107,11 +115,11 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "stale_in_overlap": split[2],
         "rejected_writes": c.rejected_writes,
         "abandoned_writes": out.history.events.iter().filter(|e| matches!(e.kind, EventKind::WriteAbandoned { .. })).count(),
-        "attempts": l.attempts,
+        "attempts": seen.then_some(l.attempts),
         "acquisitions": l.acquisitions,
-        "acquire_p50_ms": finite(l.acquire_p50_ms),
-        "acquire_p99_ms": finite(l.acquire_p99_ms),
-        "unavailable_ms": finite(l.unavailable_ms),
+        "acquire_p50_ms": seen.then(|| finite(l.acquire_p50_ms)),
+        "acquire_p99_ms": seen.then(|| finite(l.acquire_p99_ms)),
+        "unavailable_ms": seen.then(|| finite(l.unavailable_ms)),
         "trace": out.trace,
         "events": out.history.events.len(),
         "end_ms": ms(last_time(out.history)),

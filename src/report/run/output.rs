@@ -56,6 +56,13 @@ impl<'a> RunOutput<'a> {
         crate::check::verdict::as_expected_of(self.scenario, self.check)
     }
 
+    /// Whether the run saw its clients' lock calls: a simulated run does;
+    /// a lab run does not (only what the nodes and the drivers say), so its
+    /// lock calls, acquire latencies and time unavailable are not measured.
+    pub fn sees_lock_calls(&self) -> bool {
+        self.lab.is_none()
+    }
+
     /// `safe`, `violation` or `degraded`: [`crate::check::verdict::outcome_of`].
     pub fn outcome(&self) -> &'static str {
         crate::check::verdict::outcome_of(self.scenario, self.check)

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::facts::{excerpt, fmt_len, fmt_t, short_token, Facts};
+use super::facts::{excerpt, fmt_len, fmt_t, short_token, the_lock, Facts};
 use super::output::RunOutput;
 use crate::check::{Hold, Interleaving, Overlap, StaleKind, StaleWrite};
 use crate::history::{Event, EventKind, FaultEvent};
@@ -49,8 +49,10 @@ pub(super) fn overlap_story(
     doc.push(Block::H(
         3,
         format!(
-            "Violation {n}: {} and {} held the lock {} at the same time",
-            a.client, bh.client, a.resource
+            "Violation {n}: {} and {} held {} at the same time",
+            a.client,
+            bh.client,
+            the_lock(&a.resource)
         ),
     ));
     doc.push(Block::P(vec![
@@ -182,8 +184,8 @@ pub(super) fn stale_story(
     doc.push(Block::H(
         3,
         format!(
-            "Violation {n}: a stale write of {wc} to {} landed in {}",
-            w.resource,
+            "Violation {n}: a stale write of {wc} under {} landed in {}",
+            the_lock(&w.resource),
             acq_name(lc, la)
         ),
     ));
@@ -239,7 +241,7 @@ fn stale_paragraph(out: &RunOutput, w: &StaleWrite) -> Vec<In> {
     let mut p = vec![
         t(format!(
             "{wc} acquired {} at {} (acquisition #{wa}). {sent}",
-            w.resource,
+            the_lock(&w.resource),
             fmt_t(w.acquired),
         )),
         b(format!(
@@ -412,8 +414,8 @@ pub(super) fn interleaving_story(
     doc.push(Block::H(
         3,
         format!(
-            "Violation {n}: writes of {ac} and {bc} to {} interleaved at the store",
-            i.resource
+            "Violation {n}: writes of {ac} and {bc} under {} interleaved at the store",
+            the_lock(&i.resource)
         ),
     ));
     doc.push(Block::P(vec![

@@ -97,6 +97,8 @@ struct Layout {
     label_w: u32,
     width: u32,
     chart_h: u32,
+    /// The time axis's text: simulated time, or a lab run's wall time.
+    x_desc: &'static str,
 }
 
 /// The sizes of the timeline of `out`.
@@ -131,6 +133,11 @@ fn layout(out: &RunOutput, f: &Facts) -> Layout {
         label_w,
         width: 1200,
         chart_h,
+        x_desc: if out.lab.is_some() {
+            "wall time since the start (s)"
+        } else {
+            "simulated time (s)"
+        },
     }
 }
 
@@ -190,7 +197,7 @@ fn rows_chart<'a, 'b>(rows_area: &'a Area<'b>, l: &Layout) -> Result<RowsChart<'
         .y_labels(0)
         .x_labels(16)
         .x_label_formatter(&|x| format!("{x:.decimals$}"))
-        .x_desc("simulated time (s)")
+        .x_desc(l.x_desc)
         .label_style((FAMILY, 14))
         .axis_desc_style((FAMILY, 15))
         .light_line_style(RGBColor(0xf4, 0xf4, 0xf4))
@@ -591,9 +598,12 @@ fn legend_items(out: &RunOutput, skipped: usize) -> Vec<(Swatch, String)> {
             "hold (color: client)".into(),
         ),
         (Swatch::Bar(VIOLATION.to_rgba()), "overlap".into()),
-        (Swatch::Thin(WAITING), "in a lock call".into()),
-        (Swatch::Tick(WRITE), "write applied".into()),
     ];
+    // A lab run does not see lock calls.
+    if out.sees_lock_calls() {
+        items.push((Swatch::Thin(WAITING), "in a lock call".into()));
+    }
+    items.push((Swatch::Tick(WRITE), "write applied".into()));
     if c.rejected_writes > 0 {
         items.push((Swatch::Tick(REJECTED), "write rejected".into()));
     }

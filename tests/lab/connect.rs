@@ -1,0 +1,200 @@
+//! A connect across a cut link, as real TCP has it (the scenario format's
+//! `[network]`): a client that gives up on it and closes before the heal
+//! sends nothing, and its server never sees a connection; a client that
+//! stays connected through the cut has its request delivered after the
+//! heal, in order, and its close after the data. With redis-py (the venv
+//! of `bash scripts/test.sh`) against the lab's node, and on raw sockets.
+//! The simulation's side of the same case is tests/sim/network.rs's
+//! `a_connect_across_a_held_link_waits_and_leaves_nothing_when_given_up`.
+
+use redlock_sim::lab::clock::LabClock;
+use redlock_sim::lab::link::{Link, Setting};
+use redlock_sim::lab::node::{NodeHost, Sink};
+use redlock_sim::node::persistence::Mode;
+use std::net::SocketAddr;
+use std::process::Output;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const MS: Duration = Duration::from_millis(1);
+/// Far above what an idle machine needs for a hop on loopback.
+const SLACK: Duration = Duration::from_millis(400);
+
+/// The lab's node n1 with a port for c1, the command lines it applied.
+async fn node() -> (NodeHost, Arc<Mutex<Vec<String>>>) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    let sink: Sink = Arc::new(move |_, _, effects| {
+        for e in effects {
+            let words: Vec<String> = e
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).into())
+                .collect();
+            log.lock().unwrap().push(words.join(" "));
+        }
+    });
+    let clock = LabClock::new(Instant::now(), 1_700_000_000_000, 0.0, 1.0);
+    let host = NodeHost::start("n1", &["c1".to_string()], clock, Mode::None, sink)
+        .await
+        .unwrap();
+    (host, seen)
+}
+
+/// A tap in front of `server` that counts the connections it is offered
+/// and passes each through.
+async fn tap(server: SocketAddr) -> (SocketAddr, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    let n = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            n.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let Ok(mut up) = TcpStream::connect(server).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut s, &mut up).await;
+            });
+        }
+    });
+    (addr, count)
+}
+
+/// redis-py's `SET lock c1 NX PX 10000` to `addr` with both its timeouts
+/// (connect and socket) at `timeout_ms` and no retry; prints `OK` or
+/// `GAVE UP <error>`, then closes its connections.
+async fn redis_py_set(addr: SocketAddr, timeout_ms: u64) -> Output {
+    let script = r#"
+import sys, redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+t = int(sys.argv[3]) / 1000
+r = redis.Redis(sys.argv[1], int(sys.argv[2]), socket_timeout=t,
+                socket_connect_timeout=t, retry=Retry(NoBackoff(), 0))
+try:
+    r.set("lock", "c1", nx=True, px=10000)
+    print("OK")
+except (redis.TimeoutError, redis.ConnectionError) as e:
+    print("GAVE UP", type(e).__name__)
+r.close()
+"#;
+    tokio::process::Command::new(crate::runs::python())
+        .args(["-c", script, &addr.ip().to_string()])
+        .arg(addr.port().to_string())
+        .arg(timeout_ms.to_string())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("python runs")
+}
+
+/// A partition between the client and the server: both directions held.
+fn cut(link: &Link, held: bool) {
+    link.up.send_modify(|s| s.held = held);
+    link.down.send_modify(|s| s.held = held);
+}
+
+#[tokio::test]
+async fn redis_py_giving_up_on_a_cut_connect_sends_nothing_after_the_heal() {
+    let (host, seen) = node().await;
+    let (server, offered) = tap(host.addr("c1").unwrap()).await;
+    let link = Link::open(server, Setting::open(MS), 11).await.unwrap();
+    cut(&link, true);
+    let started = Instant::now();
+    let out = redis_py_set(link.addr, 200).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("GAVE UP"),
+        "redis-py did not give up: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It closed before the heal: its connect would never have completed.
+    assert!(started.elapsed() < 2 * SLACK + 200 * MS);
+    cut(&link, false);
+    tokio::time::sleep(3 * SLACK).await;
+    assert_eq!(
+        offered.load(Ordering::SeqCst),
+        0,
+        "the server saw a connect"
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the node applied {:?}",
+        seen.lock().unwrap()
+    );
+}
+
+#[tokio::test]
+async fn redis_py_connected_through_a_cut_has_its_set_applied_after_the_heal() {
+    let (host, seen) = node().await;
+    let (server, offered) = tap(host.addr("c1").unwrap()).await;
+    let link = Link::open(server, Setting::open(MS), 12).await.unwrap();
+    cut(&link, true);
+    let client = tokio::spawn(redis_py_set(link.addr, 5000));
+    tokio::time::sleep(700 * MS).await;
+    assert_eq!(offered.load(Ordering::SeqCst), 0, "connected across a cut");
+    let healed = Instant::now();
+    cut(&link, false);
+    let out = client.await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "OK");
+    assert!(healed.elapsed() < 2 * SLACK, "{:?}", healed.elapsed());
+    assert_eq!(offered.load(Ordering::SeqCst), 1);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].starts_with("SET lock c1"), "{seen:?}");
+}
+
+/// A server that returns everything one connection sent, until its end,
+/// with the instant of that end; none if nothing connected within `wait`.
+async fn one_connection(l: TcpListener, wait: Duration) -> Option<(Vec<u8>, Instant)> {
+    let (mut s, _) = tokio::time::timeout(wait, l.accept()).await.ok()?.ok()?;
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).await.unwrap();
+    Some((all, Instant::now()))
+}
+
+#[tokio::test]
+async fn a_client_closing_before_the_handshake_would_complete_sends_nothing() {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let link = Link::open(l.local_addr().unwrap(), Setting::open(MS), 13)
+        .await
+        .unwrap();
+    cut(&link, true);
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"SET").await.unwrap();
+    tokio::time::sleep(100 * MS).await;
+    drop(c);
+    tokio::time::sleep(100 * MS).await;
+    cut(&link, false);
+    let got = one_connection(l, 3 * SLACK).await;
+    assert!(got.is_none(), "the server got {got:?}");
+}
+
+#[tokio::test]
+async fn a_client_connected_through_a_cut_is_delivered_in_order_then_its_close() {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let link = Link::open(l.local_addr().unwrap(), Setting::open(MS), 14)
+        .await
+        .unwrap();
+    cut(&link, true);
+    let server = tokio::spawn(one_connection(l, 10 * SLACK));
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"a").await.unwrap();
+    tokio::time::sleep(50 * MS).await;
+    c.write_all(b"b").await.unwrap();
+    tokio::time::sleep(300 * MS).await;
+    let healed = Instant::now();
+    cut(&link, false);
+    // Once the handshake is through (the reply direction carries a byte
+    // only on an open connection), more data, then the close.
+    tokio::time::sleep(SLACK / 4).await;
+    c.write_all(b"c").await.unwrap();
+    c.shutdown().await.unwrap();
+    let (bytes, end) = server.await.unwrap().expect("nothing connected");
+    assert_eq!(bytes, b"abc");
+    assert!(end >= healed + 3 * MS && end < healed + 2 * SLACK);
+}
