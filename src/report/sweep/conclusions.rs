@@ -43,6 +43,7 @@ pub fn conclusions(out: &SweepOutput) -> Vec<String> {
         return lines;
     }
     overall(out, &ran, &mut lines);
+    lines.extend(stale_kinds(&ran));
     for i in 0..out.keys.len() {
         let view = key_view(out, i);
         if view.values.len() < 2 {
@@ -251,6 +252,43 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
             listed(out, &with)
         ));
     }
+}
+
+/// Which way the stale writes got late, over every run: the runs with a
+/// stale write of each kind, and the kind that dominated (in most runs; a
+/// tie names both). `None` without stale writes.
+fn stale_kinds(ran: &[&SummaryRow]) -> Option<String> {
+    let runs: u64 = ran.iter().map(|r| r.runs).sum();
+    let with: [u64; 3] = [0, 1, 2].map(|k| ran.iter().map(|r| r.stale_kinds[k].runs).sum());
+    let most = *with.iter().max()?;
+    if most == 0 {
+        return None;
+    }
+    let names = ["in flight", "sent late", "in overlap"];
+    let why = [
+        "the network or the store delayed writes sent while the lock stood",
+        "writers sent after their own hold had ended",
+        "writers sent while they still held the lock by their own validity, after another acquisition: the lock itself failed",
+    ];
+    let parts: Vec<String> = (0..3)
+        .map(|k| format!("{} in {} of {runs} runs", names[k], with[k]))
+        .collect();
+    let top: Vec<usize> = (0..3).filter(|&k| with[k] == most).collect();
+    let dominated = match top.as_slice() {
+        [k] => format!("Writes {} dominated: {}", names[*k], why[*k]),
+        _ => format!(
+            "Writes {} were as frequent",
+            and_list(
+                &top.iter()
+                    .map(|&k| names[k].to_string())
+                    .collect::<Vec<_>>()
+            )
+        ),
+    };
+    Some(format!(
+        "How the stale writes got late: {}. {dominated}.",
+        parts.join(", ")
+    ))
 }
 
 /// The overall sentence of a sweep of one combination: its violations and
@@ -634,5 +672,27 @@ mod tests {
         assert!(order_ranks(&["single", "redlock"].map(String::from), ttl).is_none());
         assert!(order_ranks(&["3", "5s"].map(String::from), ttl).is_none());
         assert!(order_ranks(&["true", "false"].map(String::from), ttl).is_none());
+    }
+
+    fn with_kinds(runs: u64, kinds: [u64; 3]) -> SummaryRow {
+        let mut r = crate::sweep::stats::summarize(Vec::new(), &[]);
+        r.runs = runs;
+        r.stale_kinds = kinds.map(|k| crate::sweep::stats::KindRate::of(k, runs));
+        r
+    }
+
+    #[test]
+    fn the_kind_of_stale_write_in_most_runs_dominates() {
+        let (a, b) = (with_kinds(10, [3, 0, 1]), with_kinds(10, [2, 1, 0]));
+        let line = stale_kinds(&[&a, &b]).unwrap();
+        assert!(line.contains("in flight in 5 of 20 runs"), "{line}");
+        assert!(line.contains("sent late in 1 of 20 runs"), "{line}");
+        assert!(line.contains("Writes in flight dominated"), "{line}");
+        let tie = stale_kinds(&[&with_kinds(4, [0, 2, 2])]).unwrap();
+        assert!(
+            tie.contains("Writes sent late and in overlap were as frequent"),
+            "{tie}"
+        );
+        assert_eq!(stale_kinds(&[&with_kinds(4, [0, 0, 0])]), None);
     }
 }
