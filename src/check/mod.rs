@@ -69,6 +69,8 @@ use crate::history::History;
 
 mod online;
 pub mod outside;
+#[cfg(test)]
+mod reference;
 pub mod verdict;
 pub use online::Checker;
 
