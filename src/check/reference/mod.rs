@@ -13,7 +13,7 @@
 //! breaks ties by the fields that follow, as the result types' documentation
 //! lists them.
 //!
-//! Two readings the text needed:
+//! Three readings the text needed, now written into the definitions:
 //! - A `reentry_failed` event ends a hold like `lost` and
 //!   `validity_expired`: the event's own documentation says so ("the hold
 //!   ends, as after a failed validity check").
@@ -22,6 +22,15 @@
 //!   a `clock-rate` fault on the client after that moves the end in global
 //!   time. The reference builds the client's clock from its `clock-rate`
 //!   faults and finds when it reaches the same reading.
+//! - A lock call left with no outcome before its client's next `lock_call`
+//!   ends there, unsuccessful ("to its next `acquired`" could also be read
+//!   as that `acquired` ending both calls, giving one acquisition two
+//!   latencies).
+//!
+//! The lab's checker ([`super::outside`]) has definitions of its own
+//! (ownership read from the nodes' keys); it hands its acquisitions to
+//! [`super::Checker`] for overlaps and interleavings, which is what is
+//! compared here.
 
 use std::time::Duration;
 
@@ -467,7 +476,8 @@ fn interleaving(writes: &[&Applied], a: Writer, b: Writer) -> Interleaving {
 }
 
 /// One lock call: its client's `lock_call` to the client's next
-/// `acquired` or `lock_failed`, or to the end of the history.
+/// `acquired`, `lock_failed` or `lock_call`, or to the end of the history;
+/// successful when that is an `acquired`.
 struct Call {
     resource: String,
     start: Duration,
@@ -485,7 +495,9 @@ fn calls(history: &History) -> Vec<Call> {
             o.host == e.host
                 && matches!(
                     o.kind,
-                    EventKind::Acquired { .. } | EventKind::LockFailed { .. }
+                    EventKind::Acquired { .. }
+                        | EventKind::LockFailed { .. }
+                        | EventKind::LockCall { .. }
                 )
         });
         out.push(Call {

@@ -257,6 +257,22 @@ fn a_write_sent_before_a_clock_slows_lands_in_overlap_on_its_own_clock() {
     assert_eq!(r.overlaps.len(), 1);
 }
 
+#[test]
+fn a_call_left_without_an_outcome_ends_unsuccessful_at_the_next_call() {
+    // The generator's first disagreement, before the reading was written
+    // down: the reference had taken c1's first call as ending at the
+    // `acquired` too, giving one acquisition two latencies (1 ms and 0).
+    let call = |ms: u64, call: u64| {
+        let resource = "lock".into();
+        ev(ms, "c1", EventKind::LockCall { call, resource })
+    };
+    let r = both(vec![call(0, 1), call(1, 2), acquired(1, "c1", 1, 1)]);
+    let l = &r.liveness;
+    assert_eq!((l.attempts, l.acquisitions), (2, 1));
+    assert_eq!((l.acquire_p50_ms, l.acquire_p99_ms), (0.0, 0.0));
+    assert_eq!(l.unavailable_ms, 1.0);
+}
+
 /// What a generated history shows, for the coverage test.
 fn features(h: &History, r: &CheckResult) -> Vec<&'static str> {
     let moved_by_clock = r.holds.iter().any(|hold| {
