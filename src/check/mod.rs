@@ -10,8 +10,12 @@
 //!   from the time of that event until the earliest of
 //!   - the start of its release (`release_start`),
 //!   - the end of its validity: `valid_until` of `acquired`, replaced by the
-//!     `valid_until` of the latest `extended` event of the same acquisition,
-//!   - a `lost` or `validity_expired` event of the acquisition,
+//!     `valid_until` of the latest `extended` event of the same acquisition;
+//!     validity runs on the client's own clock, so a `clock-rate` fault on
+//!     the client recorded after that event moves the end to when the
+//!     client's clock, at its new rate, reaches the same reading,
+//!   - a `lost`, `validity_expired` or `reentry_failed` event of the
+//!     acquisition,
 //!   - the time of the last event of the history (the hold was still open
 //!     when the run ended).
 //!
@@ -69,6 +73,8 @@ use crate::history::History;
 
 mod online;
 pub mod outside;
+#[cfg(test)]
+mod reference;
 pub mod verdict;
 pub use online::Checker;
 
@@ -269,14 +275,18 @@ pub struct Liveness {
     pub acquisitions: u64,
     /// Median time from a client's `lock_call` to its next `acquired`, over
     /// successful calls only, in ms; nearest-rank (the value at rank
-    /// `ceil(0.5 n)` of the sorted list); 0 when nothing was acquired.
+    /// `ceil(0.5 n)` of the sorted list); 0 when nothing was acquired. A
+    /// call its client leaves with neither `acquired` nor `lock_failed`
+    /// (the simulation never does) ends, unsuccessful, at the client's next
+    /// `lock_call`.
     pub acquire_p50_ms: f64,
     /// 99th percentile of the same list, nearest-rank (rank `ceil(0.99 n)`);
     /// 0 when nothing was acquired.
     pub acquire_p99_ms: f64,
     /// Total time, in ms, during which at least one client was inside a lock
     /// call (from its `lock_call` to its `acquired` or `lock_failed`, or to
-    /// the end of the history) while no hold was active: clients wanted the
+    /// its next `lock_call` or the end of the history) while no hold was
+    /// active: clients wanted the
     /// lock and nobody had it. Per resource (a hold of another resource
     /// does not count), summed over resources.
     pub unavailable_ms: f64,
