@@ -45,6 +45,9 @@ pub(super) enum Step {
     Reject(u8),
     /// The store applies a write the history shows no `write_sent` for.
     ApplyUnsent(u8),
+    /// The client gives up on a write whose connection never opened
+    /// (`write_abandoned`): it never reaches the store.
+    Abandon(u8),
     /// The watchdog extends to the given ms from now.
     Extend(u8, u8),
     /// `lost`, `validity_expired` or `reentry_failed`.
@@ -73,6 +76,7 @@ fn step() -> impl Strategy<Value = Step> {
         4 => n().prop_map(Step::Apply),
         1 => n().prop_map(Step::Reject),
         1 => n().prop_map(Step::ApplyUnsent),
+        1 => n().prop_map(Step::Abandon),
         1 => (n(), 0u8..12).prop_map(|(c, v)| Step::Extend(c, v)),
         1 => (n(), n()).prop_map(|(c, k)| Step::Lose(c, k)),
         1 => n().prop_map(Step::Reenter),
@@ -183,6 +187,7 @@ impl Builder {
             Step::Apply(w) => self.apply(*w as usize, false),
             Step::Reject(w) => self.apply(*w as usize, true),
             Step::ApplyUnsent(c) => self.apply_unsent(holding(c)),
+            Step::Abandon(c) => self.abandon(holding(c)),
             Step::Extend(c, ms) => self.extend(holding(c), *ms),
             Step::Lose(c, k) => self.lose(holding(c), *k),
             Step::Reenter(c) => self.reenter(holding(c)),
@@ -297,6 +302,13 @@ impl Builder {
             self.in_flight.push(w);
             let (acq, seq) = (w.acq, w.seq);
             self.record(CLIENTS[c], EventKind::WriteSent { acq, seq });
+        }
+    }
+
+    fn abandon(&mut self, c: usize) {
+        if let Some(w) = self.next_write(c) {
+            let (acq, seq) = (w.acq, w.seq);
+            self.record(CLIENTS[c], EventKind::WriteAbandoned { acq, seq });
         }
     }
 
