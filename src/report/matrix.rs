@@ -35,7 +35,7 @@ pub struct Swept<'a> {
 
 /// What one library got on one fault.
 pub enum Outcome<'a> {
-    Ran(Swept<'a>),
+    Ran(Box<Swept<'a>>),
     /// Not a cell, and why.
     NotACell(&'a str),
 }
