@@ -281,12 +281,17 @@ impl Aimer {
         let (key_nodes, involved) = self.involved(hold, master);
         let pick = |from: &[String]| from[(a.pick % from.len() as u64) as usize].clone();
         let action = match a.action {
-            FaultAction::Crash { host, restart } => FaultAction::Crash {
+            FaultAction::Crash {
+                host,
+                restart,
+                kill,
+            } => FaultAction::Crash {
                 host: match host {
                     Target::Master => Target::Master,
                     Target::Host(_) => Target::Host(pick(&uncrashed(&involved, placed))),
                 },
                 restart,
+                kill,
             },
             FaultAction::Pause { for_, .. } => {
                 let mut hosts = vec![holder.to_string()];
