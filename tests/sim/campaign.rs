@@ -206,8 +206,9 @@ fn the_variant_lists_cover_every_variant() {
 /// majority-of-responders at its first catch (seed 58): c2 takes the lock
 /// on n1, n4 and n5; at that instant the nemesis kills n1 and crashes n4
 /// (aimed at the new holder's nodes), and c1 then takes it on n2 and n3,
-/// two of the three nodes that answered (n1 reset, n4 refused), while c2
-/// holds. The spec client at the same seed is safe.
+/// two of the three nodes that answered (n5 refused: c2's; n1 and n4
+/// failed at once), while c2 holds. With the kill a power loss instead,
+/// this seed is safe. The spec client at the same seed is safe.
 #[test]
 fn majority_of_responders_is_caught_where_a_kill_fails_a_node_fast() {
     let text = std::fs::read_to_string(FILE).unwrap();
