@@ -13,8 +13,13 @@ use std::fmt;
 /// whole milliseconds, as written.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultEvent {
-    /// `host` lost power; `restart` is what it does next.
-    Crash { host: String, restart: Restart },
+    /// `host` lost power (with `kill`: its process was killed, its
+    /// connections closed); `restart` is what it does next.
+    Crash {
+        host: String,
+        restart: Restart,
+        kill: bool,
+    },
     /// `host`, down after a crash, was started again.
     Restart { host: String },
     /// The network was cut between the hosts of every two `sides` (only
@@ -48,7 +53,8 @@ impl FaultEvent {
     /// The fault's name, as in scenario files (`crash`, `clock-rate`, ...).
     pub fn name(&self) -> &'static str {
         match self {
-            FaultEvent::Crash { .. } => "crash",
+            FaultEvent::Crash { kill: false, .. } => "crash",
+            FaultEvent::Crash { kill: true, .. } => "kill",
             FaultEvent::Restart { .. } => "restart",
             FaultEvent::Partition { .. } => "partition",
             FaultEvent::Isolate { .. } => "isolate",
@@ -114,7 +120,7 @@ impl fmt::Display for FaultEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "what={}", self.name())?;
         match self {
-            FaultEvent::Crash { host, restart } => {
+            FaultEvent::Crash { host, restart, .. } => {
                 write!(f, " host={host} restart={}", restart_text(*restart))
             }
             FaultEvent::Restart { host } => write!(f, " host={host}"),
@@ -245,9 +251,17 @@ mod tests {
             detail(EventKind::Fault(FaultEvent::Crash {
                 host: host("n1"),
                 restart,
+                kill: false,
             }))
         };
         assert_eq!(crash(Restart::Never), "what=crash host=n1 restart=never");
+        // An addition: a killed process is written as a kill.
+        let kill = EventKind::Fault(FaultEvent::Crash {
+            host: host("n2"),
+            restart: Restart::Immediate,
+            kill: true,
+        });
+        assert_eq!(detail(kill), "what=kill host=n2 restart=immediate");
         assert_eq!(
             crash(Restart::Immediate),
             "what=crash host=n1 restart=immediate"

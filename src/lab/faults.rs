@@ -86,9 +86,13 @@ impl Hosts {
         let now = self.rec.now();
         let id = self.faults.id();
         match action {
-            FaultAction::Crash { host, restart } => {
+            FaultAction::Crash {
+                host,
+                restart,
+                kill,
+            } => {
                 let host = self.resolve(&host);
-                self.crash(now, id, host, restart).await;
+                self.crash(now, id, host, restart, kill).await;
             }
             FaultAction::Restart { host } => {
                 let host = self.resolve(&host);
@@ -159,14 +163,24 @@ impl Hosts {
         }
     }
 
-    /// Power loss of a node (a client: SIGKILL of its group).
-    async fn crash(&mut self, now: Duration, id: u64, host: String, restart: Option<Restart>) {
+    /// Power loss of a node (a client: SIGKILL of its group). A real
+    /// node's sockets close with it and its links are reset, so a `kill`
+    /// is done the same way; only the history tells them apart.
+    async fn crash(
+        &mut self,
+        now: Duration,
+        id: u64,
+        host: String,
+        restart: Option<Restart>,
+        kill: bool,
+    ) {
         if let Some(p) = self.clients.get(&host) {
             p.kill();
             let policy = restart.unwrap_or(Restart::Never);
             self.fault(FaultEvent::Crash {
                 host,
                 restart: policy,
+                kill,
             });
             return;
         }
@@ -187,6 +201,7 @@ impl Hosts {
         self.fault(FaultEvent::Crash {
             host: host.clone(),
             restart: policy,
+            kill,
         });
         if let Some(d) = policy.delay() {
             self.faults.after(now + d, Timer::Restart(host, id));

@@ -41,6 +41,7 @@ const CLOCKS_KEYS: &[&str] = &["drift", "offset"];
 const NEMESIS_KEYS: &[&str] = &[
     "crash_every",
     "crash_target",
+    "kill_every",
     "partition_every",
     "partition_for",
     "pause_every",
@@ -54,6 +55,7 @@ const NEMESIS_KEYS: &[&str] = &[
 /// Keys of each fault kind: (`do`, required, optional), besides `at`, `do`, `after`.
 const FAULT_KEYS: &[(&str, &[&str], &[&str])] = &[
     ("crash", &["host"], &["restart"]),
+    ("kill", &["host"], &["restart"]),
     ("restart", &["host"], &[]),
     ("partition", &["sides"], &["oneway", "for"]),
     ("isolate", &["host"], &["for"]),
@@ -562,14 +564,15 @@ fn fault_action(cx: &Cx, t: &Tbl, kind: &str, hosts: &Hosts, ttl: Duration) -> R
         Some(v) => Some(v.duration(cx, Some(ttl))?),
         None => None,
     };
-    let node_only = "crash and restart apply to nodes (n1..nN) or \"master\"";
+    let node_only = "crash, kill and restart apply to nodes (n1..nN) or \"master\"";
     Ok(match kind {
-        "crash" => FaultAction::Crash {
+        "crash" | "kill" => FaultAction::Crash {
             host: hosts.target(cx, &get("host")?, is_node, node_only)?,
             restart: match t.get("restart") {
                 Some(v) => Some(v.restart(cx, ttl)?),
                 None => None,
             },
+            kill: kind == "kill",
         },
         "restart" => FaultAction::Restart {
             host: hosts.target(cx, &get("host")?, is_node, node_only)?,
@@ -747,6 +750,7 @@ fn nemesis(cx: &Cx, t: &Tbl, hosts: &Hosts) -> R<Nemesis> {
     Ok(Nemesis {
         crash_every: every("crash_every")?,
         crash_target,
+        kill_every: every("kill_every")?,
         partition_every: every("partition_every")?,
         partition_for: range("partition_for", 1000, 5000)?,
         pause_every: every("pause_every")?,

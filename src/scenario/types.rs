@@ -387,12 +387,18 @@ pub struct Fault {
 /// What a fault does (`do` and its keys).
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultAction {
-    /// Power loss of a node: cut off, stopped, memory and unsynced writes lost.
+    /// Power loss of a node: cut off, stopped, memory and unsynced writes
+    /// lost. With `kill` (`do = "kill"`), the death of its process on a
+    /// machine that stays up: its kernel closes its connections (a pending
+    /// request fails at once) and refuses connects until the restart;
+    /// memory is lost, what the OS had of its log is kept.
     Crash {
         /// The node (or the current master).
         host: Target,
         /// Overrides `cluster.restart` for this crash.
         restart: Option<Restart>,
+        /// A killed process, not a power loss.
+        kill: bool,
     },
     /// Restart a crashed node now.
     Restart {
@@ -451,8 +457,9 @@ pub enum FaultAction {
 
 impl FaultAction {
     /// Every `do` value, in the format's order.
-    pub const KINDS: [&'static str; 9] = [
+    pub const KINDS: [&'static str; 10] = [
         "crash",
+        "kill",
         "restart",
         "partition",
         "isolate",
@@ -466,7 +473,8 @@ impl FaultAction {
     /// The `do` value of this action.
     pub fn kind(&self) -> &'static str {
         match self {
-            FaultAction::Crash { .. } => "crash",
+            FaultAction::Crash { kill: false, .. } => "crash",
+            FaultAction::Crash { kill: true, .. } => "kill",
             FaultAction::Restart { .. } => "restart",
             FaultAction::Partition { .. } => "partition",
             FaultAction::Isolate { .. } => "isolate",
@@ -517,6 +525,8 @@ pub enum Aim {
 pub struct Nemesis {
     /// Mean interval between crashes.
     pub crash_every: Option<Duration>,
+    /// Mean interval between kills of a random node's process.
+    pub kill_every: Option<Duration>,
     /// What a crash hits.
     pub crash_target: CrashTarget,
     /// Mean interval between random two-sided partitions.

@@ -124,7 +124,9 @@ pub fn entry(f: &Fault) -> toml_edit::Table {
         }
     };
     match &f.action {
-        FaultAction::Crash { host, restart: r } => {
+        FaultAction::Crash {
+            host, restart: r, ..
+        } => {
             t["host"] = value(target(host));
             if let Some(r) = r {
                 t["restart"] = value(restart(*r));
@@ -218,18 +220,27 @@ mod tests {
             FaultAction::Crash {
                 host: host("n2"),
                 restart: None,
+                kill: false,
             },
             FaultAction::Crash {
                 host: Target::Master,
                 restart: Some(Restart::After(ns(1_999_999_999))),
+                kill: false,
             },
             FaultAction::Crash {
                 host: host("n1"),
                 restart: Some(Restart::Never),
+                kill: false,
             },
             FaultAction::Crash {
                 host: host("n3"),
                 restart: Some(Restart::Immediate),
+                kill: false,
+            },
+            FaultAction::Crash {
+                host: host("n1"),
+                restart: Some(Restart::After(ns(2_200_000_000))),
+                kill: true,
             },
             FaultAction::Restart { host: host("n2") },
             FaultAction::Partition {

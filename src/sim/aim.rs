@@ -17,9 +17,10 @@
 //! - **extension**: when the holder's next extension is due (its last two
 //!   lock events give the period), or near the end of the extended validity.
 //!
-//! 40% of the crashes wait for an acquisition, the rest and every other
-//! kind are spread evenly over the five events; crashes placed at the same
-//! event take different nodes.
+//! 40% of the crashes (and kills) wait for an acquisition, the rest and
+//! every other kind are spread evenly over the five events; crashes placed
+//! at the same event take different nodes. A crash aimed just after an
+//! acquisition goes at its instant (see [`Aimer::place`]).
 //!
 //! A fault whose kind of event does not come within two TTLs of its arming
 //! (no client renews, say) takes the next lock event of any kind. The host is
@@ -277,16 +278,32 @@ impl Aimer {
         master: &str,
         placed: &[Due],
     ) -> Due {
-        let time = self.aimed_time(now, hold, a.when, at);
+        // A crash just after an acquisition goes at its instant: the
+        // restart race's window (from the node's return to the end of the
+        // holder's validity) is what the crash's delay leaves of the TTL, a
+        // few hundredths of it near the safe restart delay, and any later
+        // crash would eat it.
+        let crash = matches!(a.action, FaultAction::Crash { .. });
+        let when = if crash && at == Point::AfterAcquire {
+            0.0
+        } else {
+            a.when
+        };
+        let time = self.aimed_time(now, hold, when, at);
         let (key_nodes, involved) = self.involved(hold, master);
         let pick = |from: &[String]| from[(a.pick % from.len() as u64) as usize].clone();
         let action = match a.action {
-            FaultAction::Crash { host, restart } => FaultAction::Crash {
+            FaultAction::Crash {
+                host,
+                restart,
+                kill,
+            } => FaultAction::Crash {
                 host: match host {
                     Target::Master => Target::Master,
                     Target::Host(_) => Target::Host(pick(&uncrashed(&involved, placed))),
                 },
                 restart,
+                kill,
             },
             FaultAction::Pause { for_, .. } => {
                 let mut hosts = vec![holder.to_string()];

@@ -1,5 +1,5 @@
 //! Applying one fault to the world: crash (power loss: cut off, then
-//! stopped), restart, partition, isolate, heal, pause, clock jump, clock
+//! stopped), kill (the process dies, its machine stays up), restart, partition, isolate, heal, pause, clock jump, clock
 //! rate, slow link. Each is recorded in the history as a `fault` event whose
 //! detail names the host(s) and durations; a fault that can do nothing
 //! (crashing a node that is down, restarting one that is up, pausing one
@@ -32,9 +32,13 @@ impl World<'_> {
     pub fn apply(&mut self, now: Duration, action: FaultAction) -> bool {
         let id = self.id();
         match action {
-            FaultAction::Crash { host, restart } => {
+            FaultAction::Crash {
+                host,
+                restart,
+                kill,
+            } => {
                 let host = self.resolve(&host);
-                return self.crash(now, id, host, restart);
+                return self.crash(now, id, host, restart, kill);
             }
             FaultAction::Restart { host } => {
                 let host = self.resolve(&host);
@@ -94,7 +98,22 @@ impl World<'_> {
     /// Power loss of `host`: cut off first (what is in flight is lost),
     /// then stopped, its disk crashed, its restart scheduled by `restart`
     /// (default `cluster.restart`); false when it is already down.
-    fn crash(&mut self, now: Duration, id: u64, host: String, restart: Option<Restart>) -> bool {
+    ///
+    /// With `kill`, its process dies on a machine that stays up: every
+    /// connection a peer has to it is reset at once (a client's pending
+    /// request fails then, not at its timeout; turmoil's `reset_peers`, in
+    /// a fixed order: the host's own closing segments, sent in the order
+    /// its runtime drops its tasks, are dropped), then its links are
+    /// healed: a connect finds no listener and is refused at once. The
+    /// disk keeps what the OS had, synced or not.
+    fn crash(
+        &mut self,
+        now: Duration,
+        id: u64,
+        host: String,
+        restart: Option<Restart>,
+        kill: bool,
+    ) -> bool {
         if self.down.contains_key(&host) {
             let skipped = SkippedFault::Crash { host };
             self.record_skipped(now, skipped, SkipReason::AlreadyDown);
@@ -103,9 +122,14 @@ impl World<'_> {
         self.net.cut_off(&host, &self.hosts, (id, "crash"));
         self.net.apply(&mut self.sim, &self.hosts);
         self.sim.crash(host.as_str());
+        if kill {
+            self.sim.reset_peers(host.as_str());
+            self.net.clear(id);
+            self.net.apply(&mut self.sim, &self.hosts);
+        }
         // A pause in progress dies with the process.
         self.ctx.clock(&host).end_pauses(now);
-        if let Some(d) = self.disks.get(&host) {
+        if let Some(d) = self.disks.get(&host).filter(|_| !kill) {
             d.lock().unwrap_or_else(|e| e.into_inner()).crash();
         }
         self.down.insert(host.clone(), id);
@@ -114,6 +138,7 @@ impl World<'_> {
         let fault = FaultEvent::Crash {
             host: host.clone(),
             restart: policy,
+            kill,
         };
         self.record_fault(now, fault);
         self.schedule_restart(now, &host, id, policy);

@@ -3,8 +3,10 @@
 //!
 //! Each kind with an `*_every` mean gets exponential gaps from time zero to
 //! the end of the run: crashes of a random node (or the master), random
-//! splits of all hosts in two sides, pauses of a random client or node, and
-//! wall-clock jumps of a random node (or client: `clock_jump_target`).
+//! splits of all hosts in two sides, pauses of a random client or node,
+//! wall-clock jumps of a random node (or client: `clock_jump_target`), and
+//! kills of a random node's process (drawn last: a plan without them is
+//! what it was before they were added).
 
 use super::due::{Due, Origin};
 use crate::scenario::{CrashTarget, FaultAction, JumpTarget, Nemesis, Scenario, Target};
@@ -47,6 +49,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
             action: FaultAction::Crash {
                 host,
                 restart: None,
+                kill: false,
             },
         });
     }
@@ -97,6 +100,18 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
             action: FaultAction::ClockJump {
                 host,
                 by_ms: n.clock_jump.draw(rng),
+            },
+        });
+    }
+    // Drawn last, so that a plan without kills is what it was before them.
+    for time in times(n.kill_every, rng) {
+        out.push(Due {
+            time,
+            origin: Origin::Nemesis,
+            action: FaultAction::Crash {
+                host: Target::Host(pick(&nodes, rng)),
+                restart: None,
+                kill: true,
             },
         });
     }

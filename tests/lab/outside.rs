@@ -75,6 +75,7 @@ fn a_write_while_another_client_owns_the_majority_is_stale() {
             EventKind::Fault(FaultEvent::Crash {
                 host: "n2".into(),
                 restart: Restart::Immediate,
+                kill: false,
             }),
         ),
         set(40, "n2", "t2", Some("c2")),
@@ -146,6 +147,7 @@ fn after_a_failover_the_new_master_decides() {
             EventKind::Fault(FaultEvent::Crash {
                 host: "n1".into(),
                 restart: Restart::Never,
+                kill: false,
             }),
         ),
         ev(
@@ -172,6 +174,7 @@ fn after_a_failover_the_new_master_decides() {
             EventKind::Fault(FaultEvent::Crash {
                 host: "n1".into(),
                 restart: Restart::Never,
+                kill: false,
             }),
         ),
         write(35, "c1", 0, 1),
@@ -218,6 +221,7 @@ fn a_lock_key_maps_a_librarys_key_to_its_resource() {
             EventKind::Fault(FaultEvent::Crash {
                 host: "n1".into(),
                 restart: Restart::Immediate,
+                kill: false,
             }),
         ),
         key_set(20, "n1", "c2"),

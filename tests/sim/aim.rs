@@ -337,7 +337,7 @@ fn frontier_of_the_delayed_restart_guidance_is_where_theory_puts_it() {
     // (TTL − 1%·TTL − 2 ms − the call's time: at most 1978 ms of the 2 s
     // TTL, 0.989 TTL) cannot help a second client while the holder holds,
     // so no restart of 0.989 TTL or more violates. Below that, the aimed
-    // crashes (within 2% of a TTL after an acquisition, on a node of the
+    // crashes (at an acquisition, on a node of the
     // holder's) leave the other clients, retrying every 100 ms or less with
     // a 20 ms reconnect backoff, a window a few percent of the TTL wide.
     // So: 0.9 ≤ violating < 0.989, safe ≤ 1, the two within 0.05 TTL.

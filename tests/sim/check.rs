@@ -455,6 +455,7 @@ fn tiny_history() -> History {
             FaultEvent::Crash {
                 host: "n2".into(),
                 restart: Restart::Immediate,
+                kill: false,
             },
         ),
         up(1110, "n2"),
@@ -611,6 +612,7 @@ fn run_report_on_empty_history_and_no_clients() {
                     FaultEvent::Crash {
                         host: String::new(),
                         restart: Restart::Never,
+                        kill: false,
                     },
                 ),
                 fault(

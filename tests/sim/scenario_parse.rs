@@ -223,7 +223,8 @@ fn example_from_the_format_document() {
                 line: 25,
                 action: FaultAction::Crash {
                     host: Target::Host("n2".to_string()),
-                    restart: None
+                    restart: None,
+                    kill: false,
                 },
             },
         ]
@@ -338,7 +339,8 @@ fn full_file_parses() {
         s.faults[0].action,
         FaultAction::Crash {
             host: Target::Master,
-            restart: Some(Restart::Never)
+            restart: Some(Restart::Never),
+            kill: false,
         }
     );
     assert_eq!(
@@ -948,7 +950,8 @@ fn overrides() {
         s.faults[1].action,
         FaultAction::Crash {
             host: Target::Host("n3".into()),
-            restart: None
+            restart: None,
+            kill: false,
         }
     );
 }

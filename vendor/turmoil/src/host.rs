@@ -575,6 +575,13 @@ impl Tcp {
             .unwrap_or(false)
     }
 
+    /// Removes every stream socket connected to `remote`, in order: its
+    /// peer's process died and its kernel reset them. A read pending on
+    /// one fails at once (`ConnectionReset`), as does the next write.
+    pub(crate) fn reset_streams_to(&mut self, remote: IpAddr) {
+        self.sockets.retain(|pair, _| pair.remote.ip() != remote);
+    }
+
     /// Remove the stream socket without decrementing the half-close refcount.
     /// Used when sending RST: the connection is torn down immediately.
     pub(crate) fn reset_stream(&mut self, pair: SocketPair) {

@@ -201,6 +201,25 @@ impl<'a> Sim<'a> {
         self.world.borrow_mut().current = None;
     }
 
+    /// Resets every connection another host has to the resolved hosts, as
+    /// their kernels do when their software dies with the machine up (a
+    /// killed process): a read pending on such a connection fails at once.
+    /// Hosts and sockets are visited in their maps' order, so the wakes
+    /// it causes come in the same order in every run. Call it after
+    /// [`Sim::crash`], with the crashed hosts' own segments dropped.
+    pub fn reset_peers(&mut self, addrs: impl ToIpAddrs) {
+        let mut world = self.world.borrow_mut();
+        let dead = world.lookup_many(addrs);
+        for (ip, host) in world.hosts.iter_mut() {
+            if dead.contains(ip) {
+                continue;
+            }
+            for d in &dead {
+                host.tcp.reset_streams_to(*d);
+            }
+        }
+    }
+
     /// Bounces the resolved hosts. The software is restarted.
     pub fn bounce(&mut self, addrs: impl ToIpAddrs) {
         self.run_with_hosts(addrs, |addr, rt| {
