@@ -288,7 +288,10 @@ fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_rep
     // The waiting columns: the mean and interval of runs.csv's unavailable_ms.
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(summary.lines().next().unwrap().ends_with(
-        "acquire_p99_ms,unavailable_mean_ms,unavailable_ci_low_ms,unavailable_ci_high_ms"
+        "acquire_p99_ms,unavailable_mean_ms,unavailable_ci_low_ms,unavailable_ci_high_ms,\
+         stale_in_flight_rate,stale_in_flight_ci_low,stale_in_flight_ci_high,\
+         stale_sent_late_rate,stale_sent_late_ci_low,stale_sent_late_ci_high,\
+         stale_in_overlap_rate,stale_in_overlap_ci_low,stale_in_overlap_ci_high"
     ));
     let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
     for line in summary.lines().skip(1) {
@@ -308,6 +311,35 @@ fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_rep
         );
         assert!((m - mean).abs() < 0.001, "{line}: mean {mean}");
         assert!(lo <= m && m <= hi && lo >= 0.0, "{line}");
+        // Each kind's rate: the share of the value's runs with one such
+        // stale write (runs.csv's columns 15 to 17), within its interval.
+        let rows: Vec<Vec<&str>> = runs
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|r| r[2] == f[0])
+            .collect();
+        for k in 0..3 {
+            let with = rows.iter().filter(|r| r[15 + k] != "0").count();
+            let rate: f64 = f[12 + 3 * k].parse().unwrap();
+            let (lo, hi): (f64, f64) = (
+                f[13 + 3 * k].parse().unwrap(),
+                f[14 + 3 * k].parse().unwrap(),
+            );
+            assert!(
+                (rate - with as f64 / rows.len() as f64).abs() < 1e-6,
+                "{line}: kind {k}"
+            );
+            assert!(lo <= rate && rate <= hi, "{line}: kind {k}");
+        }
+        for r in &rows {
+            let split: u64 = r[15..18].iter().map(|v| v.parse::<u64>().unwrap()).sum();
+            assert_eq!(
+                split,
+                r[6].parse::<u64>().unwrap(),
+                "{r:?}: the kinds add up"
+            );
+        }
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
