@@ -43,6 +43,7 @@ impl Hosts {
                     time: t + w.at,
                     action: w.action,
                     origin: Origin::File(w.index),
+                    placed: None,
                 }),
                 None => self.faults.waiting.push(w),
             }

@@ -47,6 +47,11 @@ pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, Scenar
             let (key, line) = at("after");
             return Err(err(&key, line, m.into()));
         }
+        if let Trigger::Event { .. } = f.after {
+            let m = "the lab sees when a client owns the lock (after = \"cN:acquired\"), not each lock event of a client at an instant";
+            let (key, line) = at("after");
+            return Err(err(&key, line, m.into()));
+        }
         if let Some(m) = refused_action(&f.action, &is_client) {
             let (key, line) = at("host");
             return Err(err(&key, line, m));

@@ -641,7 +641,7 @@ fn between(cx: &Cx, between: &Val, hosts: &Hosts) -> R<(String, String)> {
 /// `after = "c1:acquired"`.
 fn trigger(cx: &Cx, v: &Val, hosts: &Hosts) -> R<Trigger> {
     let s = v.str(cx)?;
-    let usage = "write it as \"CLIENT:EVENT\", like \"c1:acquired\", with EVENT one of acquired, released, lost";
+    let usage = "write it as \"CLIENT:EVENT\", like \"c1:acquired\", with EVENT one of acquired, released, lost (or \"c1:lock_call@1864ms\": the first acquired, extended, release_start or lock_call at or after a time)";
     let Some((client, event)) = s.split_once(':') else {
         return Err(v.err(cx, format!("{s:?} is not a trigger: {usage}")));
     };
@@ -656,12 +656,32 @@ fn trigger(cx: &Cx, v: &Val, hosts: &Hosts) -> R<Trigger> {
         None => return Err(v.err(cx, hosts.unknown(client))),
     }
     let client = client.to_string();
+    if let Some((event, from)) = event.split_once('@') {
+        return instant_trigger(cx, v, client, event, from);
+    }
     match event {
         "acquired" => Ok(Trigger::Acquired(client)),
         "released" => Ok(Trigger::Released(client)),
         "lost" => Ok(Trigger::Lost(client)),
         _ => Err(v.err(cx, format!("unknown event {event:?}: {usage}"))),
     }
+}
+
+/// `after = "c4:lock_call@8462ms"`: the first `event` of `client` at or
+/// after `from`.
+fn instant_trigger(cx: &Cx, v: &Val, client: String, event: &str, from: &str) -> R<Trigger> {
+    if !AIMED_EVENTS.contains(&event) {
+        let events = AIMED_EVENTS.join(", ");
+        let m = format!("unknown event {event:?} before '@': one of {events}");
+        return Err(v.err(cx, m));
+    }
+    let from = duration::parse(from)
+        .map_err(|e| v.err(cx, format!("{from:?} after '@' is not a time: {e}")))?;
+    Ok(Trigger::Event {
+        host: client,
+        event: event.to_string(),
+        from,
+    })
 }
 
 /// A partition's `sides`.

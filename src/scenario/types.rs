@@ -360,7 +360,21 @@ pub enum Trigger {
     Released(String),
     /// From the first time this client loses the lock.
     Lost(String),
+    /// From the first event of kind `event` (`acquired`, `extended`,
+    /// `release_start` or `lock_call`) that client `host` records at or
+    /// after `from` (`after = "c4:lock_call@8462ms"`), released as the aimed
+    /// nemesis releases its faults: what `shrink` writes for a fault the
+    /// aimed nemesis placed at that event's instant.
+    Event {
+        host: String,
+        event: String,
+        from: Duration,
+    },
 }
+
+/// The events an instant trigger ([`Trigger::Event`]) can name: those the
+/// aimed nemesis places faults at.
+pub const AIMED_EVENTS: [&str; 4] = ["acquired", "extended", "release_start", "lock_call"];
 
 /// A fault's `host`.
 #[derive(Clone, Debug, PartialEq, Eq)]

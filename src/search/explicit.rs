@@ -11,18 +11,44 @@ use crate::scenario::{DurRange, Fault, FaultAction, Restart, Target, Trigger};
 use crate::sim::{Applied, Origin};
 use std::time::Duration;
 
-/// The applied faults as entries due at their time from the start (no
-/// `after`), in the order they were applied.
+/// The applied faults as entries, in the order they were applied: each due
+/// at its time from the start (no `after`), but one the aimed nemesis
+/// placed at its event's own instant follows that event again
+/// ([`at_event`]).
 pub fn absolute(applied: &[Applied]) -> Vec<Fault> {
     applied
         .iter()
         .map(|a| Fault {
             at: a.time,
-            after: Trigger::Start,
+            after: at_event(a).unwrap_or(Trigger::Start),
             line: 0,
             action: a.action.clone(),
         })
+        .map(|f| match f.after {
+            Trigger::Start => f,
+            _ => Fault {
+                at: Duration::ZERO,
+                ..f
+            },
+        })
         .collect()
+}
+
+/// The trigger of a fault the aimed nemesis placed at an event and due at
+/// that event's instant (`after = "c4:lock_call@8462ms"`, `at = "0ms"`).
+/// Released in the middle of that instant's step, such a fault is applied
+/// at its end (a pause or clock fault: after the hosts ran the step; a cut:
+/// from the event on, see `Context::hold_for`); one due at that time from
+/// the start would be applied before the step. A fault placed later than
+/// its event is applied before its step either way, so it stays due from
+/// the start.
+fn at_event(a: &Applied) -> Option<Trigger> {
+    let p = a.placed.as_ref().filter(|p| p.time == a.time)?;
+    Some(Trigger::Event {
+        host: p.host.clone(),
+        event: p.event.to_string(),
+        from: p.time,
+    })
 }
 
 /// The file's entries that wait for a trigger (`after`), as written, then
@@ -99,6 +125,7 @@ fn trigger(t: &Trigger) -> Option<String> {
         Trigger::Acquired(c) => Some(format!("{c}:acquired")),
         Trigger::Released(c) => Some(format!("{c}:released")),
         Trigger::Lost(c) => Some(format!("{c}:lost")),
+        Trigger::Event { host, event, from } => Some(format!("{host}:{event}@{}", exact(*from))),
     }
 }
 
@@ -301,6 +328,11 @@ mod tests {
             Trigger::Acquired("c1".into()),
             Trigger::Released("c2".into()),
             Trigger::Lost("c1".into()),
+            Trigger::Event {
+                host: "c2".into(),
+                event: "lock_call".into(),
+                from: ns(8_462_000_001),
+            },
         ];
         let faults: Vec<Fault> = actions
             .into_iter()

@@ -4,8 +4,12 @@
 //!    violation is the answer `None`, and nothing is written.
 //! 2. Make its faults explicit: every fault the run applied (the nemesis's
 //!    and the file's) becomes an entry due at the time it was due, from the
-//!    start. Replayed, that applies the same faults at the same ticks. One
-//!    case does not replay so: a fault the file triggers on a client's lock
+//!    start. Replayed, that applies the same faults at the same ticks. A
+//!    fault the aimed nemesis placed at an event's own instant follows that
+//!    event instead (`after = "c2:lock_call@1864ms"`, see
+//!    [`explicit::absolute`]): released in the middle of that step, it acts
+//!    at its end, which a fault due from the start cannot. One case of the
+//!    file's does not replay so: a fault the file triggers on a client's lock
 //!    event (`after = "c1:acquired"`) that pauses that client acts *before
 //!    the client's next instruction*, which a fault due at a time cannot do
 //!    (the client may run a step first). So when the explicit replay does

@@ -30,7 +30,7 @@
 //! the history's lock events and the seed: nothing here knows which client
 //! variant runs.
 
-use super::due::{Due, Origin};
+use super::due::{Due, Origin, Placed};
 use crate::history::EventKind;
 use crate::scenario::{FaultAction, JumpTarget, Scenario, Target, Topology};
 use rand::Rng;
@@ -77,6 +77,17 @@ fn draw_point(action: &FaultAction, rng: &mut ChaCha8Rng) -> Point {
         }
     }
     Point::Acquisition
+}
+
+/// The history event (`EventKind::name`) a fault is placed at when the
+/// event at hand is of `point`'s kind.
+fn event_name(point: Point) -> &'static str {
+    match point {
+        Point::AfterAcquire | Point::ValidityEnd => "acquired",
+        Point::Release => "release_start",
+        Point::Extension => "extended",
+        Point::Acquisition => "lock_call",
+    }
 }
 
 /// A fault of the blind plan, armed at its time, waiting for its event.
@@ -256,7 +267,12 @@ impl Aimer {
                 let a = self.armed.remove(i);
                 // Out of its own kind of event: the event at hand decides.
                 let at = if fits { a.point } else { point };
-                let due = self.place(time, host, hold, a, at, master, &placed);
+                let mut due = self.place(time, host, hold, a, at, master, &placed);
+                due.placed = Some(Placed {
+                    host: host.to_string(),
+                    event: event_name(point),
+                    time,
+                });
                 placed.push(due);
             } else {
                 i += 1;
@@ -340,6 +356,7 @@ impl Aimer {
             time,
             action,
             origin: Origin::Nemesis,
+            placed: None,
         }
     }
 

@@ -10,7 +10,7 @@
 use super::due::{Due, Origin};
 use crate::clock::{SimClock, Wakeups};
 use crate::history::{EventKind, Recorder};
-use crate::scenario::{FaultAction, Target, Trigger};
+use crate::scenario::{FaultAction, Target, Trigger, AIMED_EVENTS};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -128,30 +128,48 @@ impl Context {
                 }
             }
         }
+        let name = kind.name();
         self.recorder.record(time, host, kind);
-        let Some(fired) = fired else { return };
+        if fired.is_some() || AIMED_EVENTS.contains(&name) {
+            self.release(time, host, name, fired.as_ref());
+        }
+    }
+
+    /// Releases the faults waiting on the event `name` that `host` just
+    /// recorded at `time`: those of an instant trigger ([`Trigger::Event`])
+    /// first, as the aimed nemesis places its faults before the file's
+    /// triggers release theirs, then those waiting on `fired`.
+    fn release(&self, time: Duration, host: &str, name: &str, fired: Option<&Trigger>) {
+        let at_event = |t: &Trigger| {
+            matches!(t, Trigger::Event { host: h, event, from }
+                if h == host && event == name && time >= *from)
+        };
         let mut st = self.state();
-        let (now_due, still): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(&mut st.waiting)
+        let (mut now_due, still): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(&mut st.waiting)
             .into_iter()
-            .partition(|w| w.trigger == fired);
+            .partition(|w| at_event(&w.trigger) || Some(&w.trigger) == fired);
         st.waiting = still;
+        now_due.sort_by_key(|w| !matches!(w.trigger, Trigger::Event { .. }));
         for w in now_due {
+            let instant = matches!(w.trigger, Trigger::Event { .. });
             // Due on a whole millisecond, as the driver has it.
             let due = Due {
                 time: time + w.at,
                 action: w.action,
                 origin: Origin::File(w.index),
+                placed: None,
             }
             .on_ms();
             // The recording host's own pause stops it before its next
             // instruction; any other host's waits for the driver, which
-            // skips it if that host is down.
+            // skips it if that host is down. An instant trigger's pause
+            // waits for the driver too, as the aimed nemesis's does.
             if let FaultAction::Pause {
                 host: crate::scenario::Target::Host(h),
                 for_,
             } = &due.action
             {
-                if h == host {
+                if h == host && !instant {
                     self.add_pause(h, due.time, due.time + *for_);
                 }
             }

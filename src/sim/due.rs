@@ -14,12 +14,23 @@ pub enum Origin {
     Nemesis,
 }
 
+/// The history event at which the aimed nemesis placed a fault: the host
+/// that recorded it, its kind (`EventKind::name`) and its instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    pub host: String,
+    pub event: &'static str,
+    pub time: Duration,
+}
+
 /// A fault due at a global time.
 #[derive(Clone, Debug)]
 pub struct Due {
     pub time: Duration,
     pub action: FaultAction,
     pub origin: Origin,
+    /// The event that placed it, for a fault of the aimed nemesis.
+    pub placed: Option<Placed>,
 }
 
 impl Due {
@@ -36,11 +47,19 @@ impl Due {
 /// nothing): when it was due, what it did, where it came from. Replaying a
 /// run with these as the file's only faults, each at its `time` from the
 /// start, applies the same faults at the same ticks.
+///
+/// One exception: a fault released by an event at that event's own instant
+/// (in the middle of a step) is applied at the end of the step, as of its
+/// time, the links it cuts held from the event on (see
+/// `Context::hold_for`); a fault due at that time from the start is applied
+/// before the step. `placed` says which event it was, for the aimed
+/// nemesis's faults, so that a replay can release it there again.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Applied {
     pub time: Duration,
     pub action: FaultAction,
     pub origin: Origin,
+    pub placed: Option<Placed>,
 }
 
 /// `d` rounded up to a whole millisecond. Every timer of the simulation

@@ -43,7 +43,7 @@ use crate::scenario::{Persistence, Scenario, Topology, Trigger};
 use bytes::Bytes;
 use context::{Context, Waiting};
 use due::Due;
-pub use due::{Applied, Origin};
+pub use due::{Applied, Origin, Placed};
 use rand::Rng;
 use sockets::Connector;
 use std::collections::BTreeMap;
@@ -247,6 +247,7 @@ pub fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<ai
                 time: f.at,
                 action: f.action.clone(),
                 origin: Origin::File(index),
+                placed: None,
             }),
             t => waiting.push(Waiting {
                 trigger: t.clone(),

@@ -46,6 +46,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         out.push(Due {
             time,
             origin: Origin::Nemesis,
+            placed: None,
             action: FaultAction::Crash {
                 host,
                 restart: None,
@@ -68,6 +69,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         out.push(Due {
             time,
             origin: Origin::Nemesis,
+            placed: None,
             action: FaultAction::Partition {
                 sides: vec![a, b],
                 oneway: false,
@@ -81,6 +83,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         out.push(Due {
             time,
             origin: Origin::Nemesis,
+            placed: None,
             action: FaultAction::Pause {
                 host,
                 for_: n.pause_for.draw(rng),
@@ -97,6 +100,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         out.push(Due {
             time,
             origin: Origin::Nemesis,
+            placed: None,
             action: FaultAction::ClockJump {
                 host,
                 by_ms: n.clock_jump.draw(rng),
@@ -108,6 +112,7 @@ pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
         out.push(Due {
             time,
             origin: Origin::Nemesis,
+            placed: None,
             action: FaultAction::Crash {
                 host: Target::Host(pick(&nodes, rng)),
                 restart: None,

@@ -288,6 +288,7 @@ impl<'a> World<'a> {
                     time: due.time,
                     action: due.action,
                     origin: due.origin,
+                    placed: due.placed,
                 });
             }
             changed = true;

@@ -1,7 +1,8 @@
 //! `redlock-sim shrink` through the built binary: a violating nemesis run
 //! shrinks to a few explicit faults whose scenario still violates, the same
-//! way every time and on any number of threads; a safe run exits 1 and bad
-//! input exits 2, both writing nothing.
+//! way every time and on any number of threads (an aimed nemesis's too);
+//! a safe run exits 1 and bad input exits 2, both writing nothing. And, as
+//! a library call, the explicit faults of an aimed run replay that run.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -262,6 +263,108 @@ fn a_pause_triggered_by_the_lock_keeps_its_trigger() {
         &[
             "run",
             out.join("minimal.toml").to_str().unwrap(),
+            "--out",
+            dir.join("replay").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert_eq!(line(&text(&o.stdout), "verdict"), "violation");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The aimed campaign, cut to 10 s: seed 24 of `no-validity-check` is
+/// caught by crashes, partitions, pauses and clock jumps aimed at lock
+/// events, most of them at an event's own instant.
+const CAMPAIGN: &str = "variants/campaign.toml";
+
+fn campaign_sets() -> Vec<(String, toml::Value)> {
+    ["clients.variant=no-validity-check", "duration=10s"]
+        .iter()
+        .map(|s| redlock_sim::runner::parse_set(s).unwrap())
+        .collect()
+}
+
+/// The events of a run but the skipped faults (explicit faults are the
+/// applied ones only), as `history.csv` rows.
+fn rows(run: &redlock_sim::runner::Run) -> Vec<[String; 4]> {
+    run.history
+        .events
+        .iter()
+        .filter(|e| e.kind.name() != "fault_skipped")
+        .map(|e| e.row())
+        .collect()
+}
+
+/// A fault the aimed nemesis placed at an event's instant is released in
+/// the middle of that instant's step (a pause or clock jump after the
+/// hosts ran it); due at that time from the start it would act before the
+/// step, and the replay went another way. Made explicit, it follows its
+/// event (`after = "c2:lock_call@1864ms"`): the replay is the run, event
+/// for event.
+#[test]
+fn the_explicit_faults_of_an_aimed_run_replay_it_event_for_event() {
+    use redlock_sim::runner;
+    use redlock_sim::scenario::{Scenario, Trigger};
+    let base = runner::load_file(&scenario(CAMPAIGN), &campaign_sets()).unwrap();
+    let run = runner::simulate_keeping(base.clone(), 24).unwrap();
+    let faults = redlock_sim::search::explicit::absolute(&run.faults);
+    let kinds = |f: &&redlock_sim::scenario::Fault| matches!(f.after, Trigger::Event { .. });
+    let instant: Vec<&str> = faults
+        .iter()
+        .filter(kinds)
+        .map(|f| f.action.kind())
+        .collect();
+    assert!(
+        instant.contains(&"partition") && instant.contains(&"pause"),
+        "{instant:?}"
+    );
+    let replay = Scenario {
+        faults,
+        nemesis: None,
+        ..base
+    };
+    let again = runner::simulate_keeping(replay, 24).unwrap();
+    assert_eq!(run.check.verdict, again.check.verdict);
+    assert_eq!(rows(&run), rows(&again));
+}
+
+/// The same run shrinks: exit 0 and a minimal scenario that violates (it
+/// exited 70 when its explicit faults were all due from the start).
+#[test]
+fn an_aimed_run_with_partitions_and_pauses_shrinks() {
+    let dir = temp_dir("aimed");
+    let file = scenario(CAMPAIGN);
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "shrink",
+            file.to_str().unwrap(),
+            "--seed",
+            "24",
+            "--set",
+            "clients.variant=no-validity-check",
+            "--set",
+            "duration=10s",
+            "--jobs",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    let (before, after) = line(&stdout, "faults").split_once(" -> ").unwrap();
+    assert!(
+        after.parse::<usize>().unwrap() < before.parse().unwrap(),
+        "{stdout}"
+    );
+    let minimal = out.join("minimal.toml");
+    let o = run(
+        &[
+            "run",
+            minimal.to_str().unwrap(),
             "--out",
             dir.join("replay").to_str().unwrap(),
         ],
