@@ -27,6 +27,7 @@ pub mod plan;
 pub mod process;
 pub mod record;
 pub mod refuse;
+pub mod sent;
 pub mod store;
 pub mod world;
 
