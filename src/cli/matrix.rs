@@ -169,14 +169,14 @@ fn cell<'a>(
     Ok(Cell {
         library: l,
         fault: f,
-        outcome: Outcome::Ran(Swept {
+        outcome: Outcome::Ran(Box::new(Swept {
             file,
             dir: rel,
             row,
             acquisitions,
             violating,
             kinds: (overlap, stale),
-        }),
+        })),
     })
 }
 

@@ -154,7 +154,7 @@ impl RunRow {
         let b = 2 + nkeys;
         let unmeasured = [5, 7, 8, 9].map(|k| g(b + k).is_empty());
         let seen = !unmeasured[0];
-        if unmeasured.iter().any(|u| *u == seen) {
+        if unmeasured.contains(&seen) {
             return None;
         }
         let n = |i: usize| g(i).parse::<u64>().ok();
