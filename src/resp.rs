@@ -475,6 +475,8 @@ impl From<ProtocolError> for ConnError {
 pub struct Connection<S> {
     stream: S,
     buf: BytesMut,
+    /// Bytes parsed so far: where the next frame starts in the stream.
+    consumed: u64,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
@@ -482,7 +484,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         Connection {
             stream,
             buf: BytesMut::with_capacity(4096),
+            consumed: 0,
         }
+    }
+
+    /// Where in the stream the next frame or request starts (the bytes
+    /// parsed so far).
+    pub fn consumed(&self) -> u64 {
+        self.consumed
     }
 
     /// Reads the next frame (a reply, on the client side).
@@ -490,6 +499,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         loop {
             if let Some((frame, used)) = parse(&self.buf)? {
                 self.buf.advance(used);
+                self.consumed += used as u64;
                 return Ok(frame);
             }
             self.fill().await?;
@@ -502,6 +512,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         loop {
             if let Some((args, used)) = parse_request(&self.buf)? {
                 self.buf.advance(used);
+                self.consumed += used as u64;
                 return Ok(Some(args));
             }
             match self.fill().await {

@@ -23,6 +23,10 @@
 //!   never acquired): a violation.
 //! - **Unprotected write**: applied while nobody owned the resource and not
 //!   stale: counted, not a violation.
+//! - **How a stale write got late**: by its `write_sent` (when the writer's
+//!   link to the store read it, see [`crate::lab::sent`]) against the
+//!   acquisitions, as in the simulation ([`StaleKind`]); a write with none
+//!   (it came through no link) is taken as sent when applied.
 //! - **Lock overlaps** and **write interleavings**: the simulation's
 //!   checkers ([`super::Checker`]) over the acquisitions above.
 
@@ -50,6 +54,7 @@ pub fn check(history: &History, topology: Topology, nodes: usize) -> CheckResult
     }
     let mut result = checker.finish();
     let (mut stale, unprotected) = writes(&events, &owners);
+    send_times(&mut stale, &events);
     classify(&mut stale, &result.holds);
     result.stale_writes = stale;
     result.unprotected_writes = Some(unprotected);
@@ -173,10 +178,50 @@ fn with_spells(history: &History, spells: &[Spell], reporting: &BTreeSet<&str>) 
             }
         }
     }
+    renumber_sent(&mut out, reporting);
     // Stable: at one instant, a spell's end and start come after what the
     // history recorded then, in the order pushed (an end before a start).
     out.sort_by_key(|e| e.time);
     out
+}
+
+/// Each `write_sent` of a client that never said `HELD` takes the number
+/// its write was given (its `seq` is unique among that client's writes).
+fn renumber_sent(events: &mut [Event], reporting: &BTreeSet<&str>) {
+    let mut acq_of: BTreeMap<(String, u32), u64> = BTreeMap::new();
+    for e in events.iter() {
+        if let EventKind::WriteApplied {
+            client, acq, seq, ..
+        }
+        | EventKind::WriteRejected {
+            client, acq, seq, ..
+        } = &e.kind
+        {
+            acq_of.insert((client.clone(), *seq), *acq);
+        }
+    }
+    for e in events.iter_mut() {
+        if let EventKind::WriteSent { acq, seq } = &mut e.kind {
+            if !reporting.contains(e.host.as_str()) {
+                *acq = acq_of.get(&(e.host.clone(), *seq)).copied().unwrap_or(0);
+            }
+        }
+    }
+}
+
+/// Gives each stale write its send time, from its `write_sent`.
+fn send_times(stale: &mut [StaleWrite], events: &[Event]) {
+    let sent: BTreeMap<(&str, u64, u32), Duration> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::WriteSent { acq, seq } => Some(((e.host.as_str(), acq, seq), e.time)),
+            _ => None,
+        })
+        .collect();
+    for w in stale {
+        let key = (w.writer.0.as_str(), w.writer.1, w.seq);
+        w.sent = sent.get(&key).copied();
+    }
 }
 
 /// An acquisition as the stale-write rule sees it.

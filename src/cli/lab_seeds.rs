@@ -90,7 +90,7 @@ pub fn run_seeds(
     let mut rows = Vec::new();
     for r in results.into_iter().flatten() {
         match r {
-            Ok(r) => rows.push(RunRow::from_run(&r.run, Vec::new())),
+            Ok(r) => rows.push(RunRow::from_lab_run(&r.run)),
             Err(code) => return Err(code),
         }
     }

@@ -22,7 +22,9 @@
 //!   with a reset, and what was on its way is lost; a server that refuses
 //!   the connect ends the client's stream with a reset too;
 //! - [`Link::set_server`] points new connections at a server that came
-//!   back on other ports.
+//!   back on other ports;
+//! - a link opened with [`SendTimes`] (the store's) keeps when it read
+//!   each chunk from the client: when the client sent it.
 //!
 //! What loopback cannot do: the kernel completes the client's handshake with
 //! the link's listener at once, so a connect across a held link returns at
@@ -42,6 +44,7 @@
 //! SYN on its own backoff (a SYN after 1 s, 3 s, ...), not a hop after the
 //! heal as the simulation does.
 
+use super::sent::{Early, SendTimes, Stamper};
 use bytes::{Bytes, BytesMut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -99,6 +102,17 @@ impl Link {
     /// Listens on a port chosen by the system and forwards every connection
     /// to `server`; `seed` draws the latencies.
     pub async fn open(server: SocketAddr, setting: Setting, seed: u64) -> io::Result<Link> {
+        Link::open_timed(server, setting, seed, None).await
+    }
+
+    /// [`Link::open`], keeping in `sent` when it read each chunk from the
+    /// client.
+    pub async fn open_timed(
+        server: SocketAddr,
+        setting: Setting,
+        seed: u64,
+        sent: Option<SendTimes>,
+    ) -> io::Result<Link> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (up, up_rx) = watch::channel(setting);
@@ -110,6 +124,7 @@ impl Link {
             down: down_rx,
             server: server_rx,
             reset: reset.clone(),
+            sent,
         };
         let mut tasks = JoinSet::new();
         tasks.spawn(accept_loop(listener, shared, seed));
@@ -161,6 +176,8 @@ struct Shared {
     down: watch::Receiver<Setting>,
     server: watch::Receiver<SocketAddr>,
     reset: Arc<watch::Sender<u64>>,
+    /// Where the client's chunks' read times go, if anywhere.
+    sent: Option<SendTimes>,
 }
 
 /// One forwarded connection. A server that refuses, or a reset of the
@@ -185,7 +202,7 @@ async fn connection(mut client: TcpStream, mut shared: Shared, mut rng: ChaCha8R
 /// out a hold), the connect to the server, then both directions pumped
 /// until both ends closed. True if the server refused.
 async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8Rng) -> bool {
-    let Some(early) = handshake(client, shared, rng).await else {
+    let Some((early, early_reads)) = handshake(client, shared, rng).await else {
         return false;
     };
     let server = *shared.server.borrow();
@@ -193,14 +210,18 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
         return true;
     };
     let _ = upstream.set_nodelay(true);
+    let stamper = match (&shared.sent, upstream.local_addr()) {
+        (Some(times), Ok(peer)) => Some(Stamper::open(times, peer, &early_reads)),
+        _ => None,
+    };
     let (cr, cw) = client.split();
     let (sr, sw) = upstream.split();
     let up_rng = ChaCha8Rng::seed_from_u64(rng.random());
     let down_rng = ChaCha8Rng::seed_from_u64(rng.random());
     let (up, down) = (shared.up.clone(), shared.down.clone());
     tokio::join!(
-        pump(cr, sw, up, up_rng, early),
-        pump(sr, cw, down, down_rng, Bytes::new())
+        pump(cr, sw, up, up_rng, early, stamper),
+        pump(sr, cw, down, down_rng, Bytes::new(), None)
     );
     false
 }
@@ -209,27 +230,30 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
 /// (the kernel let it connect to the link at once): returns it, to go
 /// first once connected. `None` when the client closed first, having
 /// given up on a connect that real TCP would not have completed: then
-/// nothing it wrote is delivered, as nothing would have been sent.
+/// nothing it wrote is delivered, as nothing would have been sent. With
+/// it, when each of its chunks was read.
 async fn handshake(
     client: &mut TcpStream,
     shared: &mut Shared,
     rng: &mut ChaCha8Rng,
-) -> Option<Bytes> {
+) -> Option<(Bytes, Early)> {
     let mut early = BytesMut::new();
+    let mut reads = Early::default();
     let (up, down) = (&mut shared.up, &mut shared.down);
     let round_trip = async { carry(up, rng).await && carry(down, rng).await };
     tokio::pin!(round_trip);
     loop {
         if early.len() >= CHUNK * QUEUE {
             // Enough kept: TCP's back pressure holds the rest.
-            return round_trip.await.then(|| early.freeze());
+            return round_trip.await.then(|| (early.freeze(), reads));
         }
         early.reserve(CHUNK);
         tokio::select! {
             biased;
-            done = &mut round_trip => return done.then(|| early.freeze()),
-            n = client.read_buf(&mut early) => if !matches!(n, Ok(n) if n > 0) {
-                return None;
+            done = &mut round_trip => return done.then(|| (early.freeze(), reads)),
+            n = client.read_buf(&mut early) => match n {
+                Ok(n) if n > 0 => reads.read(n),
+                _ => return None,
             },
         }
     }
@@ -279,19 +303,21 @@ struct Segment {
     bytes: Option<Bytes>,
 }
 
-/// One direction: a reader stamps each chunk with its due time, in order;
-/// a writer delivers it when due and the direction carries.
+/// One direction: a reader stamps each chunk with its due time, in order
+/// (and, with a [`Stamper`], keeps when it read it); a writer delivers it
+/// when due and the direction carries.
 async fn pump<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     from: R,
     to: W,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
     first: Bytes,
+    stamper: Option<Stamper>,
 ) {
     let (tx, rx) = mpsc::channel(QUEUE);
     let write_rng = ChaCha8Rng::seed_from_u64(rng.random());
     tokio::join!(
-        read_side(from, tx, dir.clone(), rng, first),
+        read_side(from, tx, dir.clone(), rng, first, stamper),
         write_side(to, rx, dir, write_rng)
     );
 }
@@ -302,6 +328,7 @@ async fn read_side<R: AsyncRead + Unpin>(
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
     first: Bytes,
+    mut stamper: Option<Stamper>,
 ) {
     let mut last = Instant::now();
     if !first.is_empty() {
@@ -320,6 +347,9 @@ async fn read_side<R: AsyncRead + Unpin>(
     loop {
         let mut buf = BytesMut::with_capacity(CHUNK);
         let n = from.read_buf(&mut buf).await.unwrap_or(0);
+        if let (Some(s), true) = (&mut stamper, n > 0) {
+            s.read(n);
+        }
         let hop = draw(&mut rng, dir.borrow().latency);
         last = last.max(Instant::now() + hop);
         let bytes = (n > 0).then(|| buf.freeze());

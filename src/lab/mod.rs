@@ -12,7 +12,8 @@
 //! - [`process`]: a client, the user's command in its own process group,
 //!   paused, crashed and ended by signals, dying with the lab;
 //! - [`clock`]: a node's clock, the simulation's clock model on real time;
-//! - [`gate`]: the pause of an in-process host.
+//! - [`gate`]: the pause of an in-process host;
+//! - [`sent`]: when a client sent each write, read by its link to the store.
 
 pub mod clock;
 pub mod driver;
@@ -27,6 +28,7 @@ pub mod plan;
 pub mod process;
 pub mod record;
 pub mod refuse;
+pub mod sent;
 pub mod store;
 pub mod world;
 

@@ -14,6 +14,7 @@
 //! takes the host's own link to it.
 
 use super::link::{Link, Setting};
+use super::sent::SendTimes;
 use crate::scenario::DurRange;
 use crate::sim::net::{Link as Want, Net};
 use crate::transport::Connector;
@@ -50,19 +51,21 @@ impl LabNet {
         }
     }
 
-    /// Opens the link `from -> to`, forwarding to `server`.
+    /// Opens the link `from -> to`, forwarding to `server` (keeping in
+    /// `sent` when it read each chunk from `from`, if given).
     pub async fn open(
         &mut self,
         from: &str,
         to: &str,
         server: SocketAddr,
         seed: u64,
+        sent: Option<SendTimes>,
     ) -> io::Result<()> {
         let setting = Setting {
             held: false,
             latency: (self.latency.lo, self.latency.hi),
         };
-        let link = Link::open(server, setting, seed).await?;
+        let link = Link::open_timed(server, setting, seed, sent).await?;
         let key = (from.to_string(), to.to_string());
         self.directory
             .write()

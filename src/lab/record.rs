@@ -1,6 +1,7 @@
 //! The lab's history: what its hosts did, in the order the lab saw it, on
 //! the time since the run started (one monotonic clock for every host, read
-//! under the lock that appends, so the history is in time order).
+//! under the lock that appends, so the history is in time order; the one
+//! event recorded after its time, a `write_sent`, is put in its place).
 //!
 //! - the nodes' changes of a lock's key, from their effects, as the
 //!   simulation records them, with the client whose command made each
@@ -10,7 +11,9 @@
 //!   it is open extend it, `extended`), `RELEASED` (`release_start` then
 //!   `released`), the writes (`write_applied`, `write_rejected`, numbered
 //!   within the writer's open acquisition, or its last one; `acq=0`: it
-//!   never said `HELD`) and what it got wrong (`store_error`);
+//!   never said `HELD`), each preceded by its `write_sent` for the writer,
+//!   at the time the writer's link read it (when the write came through a
+//!   link), and what it got wrong (`store_error`);
 //! - faults, failovers, clients that ended early: the engine's.
 
 use super::store::StoreEvent;
@@ -152,11 +155,34 @@ impl LabRecorder {
         self.lock().ownership.lock_keys()
     }
 
-    /// What a driver did at the store.
+    /// What a driver did at the store; a write, with its `write_sent` at
+    /// the time it was sent.
     pub fn store(&self, e: StoreEvent) {
         let mut state = self.lock();
         let time = self.now();
+        let sent = match &e {
+            StoreEvent::Write { sent: Some(at), .. } => {
+                Some(at.saturating_duration_since(self.origin).min(time))
+            }
+            _ => None,
+        };
         for (host, kind) in store_events(&mut state, time, e) {
+            if let (
+                Some(at),
+                EventKind::WriteApplied {
+                    client, acq, seq, ..
+                }
+                | EventKind::WriteRejected {
+                    client, acq, seq, ..
+                },
+            ) = (sent, &kind)
+            {
+                let sent = EventKind::WriteSent {
+                    acq: *acq,
+                    seq: *seq,
+                };
+                push(&mut state, at, &client.clone(), sent);
+            }
             push(&mut state, time, &host, kind);
         }
     }
@@ -188,6 +214,8 @@ impl LabRecorder {
     }
 }
 
+/// Records `kind` at `time`, after every event recorded at or before it
+/// (at the end, but for a `write_sent`).
 fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
     let e = Event {
         time,
@@ -203,7 +231,8 @@ fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
     if state.aimer.is_some() {
         aim_at(state, &e, changes);
     }
-    state.events.push(e);
+    let at = state.events.partition_point(|x| x.time <= time);
+    state.events.insert(at, e);
 }
 
 /// What the aimed nemesis sees of `e`: node keys as they are, a change of
@@ -312,6 +341,7 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             fence,
             applied,
             highest,
+            ..
         } => {
             let a = state.clients.entry(client.clone()).or_default();
             a.seq += 1;

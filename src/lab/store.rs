@@ -19,8 +19,13 @@
 //! answered with an error and reported as [`StoreEvent::Bad`]; the run
 //! goes on. A client gets [`MAX_COMMANDS`] store commands in a run; the
 //! rest are refused, the first refusal reported.
+//!
+//! Each write carries when its client sent it, as the link it came through
+//! measured ([`super::sent`]: the store's [`Store::send_times`], given to
+//! the links to the store); none when it came straight in.
 
 use super::gate::Gated;
+use super::sent::SendTimes;
 use crate::clock::SystemClock;
 use crate::node::{session, Node};
 use crate::resp::{Connection, Frame};
@@ -29,6 +34,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -42,13 +48,15 @@ pub enum StoreEvent {
         key: String,
     },
     /// A write, applied or (fencing) rejected; `highest` is the highest
-    /// fencing token accepted for the resource before it.
+    /// fencing token accepted for the resource before it; `sent`, when the
+    /// link it came through read its first byte.
     Write {
         client: String,
         resource: String,
         fence: Option<u64>,
         applied: bool,
         highest: u64,
+        sent: Option<Instant>,
     },
     Held {
         client: String,
@@ -80,6 +88,7 @@ pub type Sink = Arc<dyn Fn(StoreEvent) + Send + Sync>;
 pub struct Store {
     ports: Vec<(String, SocketAddr)>,
     paused: watch::Sender<bool>,
+    times: SendTimes,
     tasks: JoinSet<()>,
 }
 
@@ -94,6 +103,7 @@ impl Store {
         let mut store = Store {
             ports: Vec::new(),
             paused,
+            times: SendTimes::default(),
             tasks: JoinSet::new(),
         };
         for client in clients {
@@ -106,6 +116,7 @@ impl Store {
                 node: node.clone(),
                 sent: Arc::default(),
                 fences: fences.clone(),
+                times: store.times.clone(),
             };
             let paused = store.paused.subscribe();
             store.tasks.spawn(accept(listener, port, paused));
@@ -119,6 +130,12 @@ impl Store {
             .iter()
             .find(|(c, _)| c == client)
             .map(|(_, a)| *a)
+    }
+
+    /// Where the links to the store keep when they read each chunk, for
+    /// the store to tell when each write was sent.
+    pub fn send_times(&self) -> SendTimes {
+        self.times.clone()
     }
 
     /// A paused store (a slow database) reads nothing; writes wait in its
@@ -153,32 +170,49 @@ struct Port {
     sent: Arc<std::sync::atomic::AtomicU64>,
     /// The last fencing token handed out (shared by every port).
     fences: Arc<Mutex<u64>>,
+    /// When the links read what they forwarded.
+    times: SendTimes,
 }
 
 async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>) {
     super::accept_each(listener, |stream| {
-        serve(Gated::new(stream, paused.clone()), port.clone())
+        serve(stream, paused.clone(), port.clone())
     })
     .await
 }
 
 /// One connection: store commands here, the rest as the node answers them.
-async fn serve(stream: Gated<tokio::net::TcpStream>, port: Port) {
-    let mut conn = Connection::new(stream);
+async fn serve(stream: tokio::net::TcpStream, paused: watch::Receiver<bool>, port: Port) {
+    let peer = stream.peer_addr().ok();
+    let conn = Connection::new(Gated::new(stream, paused));
+    serve_requests(conn, &port, peer).await;
+    if let Some(peer) = peer {
+        port.times.close(peer);
+    }
+}
+
+/// The requests of one connection, whose link end is `peer`, until it ends.
+async fn serve_requests(
+    mut conn: Connection<Gated<tokio::net::TcpStream>>,
+    port: &Port,
+    peer: Option<std::net::SocketAddr>,
+) {
     let mut session = session::Session::new(port.node.next_client_id());
     loop {
+        let start = conn.consumed();
         let args = match conn.read_request().await {
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => args,
             Ok(None) | Err(_) => return,
         };
-        let reply = match store_command(&port, &args) {
+        let sent = peer.and_then(|p| port.times.sent_at(p, start));
+        let reply = match store_command(port, &args, sent) {
             Some(reply) => reply,
             None if session::is_quit(&args) => {
                 let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
                 return;
             }
-            None => other_command(&port, &mut session, &args),
+            None => other_command(port, &mut session, &args),
         };
         if conn.write_frame_as(&reply, session.protocol).await.is_err() {
             return;
@@ -202,8 +236,9 @@ fn other_command(port: &Port, session: &mut session::Session, args: &[Bytes]) ->
     reply
 }
 
-/// The reply to a store command, None for any other command.
-fn store_command(port: &Port, args: &[Bytes]) -> Option<Frame> {
+/// The reply to a store command (sent at `sent`), None for any other
+/// command.
+fn store_command(port: &Port, args: &[Bytes], sent: Option<Instant>) -> Option<Frame> {
     let text: Vec<String> = args
         .iter()
         .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -227,7 +262,7 @@ fn store_command(port: &Port, args: &[Bytes]) -> Option<Frame> {
         return Some(Frame::err(format!("ERR {error}")));
     }
     Some(match parse(&port.client, &name, &text[1..]) {
-        Ok(event) => apply(port, event),
+        Ok(event) => apply(port, event, sent),
         Err(error) => {
             let event = StoreEvent::Bad {
                 client: port.client.clone(),
@@ -268,6 +303,7 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
             fence: rest.first().map(|f| number(f, "fence")).transpose()?,
             applied: false,
             highest: 0,
+            sent: None,
         }),
         ("WRITE", _) => Err(usage("<client> <resource> [<fence>]")),
         ("HELD", [c, resource, valid]) => Ok(StoreEvent::Held {
@@ -290,8 +326,8 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
 }
 
 /// Applies a parsed command: a fencing token handed out, fencing for a
-/// write; reports it; the reply.
-fn apply(port: &Port, event: StoreEvent) -> Frame {
+/// write (sent at `sent`); reports it; the reply.
+fn apply(port: &Port, event: StoreEvent, sent: Option<Instant>) -> Frame {
     if let StoreEvent::Fence {
         client, resource, ..
     } = event
@@ -331,6 +367,7 @@ fn apply(port: &Port, event: StoreEvent) -> Frame {
         fence,
         applied,
         highest: before,
+        sent,
     });
     match (applied, fence) {
         (true, _) => Frame::ok(),

@@ -170,6 +170,7 @@ impl Lab {
                     "sentinel",
                     addr,
                     link_seed(self.seed, &c.name, "sentinel"),
+                    None,
                 )
                 .await
                 .map_err(io_err("opening a link"))?;
@@ -375,8 +376,9 @@ async fn start_nodes(
     Ok(nodes)
 }
 
-/// The links: each client to each node and to the store; in the `single`
-/// topology each node to each other and the sentinel to each node.
+/// The links: each client to each node and to the store (keeping when the
+/// client sent what it sent there); in the `single` topology each node to
+/// each other and the sentinel to each node.
 async fn open_links(
     s: &Scenario,
     seed: u64,
@@ -407,7 +409,8 @@ async fn open_links(
         }
     }
     for (from, to, addr) in pairs {
-        net.open(&from, &to, addr, link_seed(seed, &from, &to))
+        let sent = (to == "store").then(|| store.send_times());
+        net.open(&from, &to, addr, link_seed(seed, &from, &to), sent)
             .await
             .map_err(io_err("opening a link"))?;
     }

@@ -5,7 +5,10 @@
 //! `matrix.csv` (a row per library and fault), `matrix.svg` (the matrix
 //! drawn, a cell's colour its violation rate), `report.md` and
 //! `index.html`, which open with the answer (which libraries broke under
-//! what, which never did) and link every violating cell to a run report.
+//! what, which never did), say how each cell broke (lock overlaps, stale
+//! writes, and how those got late: in flight, sent late, in overlap) and
+//! which way of getting late dominated for each library, and link every
+//! violating cell to a run report.
 
 use std::io;
 use std::path::Path;
@@ -29,7 +32,8 @@ pub struct Swept<'a> {
     /// The mean number of acquisitions per run.
     pub acquisitions: f64,
     pub violating: Vec<u64>,
-    /// Runs with a lock overlap, and runs with a stale write.
+    /// Runs with a lock overlap, and runs with a stale write (how many
+    /// had one in flight, sent late, in overlap: `row.stale_kinds`).
     pub kinds: (u64, u64),
 }
 
@@ -56,8 +60,9 @@ pub struct MatrixOutput<'a> {
 }
 
 /// The columns of `matrix.csv`: the issue's nine first, in its order, then
-/// the liveness figure the lab has and what this report adds.
-pub const COLUMNS: [&str; 14] = [
+/// the liveness figure the lab has and what this report adds (last, runs
+/// with a stale write in flight, sent late, in overlap).
+pub const COLUMNS: [&str; 17] = [
     "library",
     "version",
     "language",
@@ -72,12 +77,15 @@ pub const COLUMNS: [&str; 14] = [
     "runs_with_overlap",
     "runs_with_stale_write",
     "file",
+    "runs_with_stale_in_flight",
+    "runs_with_stale_sent_late",
+    "runs_with_stale_in_overlap",
 ];
 
 impl Cell<'_> {
     fn swept(&self) -> Option<&Swept<'_>> {
         match &self.outcome {
-            Outcome::Ran(s) => Some(s),
+            Outcome::Ran(s) => Some(s.as_ref()),
             Outcome::NotACell(_) => None,
         }
     }
@@ -172,7 +180,7 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             continue;
         };
         let (l, r) = (c.library, &s.row);
-        w.write_record([
+        let mut record = vec![
             l.name.clone(),
             l.version.clone(),
             l.language.clone(),
@@ -187,7 +195,9 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             s.kinds.0.to_string(),
             s.kinds.1.to_string(),
             s.file.to_string(),
-        ])?;
+        ];
+        record.extend(r.stale_kinds.iter().map(|k| k.runs.to_string()));
+        w.write_record(&record)?;
     }
     w.flush()
 }
@@ -225,10 +235,15 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
          overlap), and those where a write landed after the next holder had acquired (a stale \
          write). A library that learns it lost the lock and stops writing can overlap without \
          a stale write; a write a partition held back is stale without an overlap, and no lock \
-         stops it (fencing does)."
+         stops it (fencing does). Of the runs with a stale write, how it got late, by when the \
+         client sent it (the lab measures it where the client's link to the store reads it): \
+         in flight (sent while its lock stood, held up by the network or the store), sent late \
+         (sent after the writer's own hold had ended: a pause, or no check), in overlap (sent \
+         while the writer still held by its own validity, after another acquisition)."
             .to_string(),
     ));
     doc.push(kinds_table(out));
+    doc.push(Block::List(dominant_kinds(out)));
     doc.push(Block::H(2, "Violating cells".into()));
     doc.push(Block::List(violating_links(out)));
     doc.push(Block::H(2, "Not cells".into()));
@@ -289,8 +304,59 @@ fn table(out: &MatrixOutput) -> Block {
 fn kinds_table(out: &MatrixOutput) -> Block {
     grid(out, |s| match s.kinds {
         (0, 0) => "none".to_string(),
-        (o, st) => format!("overlap {o}, stale {st}"),
+        (o, 0) => format!("overlap {o}, stale 0"),
+        (o, st) => {
+            let [f, l, v] = s.row.stale_kinds.map(|k| k.runs);
+            format!("overlap {o}, stale {st} (in flight {f}, sent late {l}, in overlap {v})")
+        }
     })
+}
+
+/// For each library that broke: which way of getting late its stale
+/// writes mostly took (by runs, over its cells), or that it broke by lock
+/// overlaps alone.
+fn dominant_kinds(out: &MatrixOutput) -> Vec<Vec<In>> {
+    let mut items = Vec::new();
+    for l in &out.matrix.libraries {
+        let swept: Vec<&Swept> = out
+            .cells
+            .iter()
+            .filter(|c| std::ptr::eq(c.library, l))
+            .filter_map(Cell::swept)
+            .collect();
+        if swept.iter().all(|s| s.row.violating_runs == 0) {
+            continue;
+        }
+        let runs = [0, 1, 2].map(|k| swept.iter().map(|s| s.row.stale_kinds[k].runs).sum::<u64>());
+        let who = b(format!("{} {}", l.name, l.version));
+        items.push(vec![who, t(format!(": {}", dominant_phrase(runs)))]);
+    }
+    if items.is_empty() {
+        items.push(vec![t("no library broke")]);
+    }
+    items
+}
+
+/// "mostly in flight (runs: in flight 5, sent late 2, in overlap 0)", or
+/// that there was no stale write.
+fn dominant_phrase(runs: [u64; 3]) -> String {
+    let counts = format!(
+        "runs: in flight {}, sent late {}, in overlap {}",
+        runs[0], runs[1], runs[2]
+    );
+    let top = runs.iter().copied().max().unwrap_or(0);
+    if top == 0 {
+        return "no stale write: it broke by lock overlaps alone".to_string();
+    }
+    let names = ["in flight", "sent late", "in overlap"];
+    let leaders: Vec<&str> = (0..3)
+        .filter(|k| runs[*k] == top)
+        .map(|k| names[k])
+        .collect();
+    match leaders.as_slice() {
+        [one] => format!("mostly {one} ({counts})"),
+        tied => format!("{} equally ({counts})", tied.join(" and ")),
+    }
 }
 
 fn violating_links(out: &MatrixOutput) -> Vec<Vec<In>> {
@@ -437,5 +503,18 @@ fn rate_colour(r: f64) -> RGBColor {
         mix(yellow, orange, r * 2.0)
     } else {
         mix(orange, red, (r - 0.5) * 2.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dominant_phrase;
+
+    #[test]
+    fn the_dominant_kind_is_the_one_most_runs_had() {
+        assert!(dominant_phrase([5, 2, 0]).starts_with("mostly in flight (runs: in flight 5,"));
+        assert!(dominant_phrase([0, 3, 1]).starts_with("mostly sent late"));
+        assert!(dominant_phrase([2, 2, 0]).starts_with("in flight and sent late equally"));
+        assert!(dominant_phrase([0, 0, 0]).starts_with("no stale write"));
     }
 }

@@ -146,6 +146,7 @@ mod tests {
             acquire_p50_ms: 0.0,
             acquire_p99_ms: 0.0,
             unavailable_ms: 0.0,
+            lock_calls_seen: true,
             trace: String::new(),
             wall_ms: 0.0,
             stale_split: [0; 3],

@@ -3,7 +3,9 @@
 //! write_interleavings,stale_writes,rejected_writes,attempts,acquisitions,acquire_p50_ms,
 //! acquire_p99_ms,unavailable_ms,trace,wall_ms`, then (an addition) how
 //! the stale writes got late: `stale_in_flight,stale_sent_late,
-//! stale_in_overlap`, which add up to `stale_writes`.
+//! stale_in_overlap`, which add up to `stale_writes`. A lab run sees no
+//! lock calls: its `attempts`, `acquire_p50_ms`, `acquire_p99_ms` and
+//! `unavailable_ms` are empty (not measured), and read back as such.
 
 use crate::runner::Run;
 use std::io;
@@ -45,6 +47,10 @@ pub struct RunRow {
     pub acquire_p50_ms: f64,
     pub acquire_p99_ms: f64,
     pub unavailable_ms: f64,
+    /// The run saw its clients' lock calls (a simulated run); false for a
+    /// lab run, whose four figures above are not measured (0 here, empty
+    /// in `runs.csv`).
+    pub lock_calls_seen: bool,
     pub trace: String,
     pub wall_ms: f64,
     /// The stale writes in flight, sent late and in overlap
@@ -82,26 +88,46 @@ impl RunRow {
             acquire_p50_ms: c.liveness.acquire_p50_ms,
             acquire_p99_ms: c.liveness.acquire_p99_ms,
             unavailable_ms: c.liveness.unavailable_ms,
+            lock_calls_seen: true,
             trace: run.trace.clone(),
             wall_ms: run.wall_ms,
             stale_split: c.stale_split(),
         }
     }
 
+    /// The row of a finished lab run: its lock calls not measured.
+    pub fn from_lab_run(run: &Run) -> RunRow {
+        RunRow {
+            attempts: 0,
+            acquire_p50_ms: 0.0,
+            acquire_p99_ms: 0.0,
+            unavailable_ms: 0.0,
+            lock_calls_seen: false,
+            ..RunRow::from_run(run, Vec::new())
+        }
+    }
+
     pub fn fields(&self) -> Vec<String> {
         let mut f = vec![self.scenario.clone(), self.seed.to_string()];
         f.extend(self.values.iter().cloned());
+        let seen = |v: String| {
+            if self.lock_calls_seen {
+                v
+            } else {
+                String::new()
+            }
+        };
         f.extend([
             self.verdict.clone(),
             self.lock_overlaps.to_string(),
             self.write_interleavings.to_string(),
             self.stale_writes.to_string(),
             self.rejected_writes.to_string(),
-            self.attempts.to_string(),
+            seen(self.attempts.to_string()),
             self.acquisitions.to_string(),
-            ms(self.acquire_p50_ms),
-            ms(self.acquire_p99_ms),
-            ms(self.unavailable_ms),
+            seen(ms(self.acquire_p50_ms)),
+            seen(ms(self.acquire_p99_ms)),
+            seen(ms(self.unavailable_ms)),
             self.trace.clone(),
             ms(self.wall_ms),
         ]);
@@ -118,14 +144,23 @@ impl RunRow {
     }
 
     /// Parses a record with `nkeys` varied columns; `None` if malformed.
+    /// The four figures of lock calls are all empty (not measured) or all
+    /// numbers.
     pub fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
         if rec.len() != 2 + nkeys + FIGURES.len() {
             return None;
         }
         let g = |i: usize| rec.get(i).unwrap_or("").to_string();
+        let b = 2 + nkeys;
+        let unmeasured = [5, 7, 8, 9].map(|k| g(b + k).is_empty());
+        let seen = !unmeasured[0];
+        if unmeasured.contains(&seen) {
+            return None;
+        }
         let n = |i: usize| g(i).parse::<u64>().ok();
         let f = |i: usize| g(i).parse::<f64>().ok();
-        let b = 2 + nkeys;
+        // A figure not measured reads as 0.
+        let m = |i: usize| if seen { f(i) } else { Some(0.0) };
         Some(RunRow {
             scenario: g(0),
             seed: n(1)?,
@@ -135,11 +170,12 @@ impl RunRow {
             write_interleavings: n(b + 2)?,
             stale_writes: n(b + 3)?,
             rejected_writes: n(b + 4)?,
-            attempts: n(b + 5)?,
+            attempts: if seen { n(b + 5)? } else { 0 },
             acquisitions: n(b + 6)?,
-            acquire_p50_ms: f(b + 7)?,
-            acquire_p99_ms: f(b + 8)?,
-            unavailable_ms: f(b + 9)?,
+            acquire_p50_ms: m(b + 7)?,
+            acquire_p99_ms: m(b + 8)?,
+            unavailable_ms: m(b + 9)?,
+            lock_calls_seen: seen,
             trace: g(b + 10),
             wall_ms: f(b + 11)?,
             stale_split: [n(b + 12)?, n(b + 13)?, n(b + 14)?],
@@ -170,4 +206,60 @@ pub fn read(path: &Path, keys: &[String]) -> io::Result<Vec<RunRow>> {
         }
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lab_row() -> RunRow {
+        RunRow {
+            scenario: "s".into(),
+            seed: 3,
+            values: Vec::new(),
+            verdict: "violation".into(),
+            lock_overlaps: 0,
+            write_interleavings: 1,
+            stale_writes: 2,
+            rejected_writes: 0,
+            attempts: 0,
+            acquisitions: 5,
+            acquire_p50_ms: 0.0,
+            acquire_p99_ms: 0.0,
+            unavailable_ms: 0.0,
+            lock_calls_seen: false,
+            trace: "t".into(),
+            wall_ms: 1.5,
+            stale_split: [1, 1, 0],
+        }
+    }
+
+    #[test]
+    fn a_lab_rows_lock_call_figures_are_empty_and_read_back_as_not_measured() {
+        let row = lab_row();
+        let f = row.fields();
+        let at = |name: &str| 2 + FIGURES.iter().position(|c| *c == name).unwrap();
+        for name in [
+            "attempts",
+            "acquire_p50_ms",
+            "acquire_p99_ms",
+            "unavailable_ms",
+        ] {
+            assert_eq!(f[at(name)], "", "{name}");
+        }
+        assert_eq!(f[at("acquisitions")], "5");
+        let rec = csv::StringRecord::from(f.clone());
+        assert_eq!(RunRow::parse(&rec, 0), Some(row.clone()));
+        // One figure empty and the others not: malformed.
+        let mut mixed = f;
+        mixed[at("attempts")] = "7".into();
+        assert_eq!(RunRow::parse(&csv::StringRecord::from(mixed), 0), None);
+        let seen = RunRow {
+            lock_calls_seen: true,
+            attempts: 7,
+            ..row
+        };
+        let rec = csv::StringRecord::from(seen.fields());
+        assert_eq!(RunRow::parse(&rec, 0), Some(seen));
+    }
 }

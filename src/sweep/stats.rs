@@ -3,7 +3,9 @@
 //! mean time clients waited while nobody held the lock with its 95%
 //! Student-t interval (the intervals are [`crate::stats`]'s), and (an
 //! addition) for each way a stale write got late, the rate of runs with at
-//! least one such write and its Wilson interval.
+//! least one such write and its Wilson interval. The figures of lock calls
+//! (acquire rate and latencies, time unavailable) of a lab sweep, which
+//! sees none, are not measured: NaN here, empty in `summary.csv`.
 
 use super::rows::RunRow;
 use crate::stats::{mean_interval, percentile, wilson, Z95};
@@ -19,7 +21,9 @@ pub struct SummaryRow {
     /// 95% Wilson interval of the violation rate.
     pub ci_low: f64,
     pub ci_high: f64,
-    /// Acquisitions per lock call, over all runs of the combination.
+    /// Acquisitions per lock call, over all runs of the combination. This
+    /// and the figures down to `unavailable_ci_ms` are NaN (`None`) when no
+    /// run saw its lock calls ([`SummaryRow::lock_calls_seen`]).
     pub acquire_rate: f64,
     /// Median over runs of each run's median acquisition latency.
     pub acquire_p50_ms: f64,
@@ -88,6 +92,11 @@ pub const SUMMARY_COLUMNS: [&str; 20] = [
 ];
 
 impl SummaryRow {
+    /// Whether its runs saw their lock calls (a lab sweep's did not).
+    pub fn lock_calls_seen(&self) -> bool {
+        !self.acquire_rate.is_nan()
+    }
+
     /// The row's fields under [`SUMMARY_COLUMNS`], as `summary.csv` holds
     /// them (rates with 6 decimals, times in ms with 3; no interval of the
     /// waiting from a single run: both fields empty).
@@ -98,10 +107,10 @@ impl SummaryRow {
             format!("{:.6}", self.violation_rate),
             format!("{:.6}", self.ci_low),
             format!("{:.6}", self.ci_high),
-            format!("{:.6}", self.acquire_rate),
-            format!("{:.3}", self.acquire_p50_ms),
-            format!("{:.3}", self.acquire_p99_ms),
-            format!("{:.3}", self.unavailable_mean_ms),
+            measured(self.acquire_rate, 6),
+            measured(self.acquire_p50_ms, 3),
+            measured(self.acquire_p99_ms, 3),
+            measured(self.unavailable_mean_ms, 3),
         ];
         match self.unavailable_ci_ms {
             Some((lo, hi)) => f.extend([format!("{lo:.3}"), format!("{hi:.3}")]),
@@ -115,8 +124,33 @@ impl SummaryRow {
     }
 }
 
+/// `v` with `decimals`; empty when not measured (NaN).
+fn measured(v: f64, decimals: usize) -> String {
+    if v.is_nan() {
+        String::new()
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
 /// Summarises the runs of one combination (all `rows` share `values`).
 pub fn summarize(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
+    let row = summarize_all(values, rows);
+    if rows.is_empty() || rows.iter().any(|r| r.lock_calls_seen) {
+        return row;
+    }
+    SummaryRow {
+        acquire_rate: f64::NAN,
+        acquire_p50_ms: f64::NAN,
+        acquire_p99_ms: f64::NAN,
+        unavailable_mean_ms: f64::NAN,
+        unavailable_ci_ms: None,
+        ..row
+    }
+}
+
+/// [`summarize`], every figure computed.
+fn summarize_all(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
     let runs = rows.len() as u64;
     let violating_runs = rows.iter().filter(|r| r.verdict == "violation").count() as u64;
     let (ci_low, ci_high) = wilson(violating_runs, runs, Z95);
@@ -158,5 +192,50 @@ pub fn summarize(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
         unavailable_mean_ms,
         unavailable_ci_ms,
         stale_kinds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seen: bool) -> RunRow {
+        RunRow {
+            scenario: "s".into(),
+            seed: 1,
+            values: Vec::new(),
+            verdict: "safe".into(),
+            lock_overlaps: 0,
+            write_interleavings: 0,
+            stale_writes: 0,
+            rejected_writes: 0,
+            attempts: 4,
+            acquisitions: 2,
+            acquire_p50_ms: 3.0,
+            acquire_p99_ms: 5.0,
+            unavailable_ms: 10.0,
+            lock_calls_seen: seen,
+            trace: "t".into(),
+            wall_ms: 1.0,
+            stale_split: [0; 3],
+        }
+    }
+
+    #[test]
+    fn a_lab_sweeps_figures_of_lock_calls_are_empty() {
+        let (a, b) = (row(false), row(false));
+        let s = summarize(Vec::new(), &[&a, &b]);
+        assert!(!s.lock_calls_seen());
+        let f = s.fields();
+        let at = |name: &str| SUMMARY_COLUMNS.iter().position(|c| *c == name).unwrap();
+        for name in &SUMMARY_COLUMNS[5..11] {
+            assert_eq!(f[at(name)], "", "{name}");
+        }
+        assert_eq!(f[at("runs")], "2");
+        let (a, b) = (row(true), row(true));
+        let s = summarize(Vec::new(), &[&a, &b]);
+        assert!(s.lock_calls_seen());
+        assert_eq!(s.fields()[at("acquire_rate")], "0.500000");
+        assert_eq!(s.fields()[at("acquire_p50_ms")], "3.000");
     }
 }

@@ -15,5 +15,6 @@ mod process;
 mod refusals;
 mod report;
 mod runs;
+mod sent;
 mod sentinel;
 mod store;

@@ -47,14 +47,33 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "library,version,language,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,kind,runs_with_overlap,runs_with_stale_write,file"
+        "library,version,language,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,kind,runs_with_overlap,runs_with_stale_write,file,runs_with_stale_in_flight,runs_with_stale_sent_late,runs_with_stale_in_overlap"
     );
     assert_eq!(
         lines.len(),
         3,
         "two cells, no row for what is not a cell: {csv}"
     );
+    // Every run with a stale write had one of some kind, and no more runs
+    // had one of a kind than had one at all.
+    for line in &lines[1..] {
+        let f: Vec<&str> = line.split(',').collect();
+        let n = |i: usize| f[i].parse::<u64>().unwrap();
+        let kinds = [n(14), n(15), n(16)];
+        assert!(kinds.iter().sum::<u64>() >= n(12), "{line}");
+        assert!(kinds.iter().all(|k| *k <= n(12)), "{line}");
+    }
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // Each library broke: the report says which way of getting late led.
+    for lib in ["redis-py Lock 8.1.0", "client built-in"] {
+        let said = report.lines().any(|l| {
+            l.contains(lib)
+                && ["mostly ", " equally (", "no stale write"]
+                    .iter()
+                    .any(|w| l.contains(w))
+        });
+        assert!(said, "{lib}:\n{report}");
+    }
     assert!(report.contains("## Not cells"), "{report}");
     assert!(
         report.contains("Redlock's masters are independent"),

@@ -3,7 +3,7 @@
 //! from ownership for drivers that say nothing, failovers.
 
 use redlock_sim::check::outside::check;
-use redlock_sim::check::Verdict;
+use redlock_sim::check::{StaleKind, Verdict};
 use redlock_sim::history::{Event, EventKind, FaultEvent, History};
 use redlock_sim::scenario::{Restart, Topology};
 use std::time::Duration;
@@ -233,4 +233,50 @@ fn a_lock_key_maps_a_librarys_key_to_its_resource() {
         1,
         "the write lands in c2's ownership of lib:lock"
     );
+}
+
+fn sent(ms: u64, client: &str, acq: u64, seq: u32) -> Event {
+    ev(ms, client, EventKind::WriteSent { acq, seq })
+}
+
+#[test]
+fn a_stale_write_is_classified_by_its_write_sent() {
+    // c1 holds from 5 ms (1 s by its HELD, to 1005 ms); c2 from 2000 ms.
+    // Its write sent at 900 ms and applied at 2500 ms was in flight; the
+    // same write without a write_sent is taken as sent when applied: late.
+    let events = |with_sent: bool| {
+        let mut e = vec![held(5, "c1", 1), set(6, "n1", "t1", Some("c1"))];
+        if with_sent {
+            e.push(sent(900, "c1", 1, 1));
+        }
+        e.extend([held(2000, "c2", 1), write(2500, "c1", 1, 1)]);
+        history(e)
+    };
+    let r = check(&events(true), Topology::Redlock, 1);
+    assert_eq!(r.stale_writes.len(), 1);
+    let w = &r.stale_writes[0];
+    assert_eq!(w.sent, Some(Duration::from_millis(900)));
+    assert_eq!(w.kind, StaleKind::InFlight);
+    let r = check(&events(false), Topology::Redlock, 1);
+    assert_eq!(r.stale_writes[0].sent, None);
+    assert_eq!(r.stale_writes[0].kind, StaleKind::SentLate);
+}
+
+#[test]
+fn a_silent_clients_write_sent_follows_its_writes_spell() {
+    // c1 never says HELD: its writes come with acq 0 and are numbered by
+    // its spell of ownership; its write_sent is numbered with them.
+    let h = history(vec![
+        set(10, "n1", "t1", Some("c1")),
+        sent(20, "c1", 0, 1),
+        del(30, "n1"),
+        set(40, "n1", "t2", Some("c2")),
+        write(50, "c1", 0, 1),
+    ]);
+    let r = check(&h, Topology::Redlock, 1);
+    assert_eq!(r.stale_writes.len(), 1);
+    let w = &r.stale_writes[0];
+    assert_eq!(w.writer, ("c1".to_string(), 1));
+    assert_eq!(w.sent, Some(Duration::from_millis(20)));
+    assert_eq!(w.kind, StaleKind::InFlight);
 }

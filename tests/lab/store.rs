@@ -40,6 +40,8 @@ fn write(client: &str, fence: Option<u64>, applied: bool, highest: u64) -> Store
         fence,
         applied,
         highest,
+        // Straight to the store, through no link: no send time.
+        sent: None,
     }
 }
 

@@ -10,6 +10,7 @@ use super::output::{run_command, SweepOutput, MAX_TABLE_ROWS};
 use super::view::{key_view, value_at};
 use super::{against_spec, costs};
 use crate::report::doc::{code, link, list, p, t, Block, Row};
+use crate::report::run::NOT_MEASURED;
 use crate::scenario::Expect;
 use crate::sweep::stats::SummaryRow;
 
@@ -163,6 +164,21 @@ fn summary_row(out: &SweepOutput, r: &SummaryRow) -> Row {
         r.violating_runs.to_string(),
         pct(r.violation_rate),
         interval(r.ci_low, r.ci_high),
+    ]);
+    cells.extend(lock_call_cells(r));
+    Row {
+        cells,
+        strong: r.violating_runs > 0,
+    }
+}
+
+/// The summary table's figures of lock calls: "not measured" for a lab
+/// sweep's, which sees none.
+fn lock_call_cells(r: &SummaryRow) -> Vec<String> {
+    if !r.lock_calls_seen() {
+        return vec![NOT_MEASURED.to_string(); 5];
+    }
+    vec![
         pct(r.acquire_rate),
         latency(r.acquire_p50_ms),
         latency(r.acquire_p99_ms),
@@ -171,11 +187,7 @@ fn summary_row(out: &SweepOutput, r: &SummaryRow) -> Row {
             .map_or("n/a (1 run)".to_string(), |(lo, hi)| {
                 format!("{}–{}", latency(lo), latency(hi))
             }),
-    ]);
-    Row {
-        cells,
-        strong: r.violating_runs > 0,
-    }
+    ]
 }
 
 /// The section "Ranking": the combinations from the most to the least often violated.

@@ -1,0 +1,134 @@
+//! When a client sent what the store read: measured from outside, by the
+//! link between them. The link reads a client's bytes the moment the
+//! client sends them (loopback), so it keeps, per connection, the time it
+//! read each chunk and where that chunk starts in the connection's byte
+//! stream; the store, which knows where in the stream each command it reads
+//! starts, asks for the time the chunk holding that first byte was read
+//! (a `write_sent`). A connection is known by the link's end of it (the
+//! address the store sees as its peer).
+//!
+//! Exact to the link's read: a client whose link stopped reading (its
+//! queue full, TCP's back pressure) sent later than it wrote, as real TCP
+//! would. A command whose connection did not come through a link (a test
+//! that talks to the store directly) has no send time.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The read times of every connection the links carry to the store.
+/// Cheap to clone.
+#[derive(Clone, Default)]
+pub struct SendTimes {
+    conns: Arc<Mutex<HashMap<SocketAddr, Chunks>>>,
+}
+
+/// One connection's chunks not yet passed by the store: `(first byte's
+/// offset, read at)`, in order.
+type Chunks = VecDeque<(u64, Instant)>;
+
+impl SendTimes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SocketAddr, Chunks>> {
+        self.conns.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A link's new connection, known by `peer` (the link's end), with the
+    /// chunks it read before it connected.
+    pub fn open(&self, peer: SocketAddr, early: Vec<(u64, Instant)>) {
+        self.lock().insert(peer, early.into());
+    }
+
+    /// The link read a chunk starting at byte `offset` at `at`.
+    pub fn read(&self, peer: SocketAddr, offset: u64, at: Instant) {
+        if let Some(c) = self.lock().get_mut(&peer) {
+            c.push_back((offset, at));
+        }
+    }
+
+    /// When the byte at `offset` was read; the chunks before its own are
+    /// forgotten (the store reads forward).
+    pub fn sent_at(&self, peer: SocketAddr, offset: u64) -> Option<Instant> {
+        let mut conns = self.lock();
+        let chunks = conns.get_mut(&peer)?;
+        while chunks.len() > 1 && chunks[1].0 <= offset {
+            chunks.pop_front();
+        }
+        chunks
+            .front()
+            .filter(|(o, _)| *o <= offset)
+            .map(|(_, t)| *t)
+    }
+
+    /// The store is done with the connection.
+    pub fn close(&self, peer: SocketAddr) {
+        self.lock().remove(&peer);
+    }
+}
+
+/// What one link connection keeps: where it reports, and the offset of
+/// the next byte it reads.
+pub struct Stamper {
+    times: SendTimes,
+    peer: SocketAddr,
+    offset: u64,
+}
+
+impl Stamper {
+    /// Stamps for the connection whose link end is `peer`, `early` (the
+    /// chunks read before the connect) first.
+    pub fn open(times: &SendTimes, peer: SocketAddr, early: &Early) -> Stamper {
+        times.open(peer, early.chunks.clone());
+        Stamper {
+            times: times.clone(),
+            peer,
+            offset: early.offset,
+        }
+    }
+
+    /// `n` bytes read now.
+    pub fn read(&mut self, n: usize) {
+        self.times.read(self.peer, self.offset, Instant::now());
+        self.offset += n as u64;
+    }
+}
+
+/// The chunks a link reads before it connects to the server.
+#[derive(Default)]
+pub struct Early {
+    chunks: Vec<(u64, Instant)>,
+    offset: u64,
+}
+
+impl Early {
+    /// `n` bytes read now.
+    pub fn read(&mut self, n: usize) {
+        self.chunks.push((self.offset, Instant::now()));
+        self.offset += n as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_command_is_sent_when_the_chunk_holding_its_first_byte_was_read() {
+        let times = SendTimes::default();
+        let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let t0 = Instant::now();
+        let t = |ms| t0 + Duration::from_millis(ms);
+        times.open(peer, vec![(0, t(0))]);
+        times.read(peer, 10, t(5));
+        times.read(peer, 30, t(9));
+        assert_eq!(times.sent_at(peer, 3), Some(t(0)));
+        assert_eq!(times.sent_at(peer, 10), Some(t(5)));
+        assert_eq!(times.sent_at(peer, 29), Some(t(5)));
+        assert_eq!(times.sent_at(peer, 40), Some(t(9)));
+        let other: SocketAddr = "127.0.0.1:10".parse().unwrap();
+        assert_eq!(times.sent_at(other, 0), None);
+        times.close(peer);
+        assert_eq!(times.sent_at(peer, 40), None);
+    }
+}
