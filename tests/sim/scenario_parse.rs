@@ -143,6 +143,11 @@ between = ["c3", "n2"]
 latency = "100ms..200ms"
 for = "2s"
 
+[[faults]]
+at = "8s"
+do = "kill"
+host = "n3"
+
 [nemesis]
 crash_every = "10s"
 crash_target = "master"
@@ -334,7 +339,7 @@ fn full_file_parses() {
             clock_offset: Some(SignedRange::fixed(20.0))
         }
     );
-    assert_eq!(s.faults.len(), 9);
+    assert_eq!(s.faults.len(), 10);
     assert_eq!(
         s.faults[0].action,
         FaultAction::Crash {
@@ -377,8 +382,11 @@ fn full_file_parses() {
             for_: Some(secs(2)),
         }
     );
-    let kinds: Vec<&str> = s.faults.iter().map(|f| f.action.kind()).collect();
-    assert_eq!(kinds, FaultAction::KINDS);
+    let mut kinds: Vec<&str> = s.faults.iter().map(|f| f.action.kind()).collect();
+    let mut all = FaultAction::KINDS.to_vec();
+    kinds.sort_unstable();
+    all.sort_unstable();
+    assert_eq!(kinds, all, "one fault of each kind");
     let n = s.nemesis.clone().unwrap();
     assert_eq!(n.crash_target, CrashTarget::Master);
     assert_eq!(
@@ -804,7 +812,7 @@ fn fault_kinds_and_required_keys() {
     );
     assert!(
         e.message.contains(
-            "crash, restart, partition, isolate, heal, pause, clock-jump, clock-rate, latency"
+            "crash, kill, restart, partition, isolate, heal, pause, clock-jump, clock-rate, latency"
         ),
         "{e}"
     );
