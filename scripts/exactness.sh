@@ -28,10 +28,16 @@ rm -rf "$out"
 mkdir -p "$out"
 csv="$out/exactness.csv"
 echo "scenario,runs,identical,every_tick_s,skipping_s" > "$csv"
-# Every column but the last (wall_ms), rows sorted (a sweep appends them as
-# its workers finish).
-rows() { awk -F, 'NR > 1 { NF--; print }' OFS=, "$1" | sort; }
-wall() { awk -F, 'NR > 1 { s += $NF } END { printf "%.1f", s / 1000 }' "$1"; }
+# Every column but wall_ms (found by its header), rows sorted (a sweep
+# appends them as its workers finish).
+rows() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_ms") w = i; next }
+             { $w = ""; print }' OFS=, "$1" | sort
+}
+wall() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_ms") w = i; next }
+             { s += $w } END { printf "%.1f", s / 1000 }' "$1"
+}
 differ=0
 for dir in "$tmp"/every/*/; do
     name="$(basename "$dir")"
