@@ -30,14 +30,11 @@ csv="$out/exactness.csv"
 echo "scenario,runs,identical,every_tick_s,skipping_s" > "$csv"
 # Every column but wall_ms (found by its header), rows sorted (a sweep
 # appends them as its workers finish).
-rows() {
-    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_ms") w = i; next }
-             { $w = ""; print }' OFS=, "$1" | sort
-}
-wall() {
-    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_ms") w = i; next }
-             { s += $w } END { printf "%.1f", s / 1000 }' "$1"
-}
+# A runs.csv without a wall_ms column is an error, never rows that match.
+column='NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_ms") w = i
+                  if (!w) { print "no wall_ms column" > "/dev/stderr"; exit 2 }; next }'
+rows() { awk -F, "$column"' { $w = ""; print }' OFS=, "$1" | sort; }
+wall() { awk -F, "$column"' { s += $w } END { printf "%.1f", s / 1000 }' "$1"; }
 differ=0
 for dir in "$tmp"/every/*/; do
     name="$(basename "$dir")"

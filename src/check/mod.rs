@@ -41,11 +41,11 @@
 //! - **How a stale write got late** ([`StaleKind`]): by its send time `s`
 //!   (`write_sent`), against the first acquisition B of R that succeeded
 //!   after A (`superseded_at`, `B.start`) and the end of A's own hold:
-//!   `stale_in_flight` when `s < B.start` (sent while A's lock stood,
-//!   applied after B: the network or the store delayed it);
-//!   `stale_sent_late` when `s >= B.start` and `s >= A.end` (sent after the
-//!   writer's own hold had ended: a pause between check and send, or a
-//!   client that does not check); `stale_in_overlap` when
+//!   `stale_sent_late` when `s >= A.end` (sent after the writer's own hold
+//!   had ended, before or after B: a pause between check and send, or a
+//!   client that does not check); `stale_in_flight` when `s < A.end` and
+//!   `s < B.start` (sent while A's lock stood, applied after B: the network
+//!   or the store delayed it); `stale_in_overlap` when
 //!   `B.start <= s < A.end` (sent while the writer still held the lock by
 //!   its own validity, after another acquisition: the lock itself failed,
 //!   so A and B overlap unless B is the writer's own). The three add up to
@@ -243,6 +243,26 @@ impl StaleKind {
         }
     }
 
+    /// Its short name in reports: `in flight`, `sent late`, `in overlap`.
+    pub fn short(self) -> &'static str {
+        match self {
+            StaleKind::InFlight => "in flight",
+            StaleKind::SentLate => "sent late",
+            StaleKind::InOverlap => "in overlap",
+        }
+    }
+
+    /// The kinds with the largest of `counts` (in [`StaleKind::ALL`]'s
+    /// order; several on a tie), none when every count is 0.
+    pub fn dominant(counts: [u64; 3]) -> Vec<StaleKind> {
+        let top = counts.iter().copied().max().unwrap_or(0);
+        let kinds = StaleKind::ALL.into_iter().zip(counts);
+        kinds
+            .filter(|(_, n)| top > 0 && *n == top)
+            .map(|(k, _)| k)
+            .collect()
+    }
+
     /// A phrase for reports: what the kind says happened.
     pub fn describe(self) -> &'static str {
         match self {
@@ -256,10 +276,10 @@ impl StaleKind {
     /// its resource having succeeded at `superseded_at` and the writer's
     /// hold ending at `writer_end`.
     pub fn of(sent: Duration, superseded_at: Duration, writer_end: Duration) -> StaleKind {
-        if sent < superseded_at {
-            StaleKind::InFlight
-        } else if sent >= writer_end {
+        if sent >= writer_end {
             StaleKind::SentLate
+        } else if sent < superseded_at {
+            StaleKind::InFlight
         } else {
             StaleKind::InOverlap
         }

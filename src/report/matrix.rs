@@ -19,6 +19,7 @@ use super::doc::{b, code, link, p, t, to_html, to_md, Block, Figure, In, Row};
 use super::fonts::{ensure_font, FAMILY};
 use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
+use crate::check::StaleKind;
 use crate::scenario::matrix::{Fault, LibKind, Library, Matrix};
 use crate::sweep::stats::SummaryRow;
 
@@ -344,16 +345,12 @@ fn dominant_phrase(runs: [u64; 3]) -> String {
         "runs: in flight {}, sent late {}, in overlap {}",
         runs[0], runs[1], runs[2]
     );
-    let top = runs.iter().copied().max().unwrap_or(0);
-    if top == 0 {
-        return "no stale write: it broke by lock overlaps alone".to_string();
-    }
-    let names = ["in flight", "sent late", "in overlap"];
-    let leaders: Vec<&str> = (0..3)
-        .filter(|k| runs[*k] == top)
-        .map(|k| names[k])
+    let leaders: Vec<&str> = StaleKind::dominant(runs)
+        .into_iter()
+        .map(StaleKind::short)
         .collect();
     match leaders.as_slice() {
+        [] => "no stale write: it broke by lock overlaps alone".to_string(),
         [one] => format!("mostly {one} ({counts})"),
         tied => format!("{} equally ({counts})", tied.join(" and ")),
     }

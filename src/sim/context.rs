@@ -145,6 +145,9 @@ impl Context {
                 if h == host && event == name && time >= *from)
         };
         let mut st = self.state();
+        if st.waiting.is_empty() {
+            return;
+        }
         let (mut now_due, still): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(&mut st.waiting)
             .into_iter()
             .partition(|w| at_event(&w.trigger) || Some(&w.trigger) == fired);

@@ -361,10 +361,10 @@ fn stale(
     let sent = sent_time(history, w);
     let s = sent.unwrap_or(w.time);
     let writer_end = holds[mine].end;
-    let kind = if s < superseded_at {
-        StaleKind::InFlight
-    } else if s >= writer_end {
+    let kind = if s >= writer_end {
         StaleKind::SentLate
+    } else if s < superseded_at {
+        StaleKind::InFlight
     } else {
         assert!(superseded_at <= s && s < writer_end);
         StaleKind::InOverlap

@@ -159,9 +159,13 @@ fn stale_kind_boundaries() {
     let kind = |sent, superseded_at, writer_end| {
         StaleKind::of(at(sent), at(superseded_at), at(writer_end))
     };
-    // Sent just before the later acquisition: in flight, whatever the end.
+    // Sent just before the later acquisition while the writer held: in
+    // flight; after its own hold had ended (a pause), sent late, even
+    // before the later acquisition.
     assert_eq!(kind(9, 10, 20), StaleKind::InFlight);
-    assert_eq!(kind(9, 10, 5), StaleKind::InFlight);
+    assert_eq!(kind(9, 10, 5), StaleKind::SentLate);
+    assert_eq!(kind(9, 10, 9), StaleKind::SentLate);
+    assert_eq!(kind(8, 10, 9), StaleKind::InFlight);
     // Sent at the instant of the later acquisition, the writer still
     // holding: in overlap; at the instant its own hold ends: sent late.
     assert_eq!(kind(10, 10, 20), StaleKind::InOverlap);

@@ -193,7 +193,7 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
         ("writes rejected by fencing", c.rejected_writes.to_string()),
         (
             "writes abandoned (never sent: the store connection never opened)",
-            abandoned(out).len().to_string(),
+            out.abandoned_writes().len().to_string(),
         ),
         ("lock calls", measured(l.attempts.to_string())),
         ("acquisitions", l.acquisitions.to_string()),
@@ -526,18 +526,10 @@ fn acquisitions(doc: &mut Vec<Block>, out: &RunOutput) {
     }
 }
 
-/// The `write_abandoned` events of the run.
-fn abandoned<'h>(out: &RunOutput<'h>) -> Vec<&'h crate::history::Event> {
-    let is = |e: &&crate::history::Event| {
-        matches!(e.kind, crate::history::EventKind::WriteAbandoned { .. })
-    };
-    out.history.events.iter().filter(is).collect()
-}
-
 /// The section "Writes abandoned", when a client gave up on a write whose
 /// connection to the store never opened.
 fn abandoned_writes(doc: &mut Vec<Block>, out: &RunOutput) {
-    let writes = abandoned(out);
+    let writes = out.abandoned_writes();
     if writes.is_empty() {
         return;
     }

@@ -27,7 +27,6 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::check::{CheckResult, StaleKind};
-use crate::history::EventKind;
 
 /// Creates `dir` (and its parents) and writes the five files of a run:
 /// `history.csv`, `summary.json`, `timeline.svg`, `report.md`, `index.html`.
@@ -114,7 +113,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "stale_sent_late": split[1],
         "stale_in_overlap": split[2],
         "rejected_writes": c.rejected_writes,
-        "abandoned_writes": out.history.events.iter().filter(|e| matches!(e.kind, EventKind::WriteAbandoned { .. })).count(),
+        "abandoned_writes": out.abandoned_writes().len(),
         "attempts": seen.then_some(l.attempts),
         "acquisitions": l.acquisitions,
         "acquire_p50_ms": seen.then(|| finite(l.acquire_p50_ms)),

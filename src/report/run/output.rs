@@ -63,6 +63,15 @@ impl<'a> RunOutput<'a> {
         self.lab.is_none()
     }
 
+    /// The writes a client gave up on before its store connection opened
+    /// (`write_abandoned`): they never left it.
+    pub fn abandoned_writes(&self) -> Vec<&'a crate::history::Event> {
+        let abandoned = |e: &&crate::history::Event| {
+            matches!(e.kind, crate::history::EventKind::WriteAbandoned { .. })
+        };
+        self.history.events.iter().filter(abandoned).collect()
+    }
+
     /// `safe`, `violation` or `degraded`: [`crate::check::verdict::outcome_of`].
     pub fn outcome(&self) -> &'static str {
         crate::check::verdict::outcome_of(self.scenario, self.check)

@@ -271,21 +271,21 @@ fn how_late(w: &StaleWrite) -> Vec<In> {
         .map_or("applied".to_string(), |s| format!("sent at {}", fmt_t(s)));
     let (kind, why) = match w.kind {
         StaleKind::InFlight => (
-            "in flight",
+            StaleKind::InFlight.short(),
             format!(
-                "{sent}, before the first later acquisition succeeded at {}; the network or the store delayed it past that. ",
+                "{sent}, while the writer held the lock and before the first later acquisition succeeded at {}; the network or the store delayed it past that. ",
                 fmt_t(w.superseded_at)
             ),
         ),
         StaleKind::SentLate => (
-            "sent late",
+            StaleKind::SentLate.short(),
             format!(
-                "{sent}, after the first later acquisition at {} and after the writer's own hold had ended: the writer did not know its lock was gone. ",
+                "{sent}, after the writer's own hold had ended (the first later acquisition succeeded at {}): the writer did not know its lock was gone. ",
                 fmt_t(w.superseded_at)
             ),
         ),
         StaleKind::InOverlap => (
-            "in overlap",
+            StaleKind::InOverlap.short(),
             format!(
                 "{sent}, after the first later acquisition at {}, while the writer still held the lock by its own validity: the lock itself failed. ",
                 fmt_t(w.superseded_at)

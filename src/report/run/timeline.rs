@@ -607,8 +607,7 @@ fn legend_items(out: &RunOutput, skipped: usize) -> Vec<(Swatch, String)> {
     if c.rejected_writes > 0 {
         items.push((Swatch::Tick(REJECTED), "write rejected".into()));
     }
-    let abandoned = |e: &crate::history::Event| matches!(e.kind, EventKind::WriteAbandoned { .. });
-    if out.history.events.iter().any(abandoned) {
+    if !out.abandoned_writes().is_empty() {
         items.push((
             Swatch::Tick(ABANDONED),
             "write abandoned (never sent)".into(),

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use super::format::{interval, latency, pct};
 use super::output::SweepOutput;
 use super::view::{key_view, value_at, Group, KeyView};
+use crate::check::StaleKind;
 use crate::scenario::{Expect, Scenario};
 use crate::stats::{wilson, Z95};
 use crate::sweep::stats::SummaryRow;
@@ -260,27 +261,26 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
 fn stale_kinds(ran: &[&SummaryRow]) -> Option<String> {
     let runs: u64 = ran.iter().map(|r| r.runs).sum();
     let with: [u64; 3] = [0, 1, 2].map(|k| ran.iter().map(|r| r.stale_kinds[k].runs).sum());
-    let most = *with.iter().max()?;
-    if most == 0 {
-        return None;
+    let why = |k: StaleKind| {
+        match k {
+        StaleKind::InFlight => "the network or the store delayed writes sent while the lock stood",
+        StaleKind::SentLate => "writers sent after their own hold had ended",
+        StaleKind::InOverlap => "writers sent while they still held the lock by their own validity, after another acquisition: the lock itself failed",
     }
-    let names = ["in flight", "sent late", "in overlap"];
-    let why = [
-        "the network or the store delayed writes sent while the lock stood",
-        "writers sent after their own hold had ended",
-        "writers sent while they still held the lock by their own validity, after another acquisition: the lock itself failed",
-    ];
-    let parts: Vec<String> = (0..3)
-        .map(|k| format!("{} in {} of {runs} runs", names[k], with[k]))
+    };
+    let parts: Vec<String> = StaleKind::ALL
+        .iter()
+        .zip(with)
+        .map(|(k, n)| format!("{} in {n} of {runs} runs", k.short()))
         .collect();
-    let top: Vec<usize> = (0..3).filter(|&k| with[k] == most).collect();
-    let dominated = match top.as_slice() {
-        [k] => format!("Writes {} dominated: {}", names[*k], why[*k]),
-        _ => format!(
+    let dominated = match StaleKind::dominant(with).as_slice() {
+        [] => return None,
+        [k] => format!("Writes {} dominated: {}", k.short(), why(*k)),
+        top => format!(
             "Writes {} were as frequent",
             and_list(
                 &top.iter()
-                    .map(|&k| names[k].to_string())
+                    .map(|k| k.short().to_string())
                     .collect::<Vec<_>>()
             )
         ),
