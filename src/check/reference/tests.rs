@@ -28,44 +28,22 @@ fn env_number(name: &str) -> Option<u64> {
 
 /// The first field in which the two results differ, if any.
 fn difference(online: &CheckResult, reference: &CheckResult) -> Option<String> {
-    let fields: [(&str, String, String); 7] = [
-        (
-            "holds",
-            format!("{:#?}", online.holds),
-            format!("{:#?}", reference.holds),
-        ),
-        (
-            "overlaps",
-            format!("{:#?}", online.overlaps),
-            format!("{:#?}", reference.overlaps),
-        ),
-        (
-            "stale_writes",
-            format!("{:#?}", online.stale_writes),
-            format!("{:#?}", reference.stale_writes),
-        ),
-        (
-            "interleavings",
-            format!("{:#?}", online.interleavings),
-            format!("{:#?}", reference.interleavings),
-        ),
-        (
-            "rejected_writes",
-            online.rejected_writes.to_string(),
-            reference.rejected_writes.to_string(),
-        ),
-        (
-            "liveness",
-            format!("{:#?}", online.liveness),
-            format!("{:#?}", reference.liveness),
-        ),
-        (
-            "verdict",
-            format!("{:?} {:?}", online.verdict, online.unprotected_writes),
-            format!("{:?} {:?}", reference.verdict, reference.unprotected_writes),
-        ),
+    type Show = fn(&CheckResult) -> String;
+    let fields: [(&str, Show); 7] = [
+        ("holds", |c| format!("{:#?}", c.holds)),
+        ("overlaps", |c| format!("{:#?}", c.overlaps)),
+        ("stale_writes", |c| format!("{:#?}", c.stale_writes)),
+        ("interleavings", |c| format!("{:#?}", c.interleavings)),
+        ("rejected_writes", |c| c.rejected_writes.to_string()),
+        ("liveness", |c| format!("{:#?}", c.liveness)),
+        ("verdict", |c| {
+            format!("{:?} {:?}", c.verdict, c.unprotected_writes)
+        }),
     ];
-    let (name, online, reference) = fields.into_iter().find(|(_, o, r)| o != r)?;
+    let (name, online, reference) = fields
+        .into_iter()
+        .map(|(name, show)| (name, show(online), show(reference)))
+        .find(|(_, o, r)| o != r)?;
     Some(format!(
         "{name} differ:\nonline: {online}\nreference: {reference}"
     ))
