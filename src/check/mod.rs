@@ -263,15 +263,6 @@ impl StaleKind {
             .collect()
     }
 
-    /// A phrase for reports: what the kind says happened.
-    pub fn describe(self) -> &'static str {
-        match self {
-            StaleKind::InFlight => "in flight: sent while its lock stood, delayed past the next acquisition by the network or the store",
-            StaleKind::SentLate => "sent late: sent after the writer's own hold had ended (a pause between its check and its send, or no check)",
-            StaleKind::InOverlap => "in overlap: sent after another acquisition while the writer still held the lock by its own validity (the lock itself failed)",
-        }
-    }
-
     /// The kind of a write sent at `sent`, the first later acquisition of
     /// its resource having succeeded at `superseded_at` and the writer's
     /// hold ending at `writer_end`.
