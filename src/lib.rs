@@ -21,10 +21,12 @@
 //!   the lab;
 //! - [`scenario`]: the scenario file, parsed and validated into plain data;
 //! - [`history`]: the events of one run, in time order, faults typed;
-//! - [`sim`]: the simulated world on turmoil (hosts, network faults, the
-//!   nemesis, the sentinel, the protected store);
+//! - [`engine`]: the fault engine of both worlds (the plan drawn from the
+//!   seed, the nemesis, the timers, what is down, paused, cut, slowed);
+//! - [`sim`]: the simulated world on turmoil (hosts, links, the sentinel,
+//!   the protected store);
 //! - [`lab`]: the same scenarios in real time against real client
-//!   processes (so far its network links);
+//!   processes, on the project's node and sentinel;
 //! - [`check`]: the checkers (mutual exclusion at the lock and at the
 //!   resource, liveness figures) and the verdict rules;
 //! - [`runner`]: one run as a library call (load, run, check), writing nothing;
@@ -44,6 +46,7 @@ pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod duration;
+pub mod engine;
 pub mod flock;
 pub mod history;
 pub mod lab;

@@ -41,7 +41,7 @@ pub struct Run {
     pub wall_ms: f64,
     /// The faults the driver applied, in order (the file's and the
     /// nemesis's; skipped ones left out).
-    pub faults: Vec<crate::sim::Applied>,
+    pub faults: Vec<crate::engine::due::Applied>,
 }
 
 impl Run {

@@ -7,7 +7,7 @@
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
 use crate::check::outside;
 use crate::lab::process::Watchdog;
-use crate::lab::world::{self, LabError, Setup};
+use crate::lab::run::{self as world, LabError, Setup};
 use crate::report::{self, LabInfo, RunOutput};
 use crate::runner::{load_file, Failure, Run};
 use crate::scenario::Scenario;

@@ -261,7 +261,7 @@ fn rate_changes(s: &Scenario, client: &str) -> bool {
 /// Whether `client` needs libfaketime in run `seed` of `s`: a clock of its
 /// own from the start, or one a `clock-rate` fault changes.
 pub fn needed(s: &Scenario, seed: u64, client: &str) -> bool {
-    let (offset, rate) = crate::sim::clock_draws(s, seed)
+    let (offset, rate) = crate::engine::setup::clock_draws(s, seed)
         .get(client)
         .copied()
         .unwrap_or((0.0, 1.0));

@@ -1,6 +1,9 @@
 //! The lab: a scenario run in real time against real client processes of
 //! any language, its faults on the wall clock, judged from outside
-//! (`redlock-sim lab`, issue 22). Built piece by piece; so far:
+//! (`redlock-sim lab`). The fault engine ([`crate::engine`]) is the
+//! simulation's; what differs is the world it acts on:
+//! - [`run`]: one run (start, drive, stop); [`world`]: what a fault does
+//!   to the lab's hosts; [`net`]: the links' fault state;
 //! - [`link`]: the forwarder between one client and one server, where
 //!   partitions and latencies act with TCP's behaviour;
 //! - the sentinel is the shared [`crate::sentinel`], served with one
@@ -18,16 +21,14 @@
 pub mod clock;
 pub mod driver;
 pub mod faketime;
-pub mod faults;
 pub mod gate;
-pub mod hosts;
 pub mod link;
 pub mod net;
 pub mod node;
-pub mod plan;
 pub mod process;
 pub mod record;
 pub mod refuse;
+pub mod run;
 pub mod sent;
 pub mod store;
 pub mod world;

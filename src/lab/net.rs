@@ -3,9 +3,9 @@
 //! topology each node to each other, for replication, and the sentinel to
 //! each node), and the partitions, isolations and latencies on them.
 //!
-//! Cuts are kept as the simulation keeps them ([`Net`]: several faults may
-//! cut one direction; it heals when the last goes), and every change is
-//! pushed to the links' directions: a cut direction holds, a slowed one
+//! The fault engine keeps the cuts ([`Cuts`]: several faults may cut one
+//! direction; it heals when the last goes), and every change is pushed to
+//! the links' directions: a cut direction holds, a slowed one
 //! takes the fault's latency. A crash does not cut here: the crashed node's
 //! links are reset and its ports closed (see [`super::node`]).
 //!
@@ -15,8 +15,8 @@
 
 use super::link::{Link, Setting};
 use super::sent::SendTimes;
+use crate::engine::cuts::{Cuts, LinkState};
 use crate::scenario::DurRange;
-use crate::sim::net::{Link as Want, Net};
 use crate::transport::Connector;
 use crate::transport::{ConnectFuture, TcpConnector};
 use std::collections::BTreeMap;
@@ -32,11 +32,9 @@ pub type Directory = Arc<RwLock<BTreeMap<(String, String), SocketAddr>>>;
 /// The links and their fault state.
 pub struct LabNet {
     links: BTreeMap<(String, String), Link>,
-    /// Which directions are cut, and why ([`LabNet::apply`] pushes them).
-    pub cuts: Net,
     latency: DurRange,
-    /// Slowed pairs (both directions), with the latency fault's id.
-    slowed: BTreeMap<(String, String), (u64, Duration)>,
+    /// Slowed pairs (both directions), with their latency.
+    slowed: BTreeMap<(String, String), Duration>,
     pub directory: Directory,
 }
 
@@ -44,7 +42,6 @@ impl LabNet {
     pub fn new(latency: DurRange) -> LabNet {
         LabNet {
             links: BTreeMap::new(),
-            cuts: Net::default(),
             latency,
             slowed: BTreeMap::new(),
             directory: Directory::default(),
@@ -90,37 +87,32 @@ impl LabNet {
             .map(|((f, _), l)| (f.as_str(), l))
     }
 
-    /// Slows the pair `a`, `b` (both directions) to `latency` for fault `id`.
-    pub fn slow(&mut self, a: &str, b: &str, id: u64, latency: Duration) {
-        self.slowed.insert(pair(a, b), (id, latency));
-    }
-
-    /// Gives the pair back the network's latency, unless a later fault
-    /// than `id` slowed it.
-    pub fn restore(&mut self, a: &str, b: &str, id: u64) {
-        let key = pair(a, b);
-        if self.slowed.get(&key).is_some_and(|(i, _)| *i == id) {
-            self.slowed.remove(&key);
-        }
+    /// Sets the latency of the pair `a`, `b` (both directions); `None`:
+    /// the network's own.
+    pub fn set_latency(&mut self, a: &str, b: &str, latency: Option<Duration>) {
+        match latency {
+            Some(d) => self.slowed.insert(pair(a, b), d),
+            None => self.slowed.remove(&pair(a, b)),
+        };
     }
 
     /// Pushes the wanted state to every link.
-    pub fn apply(&self) {
+    pub fn apply(&self, cuts: &Cuts) {
         for ((from, to), link) in &self.links {
-            let up = self.setting(from, to);
-            let down = self.setting(to, from);
+            let up = self.setting(cuts, from, to);
+            let down = self.setting(cuts, to, from);
             link.up.send_if_modified(|s| replace(s, up));
             link.down.send_if_modified(|s| replace(s, down));
         }
     }
 
-    fn setting(&self, from: &str, to: &str) -> Setting {
+    fn setting(&self, cuts: &Cuts, from: &str, to: &str) -> Setting {
         let latency = match self.slowed.get(&pair(from, to)) {
-            Some((_, d)) => (*d, *d),
+            Some(d) => (*d, *d),
             None => (self.latency.lo, self.latency.hi),
         };
         Setting {
-            held: self.cuts.wanted(from, to) != Want::Healthy,
+            held: cuts.wanted(from, to) != LinkState::Healthy,
             latency,
         }
     }

@@ -228,11 +228,11 @@ fn replicate(
 ) -> impl std::future::Future<Output = ()> + Send + 'static {
     crate::node::replication::set_replication_delay(node, r.delay);
     let master = r.master.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let addr = format!("{master}:{}", crate::sim::workload::NODE_PORT);
+    let addr = format!("{master}:{}", crate::engine::setup::NODE_PORT);
     if master != name && first_boot {
         crate::node::replication::attach_synced(node, &addr);
     } else if master != name {
-        let port = crate::sim::workload::NODE_PORT.to_string();
+        let port = crate::engine::setup::NODE_PORT.to_string();
         node.execute(&[
             Bytes::from("REPLICAOF"),
             Bytes::from(master),

@@ -17,12 +17,12 @@
 //! - faults, failovers, clients that ended early: the engine's.
 
 use super::store::StoreEvent;
+use crate::engine::aim::Aimer;
+use crate::engine::due::Due;
 use crate::history::keys::key_events;
 use crate::history::ownership::Ownership;
 use crate::history::{Event, EventKind, History};
 use crate::scenario::Topology;
-use crate::sim::aim::Aimer;
-use crate::sim::due::Due;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

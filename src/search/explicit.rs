@@ -7,8 +7,8 @@
 //! nanosecond (`"1234.567891ms"`), a clock jump to the same `f64`, so that
 //! the written file replays exactly the run that was shrunk.
 
+use crate::engine::due::{Applied, Origin};
 use crate::scenario::{DurRange, Fault, FaultAction, Restart, Target, Trigger};
-use crate::sim::{Applied, Origin};
 use std::time::Duration;
 
 /// The applied faults as entries, in the order they were applied: each due

@@ -141,7 +141,7 @@ pub fn shrink_file(
 /// Step 2: the run's faults as explicit entries that still violate.
 fn explicit_faults(
     base: &Scenario,
-    applied: &[crate::sim::Applied],
+    applied: &[crate::engine::due::Applied],
     seed: u64,
 ) -> Result<Vec<Fault>, Failure> {
     let all = explicit::absolute(applied);

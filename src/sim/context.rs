@@ -7,24 +7,15 @@
 //! between steps. Everything here is ordered (`BTreeMap`, `Vec`), so a run
 //! depends on nothing but the scenario and the seed.
 
-use super::due::{Due, Origin};
 use crate::clock::{SimClock, Wakeups};
+use crate::engine::aim::Aimer;
+use crate::engine::due::{Due, Origin, Waiting};
 use crate::history::{EventKind, Recorder};
 use crate::scenario::{FaultAction, Target, Trigger, AIMED_EVENTS};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-
-/// A fault waiting for its trigger (`after = "c1:acquired"`).
-#[derive(Clone, Debug)]
-pub struct Waiting {
-    pub trigger: Trigger,
-    pub at: Duration,
-    pub action: FaultAction,
-    /// Index of the fault in the file's `[[faults]]`.
-    pub index: usize,
-}
 
 #[derive(Default)]
 struct State {
@@ -33,7 +24,7 @@ struct State {
     /// Triggered faults, to be applied by the driver in order.
     due: Vec<Due>,
     /// The aimed nemesis, when `[nemesis] aim = "lock"`.
-    aimer: Option<super::aim::Aimer>,
+    aimer: Option<Aimer>,
     /// Directed links a host held in the middle of a step for a fault due
     /// at that instant, for the driver to bring to their wanted state.
     held: Vec<(String, String)>,
@@ -66,7 +57,7 @@ impl Context {
         end: Duration,
         master: String,
         waiting: Vec<Waiting>,
-        aimer: Option<super::aim::Aimer>,
+        aimer: Option<Aimer>,
     ) -> Arc<Self> {
         // Every clock of a run enters its timers in the same registry.
         let wakeups = clocks.values().next().expect("a host").wakeups().clone();

@@ -1,13 +1,11 @@
 //! The simulated world: one turmoil simulation per run of a scenario.
 //!
 //! - [`context`]: what hosts share with the driver (history, clocks, pauses);
-//!   [`due`]: faults with a time (due, applied) and their origin;
 //!   [`pause`]: a paused host's sockets wait out its pauses;
 //!   [`sockets`]: turmoil's TCP through the client's connector seam;
-//! - [`world`]: the driver loop; [`faults`]: applying a fault;
-//!   [`net`]: the network's fault state (held and dropped links);
-//!   [`nemesis`]: random faults;
-//!   [`aim`]: the nemesis's faults placed at lock events (`aim = "lock"`);
+//! - [`driver`]: the driver loop, stepping turmoil and the fault engine
+//!   ([`crate::engine`]); [`world`]: what a fault does to the simulated
+//!   hosts; [`links`]: turmoil's links brought to the engine's cuts;
 //! - host programs: [`nodes`] (the real node), [`sentinel`] (failover in the
 //!   `single` topology), [`workload`] (clients running the real lock client,
 //!   or [`own`]: a lock of the user's own), [`store`] (the protected
@@ -18,12 +16,9 @@
 //! from the seed; turmoil's own generator is seeded with it too, and its
 //! epoch is fixed, so a run depends on nothing else.
 
-pub mod aim;
 pub mod context;
-pub mod due;
-pub mod faults;
-pub mod nemesis;
-pub mod net;
+pub mod driver;
+pub mod links;
 pub mod nodes;
 pub mod own;
 pub mod pause;
@@ -36,21 +31,22 @@ pub mod world;
 
 use crate::clock::Clock;
 use crate::clock::{ClockModel, SimClock, Wakeups};
+use crate::engine::due::Applied;
+use crate::engine::plan::fault_plan;
+use crate::engine::setup::{clock_draws, persistence_mode, NODE_PORT};
+use crate::engine::Engine;
 use crate::history::{History, Recorder, Sink};
 use crate::node::persistence::{self, Disk, SharedDisk};
 use crate::node::{replication, Node};
-use crate::scenario::{Persistence, Scenario, Topology, Trigger};
+use crate::scenario::{Scenario, Topology};
 use bytes::Bytes;
-use context::{Context, Waiting};
-use due::Due;
-pub use due::{Applied, Origin, Placed};
-use rand::Rng;
+use context::Context;
+pub use driver::{RunError, Stepping};
 use sockets::Connector;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
-use workload::{rng_for, ClientParams, LockCode, NODE_PORT};
-pub use world::{RunError, Stepping};
+use workload::{ClientParams, LockCode};
 
 /// Seconds since the Unix epoch at which every simulation starts.
 pub const EPOCH_SECS: u64 = 1_700_000_000;
@@ -83,33 +79,6 @@ fn clocks(s: &Scenario, seed: u64, wakeups: &Wakeups) -> BTreeMap<String, SimClo
             let model = ClockModel::new(epoch_ms, offset, rate);
             let clock = SimClock::with_wakeups(model, wakeups.clone(), &h);
             (h, clock)
-        })
-        .collect()
-}
-
-/// Each host's clock offset (ms) and rate, as the seed draws them: the
-/// simulation's clocks, and the lab's (its nodes', and its clients' through
-/// libfaketime).
-pub fn clock_draws(s: &Scenario, seed: u64) -> BTreeMap<String, (f64, f64)> {
-    let mut rng = rng_for(seed, "world", "clocks");
-    let d = s.clocks.drift;
-    s.host_names()
-        .into_iter()
-        .map(|h| {
-            let mut rate = if d > 0.0 {
-                rng.random_range(1.0 - d..=1.0 + d)
-            } else {
-                1.0
-            };
-            let mut offset = s.clocks.offset.draw(&mut rng);
-            if let Some(o) = s.hosts.get(&h) {
-                rate = o.clock_rate.unwrap_or(rate);
-                if let Some(r) = &o.clock_offset {
-                    // A generator of its own, so this draw moves no other host's clock.
-                    offset = r.draw(&mut rng_for(seed, &h, "clock_offset"));
-                }
-            }
-            (h, (offset, rate))
         })
         .collect()
 }
@@ -202,26 +171,23 @@ fn run_into(
         sim.host("store", move || store::store_main(ctx.clone()));
     }
     add_clients(&mut sim, s, &ctx, &node_addrs, seed, code);
-    let mut world = world::World {
+    let world = world::SimWorld {
         sim,
-        ctx: ctx.clone(),
-        scenario: s.clone(),
-        hosts: s.host_names(),
-        net: net::Net::default(),
-        rng: rng_for(seed, "world", "faults"),
-        queue,
-        timers: BTreeMap::new(),
-        down: BTreeMap::new(),
-        slowed: BTreeMap::new(),
-        next_id: 0,
+        ctx,
+        links: links::TurmoilLinks::default(),
         disks,
+        latency: s.network.latency,
+    };
+    let mut driver = driver::Driver {
+        world,
+        engine: Engine::new(s, seed, queue),
+        scenario: s.clone(),
         limit,
-        applied: Vec::new(),
         wakeups,
         stepping: stepping_for(stepping, code),
     };
-    world.run()?;
-    Ok(world.applied)
+    driver.run()?;
+    Ok(driver.engine.into_applied())
 }
 
 /// How a run with `code` moves time. Skipping trusts that every timer of
@@ -233,44 +199,6 @@ fn stepping_for(wanted: Stepping, code: &LockCode) -> Stepping {
         LockCode::BuiltIn => wanted,
         LockCode::Own(_) => Stepping::EveryTick,
     }
-}
-
-/// The faults of a run: those due at a time (the file's untriggered ones
-/// and a random nemesis's plan), sorted; those waiting on a trigger; and
-/// the aimed nemesis, when `aim = "lock"`. The lab draws its plan here too.
-pub fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<aim::Aimer>) {
-    let mut queue = Vec::new();
-    let mut waiting = Vec::new();
-    for (index, f) in s.faults.iter().enumerate() {
-        match &f.after {
-            Trigger::Start => queue.push(Due {
-                time: f.at,
-                action: f.action.clone(),
-                origin: Origin::File(index),
-                placed: None,
-            }),
-            t => waiting.push(Waiting {
-                trigger: t.clone(),
-                at: f.at,
-                action: f.action.clone(),
-                index,
-            }),
-        }
-    }
-    let mut aimer = None;
-    if let Some(n) = &s.nemesis {
-        let plan = nemesis::plan(s, n, &mut rng_for(seed, "world", "nemesis"));
-        match n.aim {
-            crate::scenario::Aim::Random => queue.extend(plan),
-            crate::scenario::Aim::Lock => {
-                let mut rng = rng_for(seed, "world", "aim");
-                aimer = Some(aim::Aimer::new(s, plan, n.clock_jump_target, &mut rng));
-            }
-        }
-    }
-    let mut queue: Vec<Due> = queue.into_iter().map(Due::on_ms).collect();
-    queue.sort_by_key(|d| d.time);
-    (queue, waiting, aimer)
 }
 
 /// The turmoil simulation: fixed epoch, the scenario's tick and latency,
@@ -422,14 +350,5 @@ fn add_clients(
             spec.name.clone(),
             workload::client_main(ctx.clone(), params),
         );
-    }
-}
-
-/// The node's persistence for the scenario's (the lab's nodes too).
-pub fn persistence_mode(p: Persistence) -> persistence::Mode {
-    match p {
-        Persistence::None => persistence::Mode::None,
-        Persistence::Everysec => persistence::Mode::Everysec,
-        Persistence::Always => persistence::Mode::Always,
     }
 }

@@ -4,7 +4,7 @@
 //! `FLUSHALL`).
 
 use super::context::Context;
-use super::workload::NODE_PORT;
+use crate::engine::setup::NODE_PORT;
 use crate::history::{keys, EventKind};
 use crate::node::{self, Node};
 use bytes::Bytes;

@@ -22,6 +22,7 @@ use super::store_link::{Outcome, StoreLink};
 use crate::client::connection::NodeConn;
 use crate::client::{Config, Lock, RedisConn, Redlock, Status, Watchdog};
 use crate::clock::{sim_now, Clock, SimClock};
+use crate::engine::setup::{fnv, rng_for, NODE_PORT};
 use crate::history::EventKind;
 use crate::resp::Frame;
 use crate::scenario::{ClientSpec, Hold, Topology};
@@ -30,8 +31,6 @@ use rand_chacha::{ChaCha20Rng, ChaCha8Rng};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Port the nodes listen on.
-pub const NODE_PORT: u16 = 6379;
 /// Port of the protected store.
 pub const STORE_ADDR: &str = "store:7000";
 /// Port of the sentinel.
@@ -39,18 +38,6 @@ pub const SENTINEL_ADDR: &str = "sentinel:26379";
 /// The least a client waits for the store to answer a write (it waits as
 /// long as its lock is valid, when that is longer).
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// A generator for one purpose of one host, derived from the run's seed.
-pub fn rng_for(seed: u64, host: &str, purpose: &str) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(seed ^ fnv(host) ^ fnv(purpose).rotate_left(17))
-}
-
-/// 64-bit FNV-1a of a label.
-pub fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
 
 /// The lock code the clients run.
 #[derive(Clone, Default)]

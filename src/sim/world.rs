@@ -1,364 +1,114 @@
-//! The driver: one turmoil `Sim` per run, stepped by the driver with faults
-//! applied between ticks: at the first step of each whole millisecond, as
-//! of the time each was due (a fault released by an event falls due at the
-//! event's instant, in the middle of a step; see `Context::record_at`).
-//!
-//! Ticks in which nothing can happen are taken at once, and a host with
-//! nothing due in a step is left behind (turmoil's `step_lazily`): what
-//! may happen is known from the hosts' timers ([`Wakeups`], kept by their
-//! clocks), the network's next delivery and the driver's own queue. The
-//! run is the one stepping every host every tick makes
-//! ([`Stepping::EveryTick`]); a host that acts inside a span taken as quiet
-//! is a panic, never a different run.
-//!
-//! [`World`] owns the `Sim`, the network fault state ([`Net`]), the queue of
-//! due faults and the timers that end them (heal after `for`, restart after a
-//! delay; a pause ends by itself, see [`super::pause`]). Hosts talk to it only through the shared
-//! [`Context`]. The loop stops when every client has finished (no new lock
-//! attempt starts after `duration`; a held lock is still released) or at a
-//! hard limit past the end.
+//! What a fault does to the simulation's hosts ([`engine::World`]): a
+//! crash is a power loss (cut off, then stopped, the disk losing what was
+//! not synced) or, with `kill`, a process's death on a machine that stays
+//! up; a restart boots the node's software again; cuts and latencies are
+//! turmoil's links; a pause and a clock fault act on the host's clock.
 
 use super::context::Context;
-use super::due::{on_ms, Applied, Due};
-use super::net::Net;
-use crate::clock::Wakeups;
-use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
+use super::links::TurmoilLinks;
+use crate::engine::cuts::{Cause, Cuts};
+use crate::engine::due::on_ms;
+use crate::engine::{self, PauseEnd};
+use crate::history::EventKind;
 use crate::node::persistence::SharedDisk;
-use crate::scenario::{Restart, Scenario};
-use rand_chacha::ChaCha8Rng;
+use crate::scenario::DurRange;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use turmoil::Sim;
 
-/// Something to do later, at a global time.
-#[derive(Clone, Debug)]
-pub enum Timer {
-    /// Restart a crashed node, if it is still down from that crash (id).
-    Restart(String, u64),
-    /// Remove the network cuts and holds of fault `id`.
-    Clear(u64),
-    /// Give a slowed link back the network's latency, unless a later
-    /// latency fault (another id) took the link over.
-    RestoreLatency(String, String, u64),
-}
-
-pub struct World<'a> {
+/// The simulation's hosts, as the faults act on them.
+pub struct SimWorld<'a> {
     pub sim: Sim<'a>,
     pub ctx: Arc<Context>,
-    pub scenario: Scenario,
-    pub hosts: Vec<String>,
-    pub net: Net,
-    pub rng: ChaCha8Rng,
-    /// Faults not yet applied, sorted by time (ties keep file order).
-    pub queue: Vec<Due>,
-    pub timers: BTreeMap<(Duration, u64), Timer>,
-    /// Nodes that are down, with the id of their crash.
-    pub down: BTreeMap<String, u64>,
-    /// The latest latency fault on each slowed link (a, b), by id.
-    pub slowed: BTreeMap<(String, String), u64>,
-    /// Ids for faults and timers, in the order they are made.
-    pub next_id: u64,
+    pub links: TurmoilLinks,
     /// Each node's disk, outside its host: a crash loses what is unsynced.
     pub disks: BTreeMap<String, SharedDisk>,
-    /// The loop stops here even if a client has not finished.
-    pub limit: Duration,
-    /// The faults applied so far (skipped ones left out), in order.
-    pub applied: Vec<Applied>,
-    /// The deadlines of the hosts' timers (see [`Wakeups`]).
-    pub wakeups: Wakeups,
-    /// Whether steps in which nothing can happen are skipped.
-    pub stepping: Stepping,
+    /// The network's latency, which a slowed link gets back.
+    pub latency: DurRange,
 }
 
-/// How the driver moves time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Stepping {
-    /// Steps in which nothing can happen are taken at once: the run is
-    /// the one [`Stepping::EveryTick`] makes, faster.
-    #[default]
-    Skip,
-    /// Every tick is a step of its own (to check `Skip` against).
-    EveryTick,
-}
-
-/// Why a run could not complete.
-#[derive(Debug)]
-pub struct RunError(pub String);
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "simulation failed: {}", self.0)
-    }
-}
-
-impl std::error::Error for RunError {}
-
-impl<'a> World<'a> {
-    pub fn id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
+impl engine::World for SimWorld<'_> {
+    fn instant(&self, due: Duration) -> Duration {
+        due
     }
 
-    pub fn after(&mut self, at: Duration, timer: Timer) {
-        let id = self.id();
-        self.timers.insert((on_ms(at), id), timer);
+    fn timer_due(&self, at: Duration) -> Duration {
+        on_ms(at)
     }
 
-    /// Records a fault in the history at global time `now`.
-    pub fn record_fault(&self, now: Duration, fault: FaultEvent) {
-        self.ctx.record_at(now, "driver", EventKind::Fault(fault));
+    fn master(&self) -> String {
+        self.ctx.master()
     }
 
-    /// Records at `now` that a fault was skipped: it could do nothing.
-    pub fn record_skipped(&self, now: Duration, fault: SkippedFault, reason: SkipReason) {
-        self.ctx
-            .record_at(now, "driver", EventKind::FaultSkipped { fault, reason });
+    fn record(&self, at: Duration, kind: EventKind) {
+        self.ctx.record_at(at, "driver", kind);
     }
 
-    /// Runs the simulation to the end.
-    pub fn run(&mut self) -> Result<(), RunError> {
-        let end = self.ctx.end;
-        let mut ended = false;
-        // Events reach the checkers this far behind the present: a fault
-        // is recorded at the time it was due, at most a tick ago.
-        let lag = (self.scenario.tick * 4).max(Duration::from_millis(10));
-        let mut acted: Option<u128> = None;
-        loop {
-            let now = self.sim.elapsed();
-            self.ctx.recorder.flush(now.saturating_sub(lag));
-            // The driver acts at the first step at or after each whole
-            // millisecond, where every timer falls (see `due::on_ms`): at
-            // a tick that divides a millisecond, at exactly the same times.
-            let ms = now.as_millis();
-            let mut changed = false;
-            if acted != Some(ms) {
-                changed = self.apply_due(now);
-                acted = Some(ms);
-            }
-            if !ended && now >= end {
-                self.ctx.record_at(now, "driver", EventKind::End);
-                ended = true;
-            }
-            // The first step runs every host's software for the first
-            // time: its tasks are ready, and they arm their first timers.
-            let skip = self.stepping == Stepping::Skip && now > Duration::ZERO && !changed;
-            let done = self.step(now, skip, ended)?;
-            if done || now > self.limit {
-                return Ok(());
-            }
-        }
+    fn sync_links(&mut self, cuts: &Cuts) {
+        self.links.apply(&mut self.sim, cuts);
     }
 
-    /// One step from `now`: with `skip`, as many ticks as are quiet, the
-    /// hosts with nothing due before its end left behind; else one tick,
-    /// every host run. Says whether every client has finished.
-    fn step(&mut self, now: Duration, skip: bool, ended: bool) -> Result<bool, RunError> {
-        let skip = skip && self.whole_ms() && self.sim.may_skip();
-        let armed = if skip {
-            self.wakeups.earliest_by_host()
-        } else {
-            Vec::new()
-        };
-        let ticks = if skip {
-            let timer = armed.iter().map(|(_, t)| *t).min();
-            self.quiet_ticks(now, ended, timer)
-        } else {
-            1
-        };
-        let activity = self.wakeups.activity();
-        self.wakeups.set_present(now);
-        let end_of_step = now + self.scenario.tick * ticks;
-        // A host with nothing due before the step's end may stay behind.
-        let idle = |host: &str| {
-            skip && armed
-                .iter()
-                .find(|(h, _)| &**h == host)
-                .is_none_or(|(_, t)| *t >= end_of_step)
-        };
-        let done = match self.sim.step_lazily(ticks, idle) {
-            Ok(done) => done,
-            // Something was due inside the span: a bug, never a verdict.
-            Err(e) if ticks > 1 => panic!("sim: skipped {ticks} ticks from {now:?}: {e}"),
-            Err(e) => return Err(RunError(e.to_string())),
-        };
-        assert!(
-            ticks == 1 || self.wakeups.activity() == activity,
-            "sim: skipped {ticks} ticks from {now:?}, but a host ran inside them (a timer the wake-ups did not know)"
-        );
-        // A host left behind that acts in the past: also a bug.
-        let late = self
-            .sim
-            .take_sent_in_past()
-            .or_else(|| self.wakeups.take_late());
-        assert!(
-            late.is_none(),
-            "sim: a host left behind had something due: {late:?}"
-        );
-        Ok(done)
+    /// Cut off first (what is in flight is lost), then stopped. With
+    /// `kill`, every connection a peer has to it is reset at once (a
+    /// client's pending request fails then, not at its timeout; turmoil's
+    /// `reset_peers`, in a fixed order: the host's own closing segments,
+    /// sent in the order its runtime drops its tasks, are dropped), then
+    /// its links are healed: a connect finds no listener and is refused at
+    /// once. The disk keeps what the OS had, synced or not.
+    async fn crash(&mut self, at: Duration, host: &str, kill: bool, cuts: &mut Cuts, cause: Cause) {
+        cuts.cut_off(host, cause);
+        self.links.apply(&mut self.sim, cuts);
+        self.sim.crash(host);
+        if kill {
+            self.sim.reset_peers(host);
+            cuts.clear(cause.0);
+            self.links.apply(&mut self.sim, cuts);
+        }
+        // A pause in progress dies with the process.
+        self.ctx.clock(host).end_pauses(at);
+        if let Some(d) = self.disks.get(host).filter(|_| !kill) {
+            d.lock().unwrap_or_else(|e| e.into_inner()).crash();
+        }
+        self.ctx.node_down(host, true);
     }
 
-    /// How many ticks the next step may take at once: as many as end at or
-    /// before the first instant at which something may happen (see
-    /// [`World::next_event`]); at least one.
-    ///
-    /// A step may end at that instant: a timer due then fires at the end
-    /// of the step, and its task runs at the start of the next, as in a
-    /// step of one tick (a host's step returns as soon as the step's own
-    /// timer fires, before the tasks woken with it run); a message due
-    /// then is made deliverable at the end of the step and delivered at
-    /// the start of the next; a fault due then is applied before the next.
-    /// Only a tick of whole milliseconds skips (see [`World::whole_ms`]).
-    fn quiet_ticks(&self, now: Duration, ended: bool, timer: Option<Duration>) -> u32 {
-        let tick = self.scenario.tick;
-        let next = self.next_event(now, ended, timer);
-        let quiet = next.saturating_sub(now).as_nanos() / tick.as_nanos();
-        quiet.clamp(1, u32::MAX as u128) as u32
-    }
-
-    /// Whether the tick is whole milliseconds. A shorter one runs the ready
-    /// tasks of a step in more than one pass (see turmoil's `PATCH.md`), so
-    /// a task may be ready after a step with no timer: it steps every tick.
-    fn whole_ms(&self) -> bool {
-        self.scenario.tick.as_nanos().is_multiple_of(1_000_000)
-    }
-
-    /// The first instant, from `now` on, at which something may happen:
-    /// a host's timer falls due (`timer`, the earliest of the wake-ups: a
-    /// task woken by one and not yet run keeps its deadline), the network
-    /// delivers, a fault or a driver's timer is due, the run ends or
-    /// reaches its limit. Tasks woken otherwise run in a step of one tick:
-    /// by the driver (`apply_due` said so), or from another host outside
-    /// the network (turmoil's `may_skip` says so); a delivery's receiver
-    /// runs in the step that delivers it.
-    fn next_event(&self, now: Duration, ended: bool, timer: Option<Duration>) -> Duration {
-        let mut next = self.limit + Duration::from_nanos(1);
-        let mut at = |t: Duration| next = next.min(t);
-        if let Some(t) = timer {
-            at(t);
-        }
-        if let Some(d) = self.sim.next_delivery() {
-            at(now + d);
-        }
-        if let Some(d) = self.queue.first() {
-            at(d.time);
-        }
-        if let Some(((t, _), _)) = self.timers.first_key_value() {
-            at(*t);
-        }
-        if !ended {
-            at(self.ctx.end);
-        }
-        next
-    }
-
-    /// Applies the faults and timers due at `now`; says whether anything
-    /// changed (what changed may wake a host's tasks).
-    fn apply_due(&mut self, now: Duration) -> bool {
-        let triggered = self.ctx.take_due();
-        if !triggered.is_empty() {
-            self.queue.extend(triggered.into_iter().map(Due::on_ms));
-            self.queue.sort_by_key(|d| d.time);
-        }
-        let held = self.ctx.take_held();
-        let due = !held.is_empty()
-            || self.queue.first().is_some_and(|d| d.time <= now)
-            || self
-                .timers
-                .first_key_value()
-                .is_some_and(|((at, _), _)| *at <= now);
-        if !due {
-            return false;
-        }
-        // What the driver does may wake a host's tasks at once (a crash
-        // drops what was on its way to the host, and a connect waiting for
-        // it fails): every host must be at the present first.
-        if let Err(e) = self.sim.catch_up() {
-            panic!("sim: bringing the hosts to {now:?}: {e}");
-        }
-        let mut changed = false;
-        for (from, to) in held {
-            self.net.held_by_host(&from, &to);
-            changed = true;
-        }
-        while self.queue.first().is_some_and(|d| d.time <= now) {
-            let due = self.queue.remove(0);
-            if self.apply(due.time, due.action.clone()) {
-                self.applied.push(Applied {
-                    time: due.time,
-                    action: due.action,
-                    origin: due.origin,
-                    placed: due.placed,
-                });
-            }
-            changed = true;
-        }
-        while let Some(entry) = self.timers.first_entry() {
-            let at = entry.key().0;
-            if at > now {
-                break;
-            }
-            let timer = entry.remove();
-            self.fire(at, timer);
-            changed = true;
-        }
-        if changed {
-            self.net.apply(&mut self.sim, &self.hosts);
-        }
-        changed
-    }
-
-    fn fire(&mut self, now: Duration, timer: Timer) {
-        match timer {
-            Timer::Restart(host, crash) => match self.down.get(&host) {
-                Some(c) if *c == crash => {
-                    self.restart(now, &host);
-                }
-                // A later crash's own policy decides when it comes back.
-                Some(_) => self.record_skipped(
-                    now,
-                    SkippedFault::Restart { host },
-                    SkipReason::CrashedAgain,
-                ),
-                None => {
-                    self.record_skipped(now, SkippedFault::Restart { host }, SkipReason::AlreadyUp)
-                }
-            },
-            Timer::Clear(id) => self.net.clear(id),
-            Timer::RestoreLatency(a, b, id) => {
-                if self.slowed.get(&(a.clone(), b.clone())) != Some(&id) {
-                    return;
-                }
-                self.slowed.remove(&(a.clone(), b.clone()));
-                let lat = self.scenario.network.latency;
-                self.sim.set_link_latency(a.as_str(), b.as_str(), lat.lo);
-                self.sim
-                    .set_link_max_message_latency(a.as_str(), b.as_str(), lat.hi);
-            }
-        }
-    }
-
-    /// Schedules the restart of a node that just crashed, by `policy`.
-    pub fn schedule_restart(&mut self, now: Duration, host: &str, crash: u64, policy: Restart) {
-        if let Some(d) = policy.delay() {
-            self.after(now + d, Timer::Restart(host.to_string(), crash));
-        }
-    }
-
-    /// Brings a crashed node back: links repaired, software started again.
-    /// A node that is up is left alone, and the skip recorded (false).
-    pub fn restart(&mut self, now: Duration, host: &str) -> bool {
-        let Some(crash_id) = self.down.remove(host) else {
-            let host = host.to_string();
-            self.record_skipped(now, SkippedFault::Restart { host }, SkipReason::AlreadyUp);
-            return false;
-        };
-        self.net.clear(crash_id);
-        self.net.apply(&mut self.sim, &self.hosts);
+    async fn restart(&mut self, host: &str) {
         self.sim.bounce(host);
         self.ctx.node_down(host, false);
-        let host = host.to_string();
-        self.record_fault(now, FaultEvent::Restart { host });
-        true
+    }
+
+    /// The host's clock and sockets wait it out (see [`super::pause`]);
+    /// the network keeps delivering what it sent before.
+    fn pause(&mut self, host: &str, from: Duration, until: Duration) -> PauseEnd {
+        self.ctx.add_pause(host, from, until);
+        PauseEnd::Itself
+    }
+
+    fn set_latency(&mut self, a: &str, b: &str, latency: Option<Duration>) {
+        match latency {
+            Some(value) => self.sim.set_link_latency(a, b, value),
+            None => {
+                self.sim.set_link_latency(a, b, self.latency.lo);
+                self.sim.set_link_max_message_latency(a, b, self.latency.hi);
+            }
+        }
+    }
+
+    fn jump_clock(&mut self, host: &str, by_ms: f64) {
+        self.ctx
+            .clock(host)
+            .model()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .jump(by_ms);
+    }
+
+    fn set_clock_rate(&mut self, host: &str, at: Duration, rate: f64) -> f64 {
+        let clock = self.ctx.clock(host);
+        let mut model = clock.model().lock().unwrap_or_else(|e| e.into_inner());
+        let from = model.rate();
+        model.set_rate(at, rate);
+        from
     }
 }

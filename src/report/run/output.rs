@@ -31,7 +31,7 @@ pub struct LabInfo {
     /// The client command, as given.
     pub cmd: Vec<String>,
     /// How each client ended; its log is `clients/<name>.log` beside the report.
-    pub clients: Vec<crate::lab::world::ClientEnd>,
+    pub clients: Vec<crate::lab::run::ClientEnd>,
 }
 
 impl<'a> RunOutput<'a> {

@@ -2,7 +2,7 @@
 //! applied ([`Applied`]), and where each came from ([`Origin`]). Shared by
 //! the context, the nemesis (random and aimed) and the driver.
 
-use crate::scenario::FaultAction;
+use crate::scenario::{FaultAction, Trigger};
 use std::time::Duration;
 
 /// Where a fault comes from.
@@ -21,6 +21,16 @@ pub struct Placed {
     pub host: String,
     pub event: &'static str,
     pub time: Duration,
+}
+
+/// A fault waiting for its trigger (`after = "c1:acquired"`).
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    pub trigger: Trigger,
+    pub at: Duration,
+    pub action: FaultAction,
+    /// Index of the fault in the file's `[[faults]]`.
+    pub index: usize,
 }
 
 /// A fault due at a global time.
