@@ -419,6 +419,6 @@ fn overlaps(holds: &[Hold]) -> Vec<Overlap> {
     out
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn millis_f64(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{
-    ms, overlaps, CheckResult, Hold, HoldEnd, Interleaving, Liveness, StaleKind, StaleWrite,
-    Verdict,
+    millis_f64, overlaps, CheckResult, Hold, HoldEnd, Interleaving, Liveness, StaleKind,
+    StaleWrite, Verdict,
 };
 use crate::history::{EventKind, FaultEvent};
 use crate::stats::percentile;
@@ -35,7 +35,7 @@ struct Acc {
 
 /// One applied write, as the checkers need it.
 #[derive(Clone, Copy)]
-struct W {
+struct AppliedWrite {
     time: Duration,
     seq: u32,
     fence: Option<u64>,
@@ -45,8 +45,8 @@ struct W {
 /// their positions in the store's apply order.
 struct Written {
     resource: Name,
-    first: (u64, W),
-    last: (u64, W),
+    first: (u64, AppliedWrite),
+    last: (u64, AppliedWrite),
 }
 
 /// A write applied at the present instant: whether it is stale is decided
@@ -54,7 +54,7 @@ struct Written {
 struct Pending {
     writer: Key,
     resource: Name,
-    w: W,
+    w: AppliedWrite,
     sent: Option<Duration>,
 }
 
@@ -221,7 +221,7 @@ impl Checker {
                 fence,
                 resource,
             } => {
-                let w = W {
+                let w = AppliedWrite {
                     time: t,
                     seq: *seq,
                     fence: *fence,
@@ -237,7 +237,7 @@ impl Checker {
         let (t, acq) = (e.time, a.acq);
         self.acquisitions += 1;
         if let Some((start, r)) = self.calls.remove(&host) {
-            self.latencies.push(ms(t.saturating_sub(start)));
+            self.latencies.push(millis_f64(t.saturating_sub(start)));
             self.call_spans.push((r, start, t));
         }
         let resource = self.id(resource);
@@ -273,7 +273,7 @@ impl Checker {
 
     /// A `write_applied` event: checked for interleaving now, for
     /// staleness once no acquisition can start at its instant any more.
-    fn write_applied(&mut self, client: &str, acq: u64, resource: &str, w: W) {
+    fn write_applied(&mut self, client: &str, acq: u64, resource: &str, w: AppliedWrite) {
         let (c, resource) = (self.id(client), self.id(resource));
         let sent = self.sent.remove(&(c, acq, w.seq));
         let writer = (c, acq);
@@ -334,7 +334,7 @@ impl Checker {
     /// The write interleavings this applied write completes: every
     /// acquisition of another client whose first write came after the
     /// writer's previous write (A, B, A).
-    fn interleave(&mut self, writer: Key, resource: Name, w: W) {
+    fn interleave(&mut self, writer: Key, resource: Name, w: AppliedWrite) {
         let p = self.position;
         self.position += 1;
         match self.written_mut(writer) {
@@ -443,7 +443,7 @@ impl Checker {
             acquisitions: self.acquisitions,
             acquire_p50_ms: percentile(&self.latencies, 0.5),
             acquire_p99_ms: percentile(&self.latencies, 0.99),
-            unavailable_ms: ms(unavailable),
+            unavailable_ms: millis_f64(unavailable),
         };
         let mut interleavings = self.interleavings;
         interleavings

@@ -5,13 +5,13 @@
 //! nothing). Each violating run's report is its own directory: the lab
 //! cannot replay a run.
 
-use super::lab::{load, run_one, Args};
+use super::lab::{load, said, write as write_run, Args};
 use super::sweep::write_summary;
 use super::sweep_files::write_rows;
 use super::EXIT_SOFTWARE;
 use crate::report::sweep::{conclusions, write_sweep, SweepOutput};
+use crate::runner::lab::LabFailure;
 use crate::scenario::Scenario;
-use crate::sweep::pool::map_in_order;
 use crate::sweep::rows::RunRow;
 use crate::sweep::stats::summarize;
 use std::ops::RangeInclusive;
@@ -63,38 +63,21 @@ pub fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
     }
 }
 
-/// Runs every seed of `seeds` into `dir/seed-<N>/`, `a.jobs` at once; the
-/// rows in seed order, or the exit code of the first run that could not be
-/// done.
+/// Runs every seed of `seeds` into `dir/seed-<N>/`, `a.jobs` at once,
+/// each run's outputs written as it ends; the rows in seed order, or the
+/// exit code of the first run that could not be done.
 pub fn run_seeds(
     a: &Args,
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
     dir: &Path,
 ) -> Result<Vec<RunRow>, u8> {
-    let list: Vec<u64> = seeds.collect();
-    let results = map_in_order(
-        list.len(),
-        a.jobs.max(1),
-        |i| {
-            let seed = list[i];
-            let out = dir.join(format!("seed-{seed}"));
-            let r = run_one(scenario, seed, &a.cmd, &out, &a.sets);
-            if let Ok(r) = &r {
-                eprintln!("seed {seed}: {}", r.run.check.verdict.as_str());
-            }
-            r
-        },
-        |r| r.is_err(),
-    );
-    let mut rows = Vec::new();
-    for r in results.into_iter().flatten() {
-        match r {
-            Ok(r) => rows.push(RunRow::from_lab_run(&r.run)),
-            Err(code) => return Err(code),
-        }
-    }
-    Ok(rows)
+    let each = |r: &crate::runner::lab::LabRun, out: &Path| -> Result<(), LabFailure> {
+        write_run(r, out, &a.sets)?;
+        eprintln!("seed {}: {}", r.run.seed, r.run.check.verdict.as_str());
+        Ok(())
+    };
+    crate::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, each).map_err(said)
 }
 
 /// Writes a lab sweep's files; the lines to print.

@@ -2,18 +2,18 @@
 //! library of the matrix file on every fault's scenario for its kind, as
 //! `redlock-sim lab FILE --seeds A..=B -- CMD` would run it, into
 //! `DIR/<library>-<version>/<fault>/`; then the matrix's `matrix.csv`, `matrix.svg`,
-//! `report.md` and `index.html` ([`crate::report::matrix`]). A cell whose
+//! `report.md` and `index.html` ([`crate::report::matrix`]). The matrix is
+//! a sweep over libraries ([`crate::sweep::matrix`]); a cell whose
 //! `runs.csv` already holds every seed is read, not run again (`--fresh`
 //! runs it again), so an interrupted matrix resumes.
 
 use super::lab::{load, Args as LabArgs};
 use super::lab_seeds::{run_seeds, write};
 use super::EXIT_SOFTWARE;
-use crate::report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome, Swept};
+use crate::report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
 use crate::report::shell_word;
 use crate::scenario::matrix::{parse, Fault, Library, Matrix};
-use crate::sweep::rows::{read, RunRow};
-use crate::sweep::stats::summarize;
+use crate::sweep::matrix::{cell_dir, cells, kept, swept};
 use std::path::{Path, PathBuf};
 
 pub struct Args {
@@ -75,12 +75,6 @@ pub fn main(a: Args) -> u8 {
     0
 }
 
-fn cells(m: &Matrix) -> impl Iterator<Item = (&Library, &Fault)> {
-    m.libraries
-        .iter()
-        .flat_map(move |l| m.faults.iter().map(move |f| (l, f)))
-}
-
 fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
     LabArgs {
         file: PathBuf::from(file),
@@ -91,19 +85,6 @@ fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
         sets: Vec::new(),
         cmd: l.command.clone(),
     }
-}
-
-/// A directory name: lowercase letters and digits, the rest `-`.
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() || c == '.' {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').to_string()
 }
 
 /// One cell: its sweep run (or read back), or why it is not a cell.
@@ -124,68 +105,28 @@ fn cell<'a>(
             })
         }
     };
-    // The version is part of the name: a matrix may hold two of one library.
-    let rel = format!(
-        "{}/{}",
-        slug(&format!("{} {}", l.name, l.version)),
-        slug(&f.name)
-    );
-    let cell_dir = dir.join(&rel);
-    let rows = match kept(&cell_dir, m).filter(|_| !a.fresh) {
+    let rel = cell_dir(l, f);
+    let dir = dir.join(&rel);
+    let rows = match kept(&dir, m).filter(|_| !a.fresh) {
         Some(rows) => rows,
         None => {
             eprintln!("{} × {}:", l.name, f.name);
-            let la = lab_args(a, l, file, cell_dir.clone());
+            let la = lab_args(a, l, file, dir.clone());
             let scenario = load(&la)?;
-            let rows = run_seeds(&la, &scenario, m.seeds.clone(), &cell_dir)?;
-            if let Err(e) = write(
-                &cell_dir,
-                &scenario,
-                file,
-                m.seeds.clone(),
-                &rows,
-                &l.command,
-            ) {
-                eprintln!(
-                    "redlock-sim matrix: cannot write to {}: {e}",
-                    cell_dir.display()
-                );
+            let rows = run_seeds(&la, &scenario, m.seeds.clone(), &dir)?;
+            let seeds = m.seeds.clone();
+            if let Err(e) = write(&dir, &scenario, file, seeds, &rows, &l.command) {
+                eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
                 return Err(EXIT_SOFTWARE);
             }
             rows
         }
     };
-    let refs: Vec<&RunRow> = rows.iter().collect();
-    let row = summarize(Vec::new(), &refs);
-    let acquisitions =
-        rows.iter().map(|r| r.acquisitions as f64).sum::<f64>() / rows.len().max(1) as f64;
-    let violating = rows
-        .iter()
-        .filter(|r| r.verdict == "violation")
-        .map(|r| r.seed)
-        .collect();
-    let overlap = rows.iter().filter(|r| r.lock_overlaps > 0).count() as u64;
-    let stale = rows.iter().filter(|r| r.stale_writes > 0).count() as u64;
     Ok(Cell {
         library: l,
         fault: f,
-        outcome: Outcome::Ran(Box::new(Swept {
-            file,
-            dir: rel,
-            row,
-            acquisitions,
-            violating,
-            kinds: (overlap, stale),
-        })),
+        outcome: Outcome::Ran(Box::new(swept(file, rel, &rows))),
     })
-}
-
-/// The rows of a cell's earlier sweep, if it holds every seed.
-fn kept(cell_dir: &Path, m: &Matrix) -> Option<Vec<RunRow>> {
-    let rows = read(&cell_dir.join("runs.csv"), &[]).ok()?;
-    let seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
-    let want: Vec<u64> = m.seeds.clone().collect();
-    (seeds == want).then_some(rows)
 }
 
 fn command(a: &Args) -> String {

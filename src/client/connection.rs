@@ -249,34 +249,47 @@ mod tests {
         (tries, answered)
     }
 
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
-    }
-
     #[test]
     fn the_wait_before_a_reconnect_doubles_from_10ms_up_to_the_longest() {
-        let (tries, answered) = reconnects(ms(20));
+        let (tries, answered) = reconnects(Duration::from_millis(20));
         // 0, 10 (waited 10 ms), 30 (20 ms), then every 20 ms.
-        assert_eq!(&tries[..4], &[ms(0), ms(10), ms(30), ms(50)]);
+        assert_eq!(
+            &tries[..4],
+            &[
+                Duration::from_millis(0),
+                Duration::from_millis(10),
+                Duration::from_millis(30),
+                Duration::from_millis(50)
+            ]
+        );
         let gaps: Vec<Duration> = tries.windows(2).map(|w| w[1] - w[0]).collect();
-        assert!(gaps[1..].iter().all(|g| *g == ms(20)), "{gaps:?}");
+        assert!(
+            gaps[1..].iter().all(|g| *g == Duration::from_millis(20)),
+            "{gaps:?}"
+        );
         // The node is back at 1.5 s: the next try (every 20 ms) gets in.
-        assert!(answered >= ms(1500) && answered < ms(1520), "{answered:?}");
+        assert!(
+            answered >= Duration::from_millis(1500) && answered < Duration::from_millis(1520),
+            "{answered:?}"
+        );
 
-        let (tries, slow) = reconnects(ms(1000));
+        let (tries, slow) = reconnects(Duration::from_millis(1000));
         let gaps: Vec<Duration> = tries.windows(2).map(|w| w[1] - w[0]).collect();
         assert_eq!(
             gaps,
-            [10, 20, 40, 80, 160, 320, 640, 1000].map(ms),
+            [10, 20, 40, 80, 160, 320, 640, 1000].map(Duration::from_millis),
             "tries at {tries:?}"
         );
         // Tries at 1270 ms, then 2270 ms: three quarters of a second late.
-        assert_eq!(slow, ms(2270));
+        assert_eq!(slow, Duration::from_millis(2270));
         assert!(slow > answered);
 
         // A longest wait under 10 ms is the only wait.
-        let (tries, _) = reconnects(ms(4));
+        let (tries, _) = reconnects(Duration::from_millis(4));
         let gaps: Vec<Duration> = tries.windows(2).map(|w| w[1] - w[0]).collect();
-        assert!(gaps.iter().all(|g| *g == ms(4)), "{gaps:?}");
+        assert!(
+            gaps.iter().all(|g| *g == Duration::from_millis(4)),
+            "{gaps:?}"
+        );
     }
 }

@@ -37,7 +37,7 @@ use std::time::Duration;
 /// release script; unused there without the `PUBLISH`.
 const UNLOCK_MESSAGE: &str = "0";
 
-fn ms(d: Duration) -> String {
+fn ttl_millis_arg(d: Duration) -> String {
     d.as_millis().max(1).to_string()
 }
 
@@ -67,7 +67,7 @@ impl Redlock {
         only: Option<&[bool]>,
     ) -> Vec<Option<Result<Frame, RequestError>>> {
         let sha = &self.reentrant.release;
-        let lease = ms(ttl);
+        let lease = ttl_millis_arg(ttl);
         let args = [resource, UNLOCK_MESSAGE, lease.as_str(), token];
         self.script_replies(sha, REENTRANT_RELEASE, &args, only)
             .await
@@ -102,7 +102,7 @@ impl Redlock {
         if self.clock.now() >= lock.valid_until {
             return Err(lost());
         }
-        let ttl_ms = ms(lock.ttl);
+        let ttl_ms = ttl_millis_arg(lock.ttl);
         let outcomes = self
             .take_reentrant(&lock.resource, &lock.token, &ttl_ms, Some(&lock.taken))
             .await;

@@ -61,7 +61,7 @@ fn range(k: &str) -> Result<(u64, u64), String> {
 
 impl Env {
     pub fn read() -> Result<Env, String> {
-        let ms = |k: &str| num(k).map(Duration::from_millis);
+        let env_duration = |k: &str| num(k).map(Duration::from_millis);
         let hold = match var("REDLOCK_HOLD_MS")?.as_str() {
             "validity" => None,
             _ => Some(range("REDLOCK_HOLD_MS")?),
@@ -72,8 +72,8 @@ impl Env {
         };
         let config = Config {
             retry_count: num("REDLOCK_RETRY_COUNT")? as u32,
-            retry_delay: ms("REDLOCK_RETRY_DELAY_MS")?,
-            request_timeout: ms("REDLOCK_REQUEST_TIMEOUT_MS")?,
+            retry_delay: env_duration("REDLOCK_RETRY_DELAY_MS")?,
+            request_timeout: env_duration("REDLOCK_REQUEST_TIMEOUT_MS")?,
             ..Config::default()
         };
         Ok(Env {
@@ -85,12 +85,12 @@ impl Env {
             sentinel,
             store: var("REDLOCK_STORE")?,
             resource: var("REDLOCK_RESOURCE")?,
-            ttl: ms("REDLOCK_TTL_MS")?,
+            ttl: env_duration("REDLOCK_TTL_MS")?,
             hold,
             writes: num("REDLOCK_WRITES")? as u32,
             think: range("REDLOCK_THINK_MS")?,
-            start: ms("REDLOCK_START_MS")?,
-            duration: ms("REDLOCK_DURATION_MS")?,
+            start: env_duration("REDLOCK_START_MS")?,
+            duration: env_duration("REDLOCK_DURATION_MS")?,
             renew: var("REDLOCK_RENEW")? == "1",
             fencing: std::env::var("REDLOCK_FENCING").is_ok_and(|v| v == "1"),
             config,
@@ -186,9 +186,9 @@ impl Store {
     }
 
     async fn held(&self, valid: Duration) -> Result<(), String> {
-        let ms = valid.as_millis().to_string();
+        let valid_ms = valid.as_millis().to_string();
         let e = &self.env;
-        self.send(&["HELD", &e.client, &e.resource, &ms])
+        self.send(&["HELD", &e.client, &e.resource, &valid_ms])
             .await
             .map(|_| ())
     }

@@ -9,26 +9,26 @@ use std::fmt::Write as _;
 /// A piece of running text.
 pub(crate) enum In {
     /// Plain text.
-    T(String),
+    Text(String),
     /// Bold text.
-    B(String),
+    Bold(String),
     /// Code (tokens, keys).
-    C(String),
+    Code(String),
     /// A link: the text and a relative path (percent-encoded when written).
-    L(String, String),
+    Link(String, String),
 }
 
 pub(crate) fn t(s: impl Into<String>) -> In {
-    In::T(s.into())
+    In::Text(s.into())
 }
 pub(crate) fn b(s: impl Into<String>) -> In {
-    In::B(s.into())
+    In::Bold(s.into())
 }
 pub(crate) fn code(s: impl Into<String>) -> In {
-    In::C(s.into())
+    In::Code(s.into())
 }
 pub(crate) fn link(text: impl Into<String>, href: impl Into<String>) -> In {
-    In::L(text.into(), href.into())
+    In::Link(text.into(), href.into())
 }
 
 /// A word for a shell command line: quoted when it holds anything special.
@@ -83,12 +83,12 @@ pub(crate) enum Block {
 
 /// A paragraph of plain text.
 pub(crate) fn p(s: String) -> Block {
-    Block::P(vec![In::T(s)])
+    Block::P(vec![In::Text(s)])
 }
 
 /// A list of plain-text items.
 pub(crate) fn list(items: Vec<String>) -> Block {
-    Block::List(items.into_iter().map(|s| vec![In::T(s)]).collect())
+    Block::List(items.into_iter().map(|s| vec![In::Text(s)]).collect())
 }
 
 /// A chart as the renderers place it.
@@ -160,17 +160,17 @@ fn md_inline(spans: &[In], hash: bool) -> String {
     spans
         .iter()
         .map(|s| match s {
-            In::T(x) => md_escape(x, hash),
-            In::B(x) if x.trim().is_empty() => x.clone(),
+            In::Text(x) => md_escape(x, hash),
+            In::Bold(x) if x.trim().is_empty() => x.clone(),
             // Emphasis must not start or end with a space in CommonMark.
-            In::B(x) => {
+            In::Bold(x) => {
                 let inner = x.trim();
                 let lead = &x[..x.len() - x.trim_start().len()];
                 let trail = &x[x.trim_end().len()..];
                 format!("{lead}**{}**{trail}", md_escape(inner, hash))
             }
-            In::C(x) => md_code(x),
-            In::L(x, href) => format!("[{}](<{}>)", md_escape(x, hash), url_path(href)),
+            In::Code(x) => md_code(x),
+            In::Link(x, href) => format!("[{}](<{}>)", md_escape(x, hash), url_path(href)),
         })
         .collect()
 }
@@ -257,10 +257,10 @@ fn html_inline(spans: &[In]) -> String {
     spans
         .iter()
         .map(|s| match s {
-            In::T(x) => html_escape(x),
-            In::B(x) => format!("<strong>{}</strong>", html_escape(x)),
-            In::C(x) => format!("<code>{}</code>", html_escape(x)),
-            In::L(x, href) => format!(
+            In::Text(x) => html_escape(x),
+            In::Bold(x) => format!("<strong>{}</strong>", html_escape(x)),
+            In::Code(x) => format!("<code>{}</code>", html_escape(x)),
+            In::Link(x, href) => format!(
                 "<a href=\"{}\">{}</a>",
                 html_escape(&url_path(href)),
                 html_escape(x)

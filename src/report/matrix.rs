@@ -21,35 +21,8 @@ use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
 use crate::check::StaleKind;
 use crate::scenario::matrix::{Fault, LibKind, Library, Matrix};
+pub use crate::sweep::matrix::{Cell, Outcome, Swept};
 use crate::sweep::stats::SummaryRow;
-
-/// One cell's lab sweep.
-pub struct Swept<'a> {
-    /// The scenario file.
-    pub file: &'a str,
-    /// The sweep's directory, relative to the matrix's.
-    pub dir: String,
-    pub row: SummaryRow,
-    /// The mean number of acquisitions per run.
-    pub acquisitions: f64,
-    pub violating: Vec<u64>,
-    /// Runs with a lock overlap, and runs with a stale write (how many
-    /// had one in flight, sent late, in overlap: `row.stale_kinds`).
-    pub kinds: (u64, u64),
-}
-
-/// What one library got on one fault.
-pub enum Outcome<'a> {
-    Ran(Box<Swept<'a>>),
-    /// Not a cell, and why.
-    NotACell(&'a str),
-}
-
-pub struct Cell<'a> {
-    pub library: &'a Library,
-    pub fault: &'a Fault,
-    pub outcome: Outcome<'a>,
-}
 
 /// Everything the matrix's report is made from.
 pub struct MatrixOutput<'a> {

@@ -10,17 +10,17 @@ use super::ScenarioError;
 use crate::duration;
 
 /// Result of a check.
-pub(super) type R<T> = Result<T, ScenarioError>;
+pub(super) type Checked<T> = Result<T, ScenarioError>;
 
 /// Largest magnitude of a duration or offset, in ms (as `duration::parse`).
 const MAX_MS: f64 = 1e12;
 
 /// Error context: the file name.
-pub(super) struct Cx<'a> {
+pub(super) struct FileErrors<'a> {
     pub(super) file: &'a str,
 }
 
-impl Cx<'_> {
+impl FileErrors<'_> {
     pub(super) fn err(
         &self,
         key: &str,
@@ -87,7 +87,7 @@ impl<'a> Tbl<'a> {
         })
     }
 
-    pub(super) fn require(&self, cx: &Cx, key: &str) -> R<Val<'a>> {
+    pub(super) fn require(&self, cx: &FileErrors, key: &str) -> Checked<Val<'a>> {
         self.get(key).ok_or_else(|| {
             cx.err(
                 &join(&self.path, key),
@@ -97,7 +97,7 @@ impl<'a> Tbl<'a> {
         })
     }
 
-    pub(super) fn check_keys(&self, cx: &Cx, allowed: &[&str]) -> R<()> {
+    pub(super) fn check_keys(&self, cx: &FileErrors, allowed: &[&str]) -> Checked<()> {
         for e in &self.table.entries {
             if allowed.contains(&e.key.as_str()) {
                 continue;
@@ -120,7 +120,7 @@ impl<'a> Tbl<'a> {
     }
 
     /// The sub-table `key`, if present (error if it is not a table).
-    pub(super) fn table(&self, cx: &Cx, key: &str) -> R<Option<Tbl<'a>>> {
+    pub(super) fn table(&self, cx: &FileErrors, key: &str) -> Checked<Option<Tbl<'a>>> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => v
@@ -177,11 +177,11 @@ impl<'a> Val<'a> {
         self.node.line.or(self.key_line)
     }
 
-    pub(super) fn err(&self, cx: &Cx, message: impl Into<String>) -> ScenarioError {
+    pub(super) fn err(&self, cx: &FileErrors, message: impl Into<String>) -> ScenarioError {
         cx.err(&self.path, self.line(), message)
     }
 
-    pub(super) fn wrong(&self, cx: &Cx, want: &str) -> ScenarioError {
+    pub(super) fn wrong(&self, cx: &FileErrors, want: &str) -> ScenarioError {
         let found = match &self.node.kind {
             RawKind::Array(_) | RawKind::Table(_) => self.node.kind.type_name().to_string(),
             k => format!("{} ({})", k.type_name(), preview(self.node)),
@@ -189,14 +189,14 @@ impl<'a> Val<'a> {
         self.err(cx, format!("expected {want}, found {found}"))
     }
 
-    pub(super) fn str(&self, cx: &Cx) -> R<&'a str> {
+    pub(super) fn str(&self, cx: &FileErrors) -> Checked<&'a str> {
         match &self.node.kind {
             RawKind::Str(s) => Ok(s),
             _ => Err(self.wrong(cx, "a string")),
         }
     }
 
-    pub(super) fn int(&self, cx: &Cx) -> R<i64> {
+    pub(super) fn int(&self, cx: &FileErrors) -> Checked<i64> {
         match &self.node.kind {
             RawKind::Int(i) => Ok(*i),
             _ => Err(self.wrong(cx, "an integer")),
@@ -204,7 +204,7 @@ impl<'a> Val<'a> {
     }
 
     /// An integer in `lo..=hi`.
-    pub(super) fn int_in(&self, cx: &Cx, lo: i64, hi: i64) -> R<i64> {
+    pub(super) fn int_in(&self, cx: &FileErrors, lo: i64, hi: i64) -> Checked<i64> {
         let i = self.int(cx)?;
         if i < lo || i > hi {
             return Err(self.err(
@@ -215,7 +215,7 @@ impl<'a> Val<'a> {
         Ok(i)
     }
 
-    pub(super) fn float(&self, cx: &Cx) -> R<f64> {
+    pub(super) fn float(&self, cx: &FileErrors) -> Checked<f64> {
         match &self.node.kind {
             RawKind::Float(f) if f.is_finite() => Ok(*f),
             RawKind::Float(f) => Err(self.err(cx, format!("{f} is not a finite number"))),
@@ -224,14 +224,14 @@ impl<'a> Val<'a> {
         }
     }
 
-    pub(super) fn bool(&self, cx: &Cx) -> R<bool> {
+    pub(super) fn bool(&self, cx: &FileErrors) -> Checked<bool> {
         match &self.node.kind {
             RawKind::Bool(b) => Ok(*b),
             _ => Err(self.wrong(cx, "true or false")),
         }
     }
 
-    pub(super) fn array(&self, cx: &Cx) -> R<Vec<Val<'a>>> {
+    pub(super) fn array(&self, cx: &FileErrors) -> Checked<Vec<Val<'a>>> {
         match &self.node.kind {
             RawKind::Array(items) => Ok(items
                 .iter()
@@ -246,7 +246,7 @@ impl<'a> Val<'a> {
         }
     }
 
-    pub(super) fn table(&self, cx: &Cx, what: &str) -> R<Tbl<'a>> {
+    pub(super) fn table(&self, cx: &FileErrors, what: &str) -> Checked<Tbl<'a>> {
         match &self.node.kind {
             RawKind::Table(table) => Ok(Tbl {
                 path: self.path.clone(),
@@ -260,7 +260,7 @@ impl<'a> Val<'a> {
 
     /// The text of a value where a duration is expected; a bare number is
     /// an error that says durations need a unit.
-    pub(super) fn duration_text(&self, cx: &Cx) -> R<&'a str> {
+    pub(super) fn duration_text(&self, cx: &FileErrors) -> Checked<&'a str> {
         match &self.node.kind {
             RawKind::Str(s) => Ok(s),
             RawKind::Int(_) | RawKind::Float(_) => {
@@ -277,13 +277,13 @@ impl<'a> Val<'a> {
     }
 
     /// A duration; TTL multiples (`"0.5ttl"`) only when `ttl` is given.
-    pub(super) fn duration(&self, cx: &Cx, ttl: Option<Duration>) -> R<Duration> {
+    pub(super) fn duration(&self, cx: &FileErrors, ttl: Option<Duration>) -> Checked<Duration> {
         let text = self.duration_text(cx)?;
         parse_duration(text, ttl).map_err(|m| self.err(cx, m))
     }
 
     /// A duration that must be more than zero.
-    pub(super) fn positive(&self, cx: &Cx, ttl: Option<Duration>) -> R<Duration> {
+    pub(super) fn positive(&self, cx: &FileErrors, ttl: Option<Duration>) -> Checked<Duration> {
         let d = self.duration(cx, ttl)?;
         if d.is_zero() {
             return Err(self.err(cx, "must be more than zero"));
@@ -291,7 +291,7 @@ impl<'a> Val<'a> {
         Ok(d)
     }
 
-    pub(super) fn dur_range(&self, cx: &Cx) -> R<DurRange> {
+    pub(super) fn dur_range(&self, cx: &FileErrors) -> Checked<DurRange> {
         let text = self.duration_text(cx)?;
         let (lo, hi) = split_range(text).map_err(|m| self.err(cx, m))?;
         let lo = duration::parse(lo).map_err(|m| self.err(cx, m))?;
@@ -305,12 +305,12 @@ impl<'a> Val<'a> {
         Ok(DurRange { lo, hi })
     }
 
-    pub(super) fn signed_ms(&self, cx: &Cx) -> R<f64> {
+    pub(super) fn signed_ms(&self, cx: &FileErrors) -> Checked<f64> {
         let text = self.duration_text(cx)?;
         signed(text).map_err(|m| self.err(cx, m))
     }
 
-    pub(super) fn signed_range(&self, cx: &Cx) -> R<SignedRange> {
+    pub(super) fn signed_range(&self, cx: &FileErrors) -> Checked<SignedRange> {
         let text = self.duration_text(cx)?;
         let (lo, hi) = split_range(text).map_err(|m| self.err(cx, m))?;
         let lo_ms = signed(lo).map_err(|m| self.err(cx, m))?;
@@ -325,7 +325,7 @@ impl<'a> Val<'a> {
     }
 
     /// One of `options` (string values), with a suggestion when close.
-    pub(super) fn choice<T: Copy>(&self, cx: &Cx, options: &[(&str, T)]) -> R<T> {
+    pub(super) fn choice<T: Copy>(&self, cx: &FileErrors, options: &[(&str, T)]) -> Checked<T> {
         let s = self.str(cx)?;
         if let Some((_, v)) = options.iter().find(|(name, _)| *name == s) {
             return Ok(*v);
@@ -344,7 +344,7 @@ impl<'a> Val<'a> {
         ))
     }
 
-    pub(super) fn restart(&self, cx: &Cx, ttl: Duration) -> R<Restart> {
+    pub(super) fn restart(&self, cx: &FileErrors, ttl: Duration) -> Checked<Restart> {
         let text = self.duration_text(cx)?;
         match text.trim() {
             "immediate" => Ok(Restart::Immediate),
@@ -481,7 +481,7 @@ impl Hosts {
     }
 
     /// A host name value.
-    pub(super) fn host(&self, cx: &Cx, v: &Val) -> R<(String, Kind)> {
+    pub(super) fn host(&self, cx: &FileErrors, v: &Val) -> Checked<(String, Kind)> {
         let name = v.str(cx)?;
         match self.kind(name) {
             Some(k) => Ok((name.to_string(), k)),
@@ -492,11 +492,11 @@ impl Hosts {
     /// A fault's `host`: a name of an allowed kind, or `"master"`.
     pub(super) fn target(
         &self,
-        cx: &Cx,
+        cx: &FileErrors,
         v: &Val,
         allow: fn(Kind) -> bool,
         what: &str,
-    ) -> R<Target> {
+    ) -> Checked<Target> {
         if v.str(cx)? == "master" {
             if !self.single {
                 return Err(v.err(

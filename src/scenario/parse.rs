@@ -67,7 +67,7 @@ const FAULT_KEYS: &[(&str, &[&str], &[&str])] = &[
 ];
 
 /// Clock keys of a `[hosts.X]` table, if any.
-fn host_clock(cx: &Cx, t: &Tbl) -> R<Option<HostClock>> {
+fn host_clock(cx: &FileErrors, t: &Tbl) -> Checked<Option<HostClock>> {
     let clock_rate = match t.get("clock_rate") {
         Some(v) => Some(rate(cx, &v)?),
         None => None,
@@ -85,7 +85,7 @@ fn host_clock(cx: &Cx, t: &Tbl) -> R<Option<HostClock>> {
 }
 
 /// A clock rate, in [`MIN_CLOCK_RATE`, `MAX_CLOCK_RATE`].
-fn rate(cx: &Cx, v: &Val) -> R<f64> {
+fn rate(cx: &FileErrors, v: &Val) -> Checked<f64> {
     let r = v.float(cx)?;
     if !(MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&r) {
         return Err(v.err(
@@ -109,7 +109,12 @@ struct LatencyBound {
 /// for the default), and at most the smallest one-way latency any link can
 /// have, or hops would be stretched to whole ticks. When `tick` is written
 /// the error names it; when it is the default, the latency key.
-fn check_tick(cx: &Cx, tick: Duration, tick_v: Option<&Val>, bounds: &[LatencyBound]) -> R<()> {
+fn check_tick(
+    cx: &FileErrors,
+    tick: Duration,
+    tick_v: Option<&Val>,
+    bounds: &[LatencyBound],
+) -> Checked<()> {
     if tick < MIN_TICK {
         if let Some(v) = tick_v {
             let text = v.duration_text(cx).unwrap_or_default();
@@ -162,8 +167,8 @@ fn check_tick(cx: &Cx, tick: Duration, tick_v: Option<&Val>, bounds: &[LatencyBo
 /// Validates a raw tree into a scenario; `file` names it and gives the
 /// default name. The sections are read in this order, so the first error
 /// reported is always the same.
-pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
-    let cx = Cx { file };
+pub(super) fn build(root: &RawTable, file: &str) -> Checked<Scenario> {
+    let cx = FileErrors { file };
     let top = Tbl::root(root);
     top.check_keys(&cx, TOP_KEYS)?;
     let name = scenario_name(&cx, &top, file)?;
@@ -241,7 +246,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> R<Scenario> {
 
 /// `name`, or the file's stem: it names output directories, so it must be
 /// a plain path component.
-fn scenario_name(cx: &Cx, top: &Tbl, file: &str) -> R<String> {
+fn scenario_name(cx: &FileErrors, top: &Tbl, file: &str) -> Checked<String> {
     Ok(match top.get("name") {
         Some(v) => {
             let s = v.str(cx)?;
@@ -265,7 +270,7 @@ fn scenario_name(cx: &Cx, top: &Tbl, file: &str) -> R<String> {
 }
 
 /// `expect` (default `safe`).
-fn expect_of(cx: &Cx, top: &Tbl) -> R<Expect> {
+fn expect_of(cx: &FileErrors, top: &Tbl) -> Checked<Expect> {
     Ok(match top.get("expect") {
         Some(v) => v.choice(
             cx,
@@ -281,7 +286,7 @@ fn expect_of(cx: &Cx, top: &Tbl) -> R<Expect> {
 
 /// `[cluster]`, but for `restart`, which needs the TTL (left `immediate`
 /// here; the caller reads it once the clients are known).
-fn cluster_of(cx: &Cx, cluster_t: Option<&Tbl>) -> R<Cluster> {
+fn cluster_of(cx: &FileErrors, cluster_t: Option<&Tbl>) -> Checked<Cluster> {
     if let Some(t) = cluster_t {
         t.check_keys(cx, CLUSTER_KEYS)?;
     }
@@ -328,7 +333,11 @@ fn cluster_of(cx: &Cx, cluster_t: Option<&Tbl>) -> R<Cluster> {
 
 /// `[network]`; its latency's lower bound joins `latency_bounds` (checked
 /// against the tick).
-fn network_of(cx: &Cx, top: &Tbl, latency_bounds: &mut Vec<LatencyBound>) -> R<Network> {
+fn network_of(
+    cx: &FileErrors,
+    top: &Tbl,
+    latency_bounds: &mut Vec<LatencyBound>,
+) -> Checked<Network> {
     let network = match top.table(cx, "network")? {
         Some(t) => {
             t.check_keys(cx, NETWORK_KEYS)?;
@@ -380,7 +389,7 @@ struct ClientsAndHosts {
 }
 
 /// `[clients]` and `[hosts.X]`.
-fn clients_and_hosts(cx: &Cx, top: &Tbl, mut universe: Hosts) -> R<ClientsAndHosts> {
+fn clients_and_hosts(cx: &FileErrors, top: &Tbl, mut universe: Hosts) -> Checked<ClientsAndHosts> {
     let clients_t = top.table(cx, "clients")?;
     let mut base = default_client(0);
     let mut count = 2;
@@ -430,7 +439,7 @@ fn clients_and_hosts(cx: &Cx, top: &Tbl, mut universe: Hosts) -> R<ClientsAndHos
 }
 
 /// `[clocks]`.
-fn clocks_of(cx: &Cx, top: &Tbl) -> R<Clocks> {
+fn clocks_of(cx: &FileErrors, top: &Tbl) -> Checked<Clocks> {
     let mut clocks = Clocks {
         drift: 0.0,
         offset: SignedRange::fixed(0.0),
@@ -459,13 +468,13 @@ fn clocks_of(cx: &Cx, top: &Tbl) -> R<Clocks> {
 
 /// `[[faults]]`; a latency fault's lower bound joins `latency_bounds`.
 fn faults_of(
-    cx: &Cx,
+    cx: &FileErrors,
     top: &Tbl,
     universe: &Hosts,
     max_ttl: Duration,
     duration: Duration,
     latency_bounds: &mut Vec<LatencyBound>,
-) -> R<Vec<Fault>> {
+) -> Checked<Vec<Fault>> {
     let mut faults = Vec::new();
     if let Some(v) = top.get("faults") {
         if let RawKind::Table(_) = v.node.kind {
@@ -491,7 +500,13 @@ fn faults_of(
 }
 
 /// One `[[faults]]` table.
-fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> R<Fault> {
+fn fault(
+    cx: &FileErrors,
+    t: &Tbl,
+    hosts: &Hosts,
+    ttl: Duration,
+    duration: Duration,
+) -> Checked<Fault> {
     let (kind, t) = fault_table(cx, t)?;
     let at_v = t.require(cx, "at")?;
     let at = at_v.duration(cx, Some(ttl))?;
@@ -525,7 +540,7 @@ fn fault(cx: &Cx, t: &Tbl, hosts: &Hosts, ttl: Duration, duration: Duration) -> 
 
 /// The fault's kind (`do`, one of [`FaultAction::KINDS`]) and its table,
 /// named by its kind, checked for keys the kind does not take.
-fn fault_table<'a>(cx: &Cx, t: &Tbl<'a>) -> R<(&'static str, Tbl<'a>)> {
+fn fault_table<'a>(cx: &FileErrors, t: &Tbl<'a>) -> Checked<(&'static str, Tbl<'a>)> {
     let do_v = t.require(cx, "do")?;
     let kind = do_v.str(cx)?;
     let Some((kind, required, optional)) = FAULT_KEYS.iter().find(|(k, _, _)| *k == kind) else {
@@ -555,7 +570,13 @@ fn fault_table<'a>(cx: &Cx, t: &Tbl<'a>) -> R<(&'static str, Tbl<'a>)> {
 
 /// What a fault of `kind` does, from its table (its required keys are
 /// there).
-fn fault_action(cx: &Cx, t: &Tbl, kind: &str, hosts: &Hosts, ttl: Duration) -> R<FaultAction> {
+fn fault_action(
+    cx: &FileErrors,
+    t: &Tbl,
+    kind: &str,
+    hosts: &Hosts,
+    ttl: Duration,
+) -> Checked<FaultAction> {
     let get = |key: &str| {
         t.get(key)
             .ok_or_else(|| cx.err(&join(&t.path, key), t.line, "missing"))
@@ -619,7 +640,7 @@ fn fault_action(cx: &Cx, t: &Tbl, kind: &str, hosts: &Hosts, ttl: Duration) -> R
 }
 
 /// A latency fault's `between`: two different hosts.
-fn between(cx: &Cx, between: &Val, hosts: &Hosts) -> R<(String, String)> {
+fn between(cx: &FileErrors, between: &Val, hosts: &Hosts) -> Checked<(String, String)> {
     let items = between.array(cx)?;
     if items.len() != 2 {
         return Err(between.err(
@@ -639,7 +660,7 @@ fn between(cx: &Cx, between: &Val, hosts: &Hosts) -> R<(String, String)> {
 }
 
 /// `after = "c1:acquired"`.
-fn trigger(cx: &Cx, v: &Val, hosts: &Hosts) -> R<Trigger> {
+fn trigger(cx: &FileErrors, v: &Val, hosts: &Hosts) -> Checked<Trigger> {
     let s = v.str(cx)?;
     let usage = "write it as \"CLIENT:EVENT\", like \"c1:acquired\", with EVENT one of acquired, released, lost (or \"c1:lock_call@1864ms\": the first acquired, extended, release_start or lock_call at or after a time)";
     let Some((client, event)) = s.split_once(':') else {
@@ -669,7 +690,13 @@ fn trigger(cx: &Cx, v: &Val, hosts: &Hosts) -> R<Trigger> {
 
 /// `after = "c4:lock_call@8462ms"`: the first `event` of `client` at or
 /// after `from`.
-fn instant_trigger(cx: &Cx, v: &Val, client: String, event: &str, from: &str) -> R<Trigger> {
+fn instant_trigger(
+    cx: &FileErrors,
+    v: &Val,
+    client: String,
+    event: &str,
+    from: &str,
+) -> Checked<Trigger> {
     if !AIMED_EVENTS.contains(&event) {
         let events = AIMED_EVENTS.join(", ");
         let m = format!("unknown event {event:?} before '@': one of {events}");
@@ -685,7 +712,7 @@ fn instant_trigger(cx: &Cx, v: &Val, client: String, event: &str, from: &str) ->
 }
 
 /// A partition's `sides`.
-fn sides(cx: &Cx, v: &Val, hosts: &Hosts, oneway: bool) -> R<Vec<Vec<String>>> {
+fn sides(cx: &FileErrors, v: &Val, hosts: &Hosts, oneway: bool) -> Checked<Vec<Vec<String>>> {
     let list = v.array(cx)?;
     if list.len() < 2 {
         return Err(v.err(
@@ -728,9 +755,9 @@ fn sides(cx: &Cx, v: &Val, hosts: &Hosts, oneway: bool) -> R<Vec<Vec<String>>> {
 }
 
 /// `[nemesis]`, defaults as documented on [`Nemesis`].
-fn nemesis(cx: &Cx, t: &Tbl, hosts: &Hosts) -> R<Nemesis> {
+fn nemesis(cx: &FileErrors, t: &Tbl, hosts: &Hosts) -> Checked<Nemesis> {
     t.check_keys(cx, NEMESIS_KEYS)?;
-    let every = |key: &str| -> R<Option<Duration>> {
+    let every = |key: &str| -> Checked<Option<Duration>> {
         match t.get(key) {
             Some(v) => {
                 let d = v.duration(cx, None)?;
@@ -742,7 +769,7 @@ fn nemesis(cx: &Cx, t: &Tbl, hosts: &Hosts) -> R<Nemesis> {
             None => Ok(None),
         }
     };
-    let range = |key: &str, lo: u64, hi: u64| -> R<DurRange> {
+    let range = |key: &str, lo: u64, hi: u64| -> Checked<DurRange> {
         match t.get(key) {
             Some(v) => v.dur_range(cx),
             None => Ok(DurRange {

@@ -1,7 +1,7 @@
 //! `[sweep]`: seeds, the values to vary, their combinations, and how a
 //! varied value is shown in CSV columns.
 
-use super::check::{join, Tbl, R};
+use super::check::{join, Checked, Tbl};
 use super::raw::{self, RawKind};
 use super::types::Sweep;
 
@@ -48,7 +48,7 @@ pub fn render_vary_value(value: &toml::Value) -> String {
 }
 
 /// `[sweep]`.
-pub(super) fn sweep(cx: &super::check::Cx, t: &Tbl) -> R<Sweep> {
+pub(super) fn sweep(cx: &super::check::FileErrors, t: &Tbl) -> Checked<Sweep> {
     t.check_keys(cx, SWEEP_KEYS)?;
     let seeds = match t.get("seeds") {
         None => 1..=100,

@@ -47,7 +47,7 @@ pub fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure
 /// partition, isolation, slow link or pause, the size of a clock jump, the
 /// delay of a crash's own restart (not the cluster's policy).
 fn length(f: &Fault) -> Option<f64> {
-    let ms = |d: &Duration| d.as_secs_f64() * 1e3;
+    let millis = |d: &Duration| d.as_secs_f64() * 1e3;
     match &f.action {
         FaultAction::Partition { for_: Some(d), .. }
         | FaultAction::Isolate { for_: Some(d), .. }
@@ -56,7 +56,7 @@ fn length(f: &Fault) -> Option<f64> {
         | FaultAction::Crash {
             restart: Some(Restart::After(d)),
             ..
-        } => Some(ms(d)),
+        } => Some(millis(d)),
         FaultAction::ClockJump { by_ms, .. } => Some(by_ms.abs()),
         _ => None,
     }

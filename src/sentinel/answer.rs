@@ -112,7 +112,7 @@ fn map(pairs: Vec<(&str, String)>) -> Frame {
     )
 }
 
-fn ms(d: Duration) -> String {
+fn millis_string(d: Duration) -> String {
     d.as_millis().to_string()
 }
 
@@ -149,12 +149,16 @@ fn instance(
         ("link-refcount", "1".into()),
         (
             "last-ping-sent",
-            if down { ms(since_ok) } else { "0".into() },
+            if down {
+                millis_string(since_ok)
+            } else {
+                "0".into()
+            },
         ),
-        ("last-ok-ping-reply", ms(since_ok)),
-        ("last-ping-reply", ms(since_ok)),
-        ("down-after-milliseconds", ms(view.down_after)),
-        ("info-refresh", ms(since_ok)),
+        ("last-ok-ping-reply", millis_string(since_ok)),
+        ("last-ping-reply", millis_string(since_ok)),
+        ("down-after-milliseconds", millis_string(view.down_after)),
+        ("info-refresh", millis_string(since_ok)),
         (
             "role-reported",
             if addr == view.master {
@@ -163,7 +167,7 @@ fn instance(
                 "slave".into()
             },
         ),
-        ("role-reported-time", ms(now)),
+        ("role-reported-time", millis_string(now)),
     ]
 }
 

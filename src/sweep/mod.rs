@@ -13,6 +13,8 @@
 //! layer does, `cli::sweep` and `cli::sweep_files`).
 
 pub mod baseline;
+pub mod lab;
+pub mod matrix;
 pub mod meta;
 pub mod pool;
 pub mod rows;

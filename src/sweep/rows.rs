@@ -66,7 +66,7 @@ pub fn header(keys: &[String]) -> Vec<String> {
     h
 }
 
-fn ms(v: f64) -> String {
+fn millis_text(v: f64) -> String {
     format!("{v:.3}")
 }
 
@@ -125,11 +125,11 @@ impl RunRow {
             self.rejected_writes.to_string(),
             seen(self.attempts.to_string()),
             self.acquisitions.to_string(),
-            seen(ms(self.acquire_p50_ms)),
-            seen(ms(self.acquire_p99_ms)),
-            seen(ms(self.unavailable_ms)),
+            seen(millis_text(self.acquire_p50_ms)),
+            seen(millis_text(self.acquire_p99_ms)),
+            seen(millis_text(self.unavailable_ms)),
             self.trace.clone(),
-            ms(self.wall_ms),
+            millis_text(self.wall_ms),
         ]);
         f.extend(self.stale_split.map(|n| n.to_string()));
         f

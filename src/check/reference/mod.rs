@@ -525,7 +525,7 @@ fn liveness(history: &History, holds: &[Hold]) -> Liveness {
         acquisitions: count(|k| matches!(k, EventKind::Acquired { .. })),
         acquire_p50_ms: nearest_rank(&latencies, 0.5),
         acquire_p99_ms: nearest_rank(&latencies, 0.99),
-        unavailable_ms: ms(unavailable(&calls, holds)),
+        unavailable_ms: millis_f64(unavailable(&calls, holds)),
     }
 }
 
@@ -535,10 +535,10 @@ fn nearest_rank(sorted: &[Duration], p: f64) -> f64 {
         return 0.0;
     }
     let rank = (p * sorted.len() as f64).ceil() as usize;
-    ms(sorted[rank.max(1) - 1])
+    millis_f64(sorted[rank.max(1) - 1])
 }
 
-fn ms(d: Duration) -> f64 {
+fn millis_f64(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 

@@ -8,7 +8,7 @@ use super::output::RunOutput;
 use crate::history::{sides_text, Event, EventKind, FaultEvent, History, SkipReason, SkippedFault};
 
 /// Milliseconds, rounded to the microsecond as in `history.csv`.
-pub(crate) fn ms(d: Duration) -> f64 {
+pub(crate) fn millis_rounded(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 

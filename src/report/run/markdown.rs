@@ -10,10 +10,11 @@
 use std::fmt::Write as _;
 
 use super::facts::{fmt_len, fmt_ms, fmt_t, short_token, Facts, NOT_MEASURED};
-use super::output::{LabInfo, RunOutput};
+use super::output::RunOutput;
 use super::stories::{interleaving_story, overlap_story, stale_story};
 use crate::check::Verdict;
 use crate::report::doc::{b, code, link, row, t, to_html, to_md, Block, Figure, Row, Style};
+use crate::runner::lab::LabInfo;
 
 /// Violations told in full; the others are listed in a table.
 const MAX_STORIES: usize = 10;

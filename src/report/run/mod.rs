@@ -15,8 +15,9 @@ mod timeline;
 
 pub use self::csv::{write_history, write_history_to, HISTORY_HEADER};
 pub use self::markdown::{index_html, report_md};
-pub use self::output::{LabInfo, RunOutput};
+pub use self::output::RunOutput;
 pub use self::timeline::timeline_svg;
+pub use crate::runner::lab::LabInfo;
 
 pub(crate) use self::facts::*;
 
@@ -121,7 +122,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "unavailable_ms": seen.then(|| finite(l.unavailable_ms)),
         "trace": out.trace,
         "events": out.history.events.len(),
-        "end_ms": ms(last_time(out.history)),
+        "end_ms": millis_rounded(last_time(out.history)),
         "wall_ms": finite(out.wall_ms),
         "violations_listed": violations.len(),
         "violations": violations,
@@ -141,9 +142,9 @@ fn violations_json(c: &CheckResult) -> Vec<Value> {
         violations.push(json!({
             "kind": "lock_overlap",
             "resource": o.a.resource,
-            "from_ms": ms(o.from),
-            "to_ms": ms(o.to),
-            "overlap_ms": ms(o.to.saturating_sub(o.from)),
+            "from_ms": millis_rounded(o.from),
+            "to_ms": millis_rounded(o.to),
+            "overlap_ms": millis_rounded(o.to.saturating_sub(o.from)),
             "first": hold_json(&o.a),
             "second": hold_json(&o.b),
         }));
@@ -156,13 +157,13 @@ fn violations_json(c: &CheckResult) -> Vec<Value> {
         violations.push(json!({
             "kind": "stale_write",
             "resource": w.resource,
-            "writer": { "client": w.writer.0, "acq": w.writer.1, "acquired_ms": ms(w.acquired) },
+            "writer": { "client": w.writer.0, "acq": w.writer.1, "acquired_ms": millis_rounded(w.acquired) },
             "seq": w.seq,
             "fence": w.fence,
-            "sent_ms": w.sent.map(ms),
-            "applied_ms": ms(w.applied),
-            "landed_in": { "client": w.landed_in.0, "acq": w.landed_in.1, "acquired_ms": ms(w.landed_in_start) },
-            "superseded_ms": ms(w.superseded_at),
+            "sent_ms": w.sent.map(millis_rounded),
+            "applied_ms": millis_rounded(w.applied),
+            "landed_in": { "client": w.landed_in.0, "acq": w.landed_in.1, "acquired_ms": millis_rounded(w.landed_in_start) },
+            "superseded_ms": millis_rounded(w.superseded_at),
             "how": w.kind.as_str(),
         }));
     }
@@ -184,8 +185,8 @@ fn hold_json(h: &crate::check::Hold) -> Value {
         "resource": h.resource,
         "token": h.token,
         "fence": h.fence,
-        "start_ms": ms(h.start),
-        "end_ms": ms(h.end),
+        "start_ms": millis_rounded(h.start),
+        "end_ms": millis_rounded(h.end),
         "end_reason": h.end_reason.as_str(),
     })
 }
@@ -198,7 +199,7 @@ fn interleaving_json(i: &crate::check::Interleaving) -> Value {
             "acq": acq,
             "seq": i.seqs[k],
             "fence": i.fences[k],
-            "time_ms": ms(i.times[k]),
+            "time_ms": millis_rounded(i.times[k]),
         })
     };
     json!({
@@ -206,7 +207,7 @@ fn interleaving_json(i: &crate::check::Interleaving) -> Value {
         "resource": i.resource,
         "first": { "client": i.first.0, "acq": i.first.1 },
         "second": { "client": i.second.0, "acq": i.second.1 },
-        "times_ms": i.times.map(ms),
+        "times_ms": i.times.map(millis_rounded),
         "writes": [side(0, &i.first), side(1, &i.second), side(2, &i.first)],
     })
 }

@@ -22,16 +22,7 @@ pub struct RunOutput<'a> {
     /// the report then says nothing of them).
     pub sets: &'a [(String, toml::Value)],
     /// A lab run's command and clients (`None`: a simulated run).
-    pub lab: Option<&'a LabInfo>,
-}
-
-/// What a lab run's report says of its clients.
-#[derive(Clone, Debug)]
-pub struct LabInfo {
-    /// The client command, as given.
-    pub cmd: Vec<String>,
-    /// How each client ended; its log is `clients/<name>.log` beside the report.
-    pub clients: Vec<crate::lab::run::ClientEnd>,
+    pub lab: Option<&'a crate::runner::lab::LabInfo>,
 }
 
 impl<'a> RunOutput<'a> {

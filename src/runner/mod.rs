@@ -1,7 +1,10 @@
-//! One run as a library call: load and validate a scenario (`--set`
-//! overrides included), simulate one seed, check the history as it comes.
-//! Writes nothing: the command layer ([`crate::cli::run`]) writes the
-//! report, prints and picks the exit code.
+//! One run as a library call, in either world: load and validate a
+//! scenario (`--set` overrides included), simulate one seed and check the
+//! history as it comes, or ([`lab`]) run it in real time against real
+//! client processes and judge it from outside. Writes nothing: the command
+//! layer writes the report, prints and picks the exit code.
+
+pub mod lab;
 
 use crate::check::verdict::{as_expected_of, outcome_of};
 use crate::check::{self, CheckResult};

@@ -1,0 +1,146 @@
+//! One lab run as a library call, beside the simulation's: the scenario
+//! loaded and checked for the lab ([`crate::lab::refuse`]), the client
+//! command checked to exist, one seed run in real time against the
+//! command's processes ([`crate::lab::run`]) and judged from outside
+//! ([`crate::check::outside`]). Writes nothing but the clients' logs
+//! (their processes write them): the command layer writes the report.
+
+use super::{load_file, Failure, Run};
+use crate::check::outside;
+use crate::lab::process::Watchdog;
+use crate::lab::run::{self, ClientEnd, LabError, Setup};
+use crate::scenario::Scenario;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why a lab run could not be made or judged.
+#[derive(Debug)]
+pub enum LabFailure {
+    /// The scenario, the command or a fault the lab refuses (exit 2).
+    BadInput(String),
+    /// The lab itself failed (a port, a file, a runtime): exit 70.
+    Failed(String),
+}
+
+impl std::fmt::Display for LabFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabFailure::BadInput(m) | LabFailure::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+/// What a lab run's report says of its clients.
+#[derive(Clone, Debug)]
+pub struct LabInfo {
+    /// The client command, as given.
+    pub cmd: Vec<String>,
+    /// How each client ended; its log is `clients/<name>.log` beside the report.
+    pub clients: Vec<ClientEnd>,
+}
+
+/// A finished lab run, judged.
+pub struct LabRun {
+    pub run: Run,
+    pub info: LabInfo,
+}
+
+/// `file` with `sets`, checked for the lab, and `cmd` checked to name a
+/// program; with the notes the check has for the user.
+pub fn load(
+    file: &Path,
+    sets: &[(String, toml::Value)],
+    cmd: &[String],
+) -> Result<(Scenario, Vec<String>), LabFailure> {
+    let scenario = match load_file(file, sets) {
+        Ok(s) => s,
+        Err(Failure::BadInput(e)) => return Err(LabFailure::BadInput(e.to_string())),
+        Err(e) => return Err(LabFailure::Failed(format!("redlock-sim lab: {e}"))),
+    };
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let notes = crate::lab::refuse::check(&scenario, &text, &file.display().to_string())
+        .map_err(|e| LabFailure::BadInput(e.to_string()))?;
+    findable(cmd).map_err(|e| {
+        LabFailure::BadInput(format!(
+            "redlock-sim lab: cannot start the client command: {e}"
+        ))
+    })?;
+    Ok((scenario, notes))
+}
+
+/// The command names a program that exists (on `PATH`, or as a path).
+fn findable(cmd: &[String]) -> Result<(), String> {
+    let program = cmd.first().ok_or("no command given after --")?;
+    let exists = |p: &Path| p.is_file();
+    let found = if program.contains('/') {
+        exists(Path::new(program))
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).any(|d| exists(&d.join(program))))
+            .unwrap_or(false)
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(format!("`{program}` not found"))
+    }
+}
+
+/// Runs `scenario` with `seed` against `cmd`'s processes, their logs in
+/// `logs` (created), and judges the history from outside.
+pub fn run_lab(
+    scenario: &Scenario,
+    seed: u64,
+    cmd: &[String],
+    logs: PathBuf,
+) -> Result<LabRun, LabFailure> {
+    std::fs::create_dir_all(&logs).map_err(|e| {
+        LabFailure::Failed(format!(
+            "redlock-sim lab: cannot create {}: {e}",
+            logs.display()
+        ))
+    })?;
+    let setup = Setup {
+        scenario: scenario.clone(),
+        seed,
+        cmd: cmd.to_vec(),
+        logs,
+    };
+    let started = std::time::Instant::now();
+    let outcome = in_runtime(&setup).map_err(|e| match e {
+        LabError::Command(m) => LabFailure::BadInput(m),
+        LabError::Io(m) => LabFailure::Failed(m),
+    })?;
+    let check = outside::check(
+        &outcome.history,
+        scenario.cluster.topology,
+        scenario.cluster.nodes,
+    );
+    let run = Run {
+        scenario: scenario.clone(),
+        seed,
+        trace: outcome.history.trace(),
+        history: outcome.history,
+        check,
+        wall_ms: started.elapsed().as_secs_f64() * 1e3,
+        faults: Vec::new(),
+    };
+    let info = LabInfo {
+        cmd: cmd.to_vec(),
+        clients: outcome.clients,
+    };
+    Ok(LabRun { run, info })
+}
+
+/// One lab run on a runtime of its own, in this thread (the clients'
+/// parent-death signal follows the thread that started them).
+fn in_runtime(setup: &Setup) -> Result<run::Outcome, LabError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| LabError::Io(format!("lab: a runtime: {e}")))?;
+    let watchdog: Arc<Watchdog> =
+        Watchdog::start().map_err(|e| LabError::Io(format!("lab: the watchdog: {e}")))?;
+    rt.block_on(run::run(setup, &watchdog))
+}
