@@ -12,7 +12,7 @@
 //!   violation), 8 seeds each at `--jobs` 1, 2, 4, 8 and 16, counting the runs
 //!   whose verdict is not the expected one.
 
-use redlock_sim::lab::link::{Link, Setting};
+use redlock_harness::lab::link::{Link, Setting};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

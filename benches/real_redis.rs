@@ -2,7 +2,7 @@
 //! processes, with the real client on real TCP: one task in a loop, and 16
 //! tasks each on its own resource. `cargo bench --bench real_redis`.
 
-use redlock_sim::client::{Config, Redlock};
+use redlock_client::{Config, Redlock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -12,10 +12,10 @@
 //! `SEARCH_BENCH_JOBS` the threads (default all cores); `SEARCH_BENCH_PART`
 //! = `catch` or `frontier` runs one part only.
 
-use redlock_sim::check::Verdict;
-use redlock_sim::runner;
-use redlock_sim::scenario::{Scenario, Variant};
-use redlock_sim::search::frontier;
+use redlock_harness::check::Verdict;
+use redlock_harness::runner;
+use redlock_harness::scenario::{Scenario, Variant};
+use redlock_harness::search::frontier;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

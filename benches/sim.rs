@@ -12,15 +12,15 @@
 //! simulated duration grows. With `BENCH_PROFILE=1`, only the standard
 //! scenario skipping (for `perf record`).
 
-use redlock_sim::scenario::{self, Scenario};
-use redlock_sim::sim::workload::LockCode;
-use redlock_sim::sim::Stepping;
+use redlock_harness::scenario::{self, Scenario};
+use redlock_harness::sim::workload::LockCode;
+use redlock_harness::sim::Stepping;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 fn bare_turmoil(s: &Scenario, seed: u64) -> Duration {
     let start = Instant::now();
     let mut b = turmoil::Builder::new();
-    b.epoch(UNIX_EPOCH + Duration::from_secs(redlock_sim::sim::EPOCH_SECS))
+    b.epoch(UNIX_EPOCH + Duration::from_secs(redlock_harness::sim::EPOCH_SECS))
         .tick_duration(s.tick)
         .simulation_duration(s.duration * 2)
         .rng_seed(seed)
@@ -63,7 +63,7 @@ fn harness(s: &Scenario, seeds: u64, stepping: Stepping) -> (f64, u64) {
     let start = Instant::now();
     let mut acquisitions = 0;
     for seed in 1..=seeds {
-        let run = redlock_sim::runner::simulate_stepping(
+        let run = redlock_harness::runner::simulate_stepping(
             s.clone(),
             seed,
             false,
@@ -126,7 +126,7 @@ fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
 
 fn sweep_seconds_by(text: &str, seeds: u64, jobs: usize, stepping: Stepping) -> f64 {
     let plan = std::sync::Arc::new(
-        redlock_sim::sweep::Plan::from_text(
+        redlock_harness::sweep::Plan::from_text(
             text.to_string(),
             "benches/standard.toml".into(),
             Some(1..=seeds),
@@ -231,7 +231,7 @@ fn memory_child(what: &str) {
         Some(("run", secs)) => {
             let mut long = s.clone();
             long.duration = Duration::from_secs(secs.parse().unwrap());
-            redlock_sim::runner::simulate(long, 1).unwrap();
+            redlock_harness::runner::simulate(long, 1).unwrap();
         }
         Some(("sweep", runs)) => {
             let text = std::fs::read_to_string("benches/standard.toml").unwrap();

@@ -11,13 +11,13 @@
 //! (verdict, figures, trace) without writing anything. See
 //! `examples/redis_crate_lock/`.
 
-pub use crate::client::RedisConn;
-pub use crate::sim::own::{factory, Failure, Lease, LockEnv, OwnLock};
+pub use redlock_client::RedisConn;
+pub use redlock_harness::sim::own::{factory, Failure, Lease, LockEnv, OwnLock};
 
-use crate::runner::{self, Failure as RunFailure, Run};
-use crate::scenario::{Scenario, ScenarioError};
-use crate::sim::own;
-use crate::sim::workload::LockCode;
+use redlock_harness::runner::{self, Failure as RunFailure, Run};
+use redlock_harness::scenario::{Scenario, ScenarioError};
+use redlock_harness::sim::own;
+use redlock_harness::sim::workload::LockCode;
 use std::path::{Path, PathBuf};
 
 /// `redlock-sim run FILE [--seed N] [--out DIR]` with the clients running

@@ -1,13 +1,13 @@
-//! `redlock-sim frontier`: search along one key ([`crate::search::frontier`]),
+//! `redlock-sim frontier`: search along one key ([`redlock_harness::search::frontier`]),
 //! shrink the boundary's violation, write the report, print the answer.
 
 use super::shrink::shrink_and_write;
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
-use crate::report::frontier::{write_frontier, FrontierOutput};
-use crate::runner::Failure;
-use crate::search::frontier::{
+use redlock_harness::runner::Failure;
+use redlock_harness::search::frontier::{
     check, default_out, fault_lines, search, Frontier, Minimal, Outcome, Request, Trial, Value,
 };
+use redlock_report::frontier::{write_frontier, FrontierOutput};
 use std::path::{Path, PathBuf};
 
 /// A search written out: the search, its minimal scenario and the

@@ -1,13 +1,13 @@
 //! `redlock-sim lab FILE [--seed N] [--seeds A..=B] [--jobs J] [--out DIR]
 //! [--set KEY=VALUE]... -- CMD [ARGS...]`: the scenario in real time
-//! against real client processes ([`crate::lab`]), judged from outside
-//! ([`crate::check::outside`]), with `run`'s outputs; and
+//! against real client processes ([`redlock_harness::lab`]), judged from outside
+//! ([`redlock_harness::check::outside`]), with `run`'s outputs; and
 //! `redlock-sim lab-client`, the built-in client as a lab client.
 
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
-use crate::report::{self, RunOutput};
-use crate::runner::lab::{run_lab, LabFailure, LabRun};
-use crate::scenario::Scenario;
+use redlock_harness::runner::lab::{run_lab, LabFailure, LabRun};
+use redlock_harness::scenario::Scenario;
+use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
 
 /// What `lab` was asked.
@@ -32,7 +32,11 @@ pub fn main(a: Args) -> u8 {
     let dir = a.out.clone().unwrap_or_else(|| {
         Path::new("reports")
             .join(&scenario.name)
-            .join(crate::runner::dir_name("lab-seed-", seed, &a.sets))
+            .join(redlock_harness::runner::dir_name(
+                "lab-seed-",
+                seed,
+                &a.sets,
+            ))
     });
     let written = run_lab(&scenario, seed, &a.cmd, dir.join("clients"))
         .and_then(|r| write(&r, &dir, &a.sets).map(|()| r));
@@ -43,7 +47,7 @@ pub fn main(a: Args) -> u8 {
                 ..RunOutput::of(&r.run)
             };
             super::die_quietly_on_broken_pipe();
-            print!("{}", report::summary_lines(&out));
+            print!("{}", redlock_report::summary_lines(&out));
             println!("report: {}", dir.join("index.html").display());
             if r.run.as_expected() {
                 0
@@ -67,7 +71,8 @@ pub fn said(e: LabFailure) -> u8 {
 /// The scenario, checked for the lab, and the command checked to exist;
 /// otherwise the exit code, with the error said.
 pub fn load(a: &Args) -> Result<Scenario, u8> {
-    let (scenario, notes) = crate::runner::lab::load(&a.file, &a.sets, &a.cmd).map_err(said)?;
+    let (scenario, notes) =
+        redlock_harness::runner::lab::load(&a.file, &a.sets, &a.cmd).map_err(said)?;
     for n in notes {
         eprintln!("note: {n}");
     }
@@ -81,7 +86,7 @@ pub fn write(r: &LabRun, dir: &Path, sets: &[(String, toml::Value)]) -> Result<(
         lab: Some(&r.info),
         ..RunOutput::of(&r.run)
     };
-    report::write_run(dir, &output).map_err(|e| {
+    redlock_report::write_run(dir, &output).map_err(|e| {
         LabFailure::Failed(format!(
             "redlock-sim lab: cannot write the outputs to {}: {e}",
             dir.display()
@@ -91,7 +96,7 @@ pub fn write(r: &LabRun, dir: &Path, sets: &[(String, toml::Value)]) -> Result<(
 
 /// `redlock-sim lab-client`: the built-in client under the lab.
 pub fn client_main() -> u8 {
-    let env = match crate::lab::driver::Env::read() {
+    let env = match redlock_harness::lab::driver::Env::read() {
         Ok(e) => e,
         Err(e) => {
             eprintln!("redlock-sim lab-client: {e}");
@@ -99,7 +104,7 @@ pub fn client_main() -> u8 {
         }
     };
     let rt = super::runtime();
-    match rt.block_on(crate::lab::driver::run(env)) {
+    match rt.block_on(redlock_harness::lab::driver::run(env)) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("redlock-sim lab-client: {e}");

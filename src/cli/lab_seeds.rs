@@ -9,11 +9,11 @@ use super::lab::{load, said, write as write_run, Args};
 use super::sweep::write_summary;
 use super::sweep_files::write_rows;
 use super::EXIT_SOFTWARE;
-use crate::report::sweep::{conclusions, write_sweep, SweepOutput};
-use crate::runner::lab::LabFailure;
-use crate::scenario::Scenario;
-use crate::sweep::rows::RunRow;
-use crate::sweep::stats::summarize;
+use redlock_harness::runner::lab::LabFailure;
+use redlock_harness::scenario::Scenario;
+use redlock_harness::sweep::rows::RunRow;
+use redlock_harness::sweep::stats::summarize;
+use redlock_report::sweep::{conclusions, write_sweep, SweepOutput};
 use std::ops::RangeInclusive;
 use std::path::Path;
 
@@ -72,12 +72,12 @@ pub fn run_seeds(
     seeds: RangeInclusive<u64>,
     dir: &Path,
 ) -> Result<Vec<RunRow>, u8> {
-    let each = |r: &crate::runner::lab::LabRun, out: &Path| -> Result<(), LabFailure> {
+    let each = |r: &redlock_harness::runner::lab::LabRun, out: &Path| -> Result<(), LabFailure> {
         write_run(r, out, &a.sets)?;
         eprintln!("seed {}: {}", r.run.seed, r.run.check.verdict.as_str());
         Ok(())
     };
-    crate::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, each).map_err(said)
+    redlock_harness::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, each).map_err(said)
 }
 
 /// Writes a lab sweep's files; the lines to print.

@@ -2,18 +2,18 @@
 //! library of the matrix file on every fault's scenario for its kind, as
 //! `redlock-sim lab FILE --seeds A..=B -- CMD` would run it, into
 //! `DIR/<library>-<version>/<fault>/`; then the matrix's `matrix.csv`, `matrix.svg`,
-//! `report.md` and `index.html` ([`crate::report::matrix`]). The matrix is
-//! a sweep over libraries ([`crate::sweep::matrix`]); a cell whose
+//! `report.md` and `index.html` ([`redlock_report::matrix`]). The matrix is
+//! a sweep over libraries ([`redlock_harness::sweep::matrix`]); a cell whose
 //! `runs.csv` already holds every seed is read, not run again (`--fresh`
 //! runs it again), so an interrupted matrix resumes.
 
 use super::lab::{load, Args as LabArgs};
 use super::lab_seeds::{run_seeds, write};
 use super::EXIT_SOFTWARE;
-use crate::report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
-use crate::report::shell_word;
-use crate::scenario::matrix::{parse, Fault, Library, Matrix};
-use crate::sweep::matrix::{cell_dir, cells, kept, swept};
+use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
+use redlock_harness::sweep::matrix::{cell_dir, cells, kept, swept};
+use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
+use redlock_report::shell_word;
 use std::path::{Path, PathBuf};
 
 pub struct Args {

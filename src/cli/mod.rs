@@ -3,8 +3,10 @@
 //! print, and pick the exit code. The only layer that writes files or
 //! prints (besides `node` and `lock`, which serve and talk on sockets).
 
-use crate::{client, clock, duration, flock, node, runner, search};
 use clap::{Parser, Subcommand};
+use redlock_client::flock;
+use redlock_harness::{runner, search};
+use redlock_proto::{clock, duration};
 
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -72,14 +74,14 @@ enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// Seeds to run, A..=B (or N for 1..=N); default: [sweep] seeds.
-        #[arg(long, value_parser = crate::sweep::parse_seeds)]
+        #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
         seeds: Option<RangeInclusive<u64>>,
         /// Worker threads (default: all cores).
         #[arg(long)]
         jobs: Option<usize>,
         /// Run only the K-th of N equal slices of the runs (for many machines;
         /// join the shards with `merge`).
-        #[arg(long, value_parser = crate::sweep::parse_shard)]
+        #[arg(long, value_parser = redlock_harness::sweep::parse_shard)]
         shard: Option<(usize, usize)>,
         /// Output directory (default: reports/<name>/).
         #[arg(long)]
@@ -174,7 +176,7 @@ enum Command {
         #[arg(long, conflicts_with = "seeds")]
         seed: Option<u64>,
         /// Run every seed A..=B (or N for 1..=N).
-        #[arg(long, value_parser = crate::sweep::parse_seeds)]
+        #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
         seeds: Option<RangeInclusive<u64>>,
         /// Runs at once with --seeds (default 1).
         #[arg(long, default_value_t = 1)]
@@ -415,7 +417,7 @@ fn command(cli: Cli) -> ExitCode {
                 from,
                 to,
                 seeds,
-                jobs: jobs_or_cores(jobs).clamp(1, crate::sweep::MAX_JOBS),
+                jobs: jobs_or_cores(jobs).clamp(1, redlock_harness::sweep::MAX_JOBS),
                 resolution,
             };
             frontier::command(req, out)
@@ -443,7 +445,7 @@ fn command(cli: Cli) -> ExitCode {
             request_timeout,
             command,
         } => {
-            let config = client::Config {
+            let config = redlock_client::Config {
                 retry_count: 1,
                 retry_delay,
                 request_timeout,
@@ -509,8 +511,8 @@ fn node_command(port: u16, bind: &str) -> ExitCode {
     let result = runtime().block_on(async {
         let listener = tokio::net::TcpListener::bind((bind, port)).await?;
         eprintln!("redlock-sim node listening on {}", listener.local_addr()?);
-        node::serve(
-            node::Node::new(Arc::new(clock::SystemClock::new())),
+        redlock_node::serve(
+            redlock_node::Node::new(Arc::new(clock::SystemClock::new())),
             listener,
         )
         .await
@@ -525,10 +527,10 @@ fn node_command(port: u16, bind: &str) -> ExitCode {
 }
 
 /// How `--every-tick` moves a simulation's time.
-fn stepping(every_tick: bool) -> crate::sim::Stepping {
+fn stepping(every_tick: bool) -> redlock_harness::sim::Stepping {
     if every_tick {
-        crate::sim::Stepping::EveryTick
+        redlock_harness::sim::Stepping::EveryTick
     } else {
-        crate::sim::Stepping::Skip
+        redlock_harness::sim::Stepping::Skip
     }
 }

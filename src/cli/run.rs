@@ -1,13 +1,13 @@
-//! `redlock-sim run`: load a scenario, run one seed ([`crate::runner`]),
-//! write the run's report ([`crate::report::write_run`]), print its summary
+//! `redlock-sim run`: load a scenario, run one seed ([`redlock_harness::runner`]),
+//! write the run's report ([`redlock_report::write_run`]), print its summary
 //! and pick the exit code.
 
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
-use crate::report::{self, RunOutput};
-use crate::runner::{default_out, load_file, simulate_stepping, Failure, Run};
-use crate::scenario::Scenario;
-use crate::sim::workload::LockCode;
-use crate::sim::Stepping;
+use redlock_harness::runner::{default_out, load_file, simulate_stepping, Failure, Run};
+use redlock_harness::scenario::Scenario;
+use redlock_harness::sim::workload::LockCode;
+use redlock_harness::sim::Stepping;
+use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
 
 /// `redlock-sim run FILE [--seed N] [--out DIR] [--every-tick]`: validates first (nothing is
@@ -37,7 +37,7 @@ pub fn run_scenario(
 }
 
 /// [`run_scenario`] for a scenario loaded with the `--set` overrides
-/// `sets`: they name the default directory ([`crate::runner::dir_name`]) and the report
+/// `sets`: they name the default directory ([`redlock_harness::runner::dir_name`]) and the report
 /// says it ran with them.
 pub fn run_scenario_with(
     scenario: Scenario,
@@ -54,7 +54,7 @@ pub fn run_scenario_with(
         sets,
         ..RunOutput::of(&run)
     };
-    report::write_run(&dir, &output).map_err(|e| {
+    redlock_report::write_run(&dir, &output).map_err(|e| {
         Failure::Failed(format!(
             "cannot write the outputs to {}: {e}",
             dir.display()
@@ -70,7 +70,7 @@ pub fn run_scenario_with(
 pub fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
     match result {
         Ok((run, dir)) => {
-            print!("{}", report::summary_lines(&RunOutput::of(&run)));
+            print!("{}", redlock_report::summary_lines(&RunOutput::of(&run)));
             println!("report: {}", dir.join("index.html").display());
             if run.as_expected() {
                 0

@@ -1,13 +1,13 @@
 //! `redlock-sim sweep FILE... --out DIR` (or one file with `--expect`):
 //! each file swept into `DIR/<name>/` as `sweep FILE` would, then the set's
-//! `summary.csv` and report ([`crate::report::set`]) in `DIR`.
+//! `summary.csv` and report ([`redlock_report::set`]) in `DIR`.
 
 use super::sweep::{run_sweep, Finished, Options};
 use super::EXIT_SOFTWARE;
-use crate::report::set::{answer, write_set, SetEntry, SetOutput};
-use crate::report::shell_word;
-use crate::scenario::Expect;
-use crate::sweep::{meta, Plan};
+use redlock_harness::scenario::Expect;
+use redlock_harness::sweep::{meta, Plan};
+use redlock_report::set::{answer, write_set, SetEntry, SetOutput};
+use redlock_report::shell_word;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

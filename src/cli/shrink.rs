@@ -1,10 +1,10 @@
-//! `redlock-sim shrink`: shrink one violating run ([`crate::search::shrink`])
+//! `redlock-sim shrink`: shrink one violating run ([`redlock_harness::search::shrink`])
 //! and write `minimal.toml` with the report of its run beside it.
 
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
-use crate::report::{self, RunOutput};
-use crate::runner::{self, Failure};
-use crate::search::shrink::{shrink_file, Shrunk};
+use redlock_harness::runner::{self, Failure};
+use redlock_harness::search::shrink::{shrink_file, Shrunk};
+use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -29,7 +29,7 @@ pub fn shrink_and_write(
     };
     std::fs::create_dir_all(&done.dir).map_err(cannot)?;
     std::fs::write(&done.path, &done.minimal_toml).map_err(cannot)?;
-    report::write_run(&done.dir, &RunOutput::of(&done.last)).map_err(cannot)?;
+    redlock_report::write_run(&done.dir, &RunOutput::of(&done.last)).map_err(cannot)?;
     Ok(Some(done))
 }
 

@@ -1,5 +1,5 @@
 //! `redlock-sim sweep FILE` and `merge`: prepare the output directory,
-//! run the sweep ([`crate::sweep`]) appending each row to `runs.csv` as it
+//! run the sweep ([`redlock_harness::sweep`]) appending each row to `runs.csv` as it
 //! comes (a killed sweep keeps them; rerunning skips them), then write
 //! `runs.csv` in run order, `summary.csv`, the run reports and the sweep's
 //! report from its [`Tally`], print the answer and pick the exit code.
@@ -7,14 +7,14 @@
 use super::progress::Progress;
 use super::sweep_files::{discard, write_meta, write_rows};
 use super::EXIT_SOFTWARE;
-use crate::report::sweep::{conclusions, stdout_line, write_sweep, SweepOutput};
-use crate::report::{self, RunOutput};
-use crate::scenario::{Expect, Scenario};
-use crate::sim::Stepping;
-use crate::sweep::rows::{self, RunRow};
-use crate::sweep::stats::{SummaryRow, SUMMARY_COLUMNS};
-use crate::sweep::tally::{tally, Coverage, Tally};
-use crate::sweep::{self, meta, run_reports::Replayed, Plan, SCENARIO_COPY};
+use redlock_harness::scenario::{Expect, Scenario};
+use redlock_harness::sim::Stepping;
+use redlock_harness::sweep::rows::{self, RunRow};
+use redlock_harness::sweep::stats::{SummaryRow, SUMMARY_COLUMNS};
+use redlock_harness::sweep::tally::{tally, Coverage, Tally};
+use redlock_harness::sweep::{self, meta, run_reports::Replayed, Plan, SCENARIO_COPY};
+use redlock_report::sweep::{conclusions, stdout_line, write_sweep, SweepOutput};
+use redlock_report::RunOutput;
 use std::collections::BTreeSet;
 use std::io;
 use std::ops::RangeInclusive;
@@ -197,7 +197,7 @@ fn write_run_reports(plan: &Plan, replayed: &[Replayed], out: &Path) -> io::Resu
             sets: &plan.cells[r.cell].0,
             ..RunOutput::of(&r.run)
         };
-        report::write_run(&out.join(&r.dir), &output)?;
+        redlock_report::write_run(&out.join(&r.dir), &output)?;
     }
     Ok(())
 }
@@ -305,7 +305,7 @@ pub fn sweep_one(
 /// `summary.csv` starts with the set's columns)?
 fn holds_a_set(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("summary.csv"))
-        .is_ok_and(|t| t.starts_with(&(crate::report::set::SET_COLUMNS.join(",") + ",")))
+        .is_ok_and(|t| t.starts_with(&(redlock_report::set::SET_COLUMNS.join(",") + ",")))
 }
 
 /// Runs one plan's sweep; an error is printed and mapped to its exit code.

@@ -1,10 +1,10 @@
 //! The files of a sweep's directory the command layer writes or deletes:
 //! `sweep.json`, `runs.csv` (rewritten whole, in run order) and, under
-//! `--fresh`, the earlier sweep's files ([`crate::sweep::meta`] decides
+//! `--fresh`, the earlier sweep's files ([`redlock_harness::sweep::meta`] decides
 //! what is allowed; this module does it).
 
-use crate::sweep::meta::{Meta, CHART_PREFIXES, META_FILE, SWEEP_FILES};
-use crate::sweep::rows::{header, RunRow};
+use redlock_harness::sweep::meta::{Meta, CHART_PREFIXES, META_FILE, SWEEP_FILES};
+use redlock_harness::sweep::rows::{header, RunRow};
 use std::io;
 use std::path::Path;
 

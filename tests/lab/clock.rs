@@ -26,7 +26,7 @@ while up() - u0 < 1.8:
 
 fn library_installed() {
     assert!(
-        redlock_sim::lab::faketime::library().is_some(),
+        redlock_harness::lab::faketime::library().is_some(),
         "libfaketime is missing: `bash scripts/test.sh` installs it (apt-get install faketime)"
     );
 }

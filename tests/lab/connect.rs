@@ -7,10 +7,10 @@
 //! The simulation's side of the same case is tests/sim/network.rs's
 //! `a_connect_across_a_held_link_waits_and_leaves_nothing_when_given_up`.
 
-use redlock_sim::lab::clock::LabClock;
-use redlock_sim::lab::link::{Link, Setting};
-use redlock_sim::lab::node::{NodeHost, Sink};
-use redlock_sim::node::persistence::Mode;
+use redlock_harness::lab::clock::LabClock;
+use redlock_harness::lab::link::{Link, Setting};
+use redlock_harness::lab::node::{NodeHost, Sink};
+use redlock_node::persistence::Mode;
 use std::net::SocketAddr;
 use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};

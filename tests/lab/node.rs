@@ -1,9 +1,9 @@
 //! The lab's node: who wrote, what a crash keeps by persistence, a pause
 //! that answers nothing, a fast clock that expires keys early.
 
-use redlock_sim::lab::clock::LabClock;
-use redlock_sim::lab::node::{NodeHost, Sink};
-use redlock_sim::node::persistence::Mode;
+use redlock_harness::lab::clock::LabClock;
+use redlock_harness::lab::node::{NodeHost, Sink};
+use redlock_node::persistence::Mode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -2,10 +2,10 @@
 //! nodes, stale and unprotected writes, the drivers' `HELD`s, acquisitions
 //! from ownership for drivers that say nothing, failovers.
 
-use redlock_sim::check::outside::check;
-use redlock_sim::check::{StaleKind, Verdict};
-use redlock_sim::history::{Event, EventKind, FaultEvent, History};
-use redlock_sim::scenario::{Restart, Topology};
+use redlock_harness::check::outside::check;
+use redlock_harness::check::{StaleKind, Verdict};
+use redlock_harness::history::{Event, EventKind, FaultEvent, History};
+use redlock_harness::scenario::{Restart, Topology};
 use std::time::Duration;
 
 fn ev(ms: u64, host: &str, kind: EventKind) -> Event {

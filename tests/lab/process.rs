@@ -1,7 +1,7 @@
 //! The lab's client processes: a group that a pause stops and a stop ends,
 //! a client that ignores SIGTERM killed after its grace, an early exit seen.
 
-use redlock_sim::lab::process::{spawn, ClientProcess, Watchdog};
+use redlock_harness::lab::process::{spawn, ClientProcess, Watchdog};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -168,7 +168,7 @@ fn the_aimed_nemesis_crashes_nodes_at_lock_events_the_lab_sees() {
 #[test]
 fn a_client_clock_slowed_through_libfaketime_writes_stale() {
     assert!(
-        redlock_sim::lab::faketime::library().is_some(),
+        redlock_harness::lab::faketime::library().is_some(),
         "libfaketime is missing: `bash scripts/test.sh` installs it (apt-get install faketime)"
     );
     let cmd = [BIN, "lab-client"];
@@ -190,7 +190,7 @@ fn with_fencing_the_stopped_clients_writes_are_refused() {
 #[test]
 fn a_client_clock_slowed_during_the_hold_writes_stale() {
     assert!(
-        redlock_sim::lab::faketime::library().is_some(),
+        redlock_harness::lab::faketime::library().is_some(),
         "libfaketime is missing: `bash scripts/test.sh` installs it (apt-get install faketime)"
     );
     let cmd = [BIN, "lab-client"];

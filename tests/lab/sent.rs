@@ -4,11 +4,11 @@
 //! classify their stale writes by it (a write a cut held up was in flight,
 //! a stopped client's writes were sent late).
 
-use redlock_sim::history::EventKind;
-use redlock_sim::lab::link::{Link, Setting};
-use redlock_sim::lab::record::LabRecorder;
-use redlock_sim::lab::store::{Sink, Store, StoreEvent};
-use redlock_sim::scenario::Topology;
+use redlock_harness::history::EventKind;
+use redlock_harness::lab::link::{Link, Setting};
+use redlock_harness::lab::record::LabRecorder;
+use redlock_harness::lab::store::{Sink, Store, StoreEvent};
+use redlock_harness::scenario::Topology;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -1,11 +1,11 @@
 //! The sentinel shows each kind of client the master at the address that
 //! client reaches it through (the lab gives every client links of its own).
 
-use redlock_sim::clock::SystemClock;
-use redlock_sim::resp::{Connection, Frame};
-use redlock_sim::sentinel::answer::Translate;
-use redlock_sim::sentinel::{run_with_listeners, SentinelConfig};
-use redlock_sim::transport::TcpConnector;
+use redlock_node::sentinel::answer::Translate;
+use redlock_node::sentinel::{run_with_listeners, SentinelConfig};
+use redlock_proto::clock::SystemClock;
+use redlock_proto::resp::{Connection, Frame};
+use redlock_proto::transport::TcpConnector;
 use std::sync::Arc;
 
 async fn ask(addr: std::net::SocketAddr) -> Frame {

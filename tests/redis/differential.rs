@@ -55,8 +55,8 @@ use crate::common;
 use common::{start_redis, start_sim_node, Client};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use redlock_sim::client::scripts::{sha1_hex, EXTEND, RELEASE};
-use redlock_sim::resp::Frame;
+use redlock_client::scripts::{sha1_hex, EXTEND, RELEASE};
+use redlock_proto::resp::Frame;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 

@@ -20,8 +20,8 @@ use crate::common;
 use common::{start_redis, start_sim_node, Client};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use redlock_sim::client::scripts::{sha1_hex, REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
-use redlock_sim::resp::Frame;
+use redlock_client::scripts::{sha1_hex, REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
+use redlock_proto::resp::Frame;
 
 /// Commands per seed.
 const COMMANDS: usize = 1500;

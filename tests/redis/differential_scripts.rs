@@ -37,7 +37,7 @@ use crate::common;
 use common::{start_redis, start_sim_node, Client};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use redlock_sim::resp::Frame;
+use redlock_proto::resp::Frame;
 use std::time::{Duration, Instant};
 
 /// Random scripts compared per seed.
@@ -309,7 +309,7 @@ async fn fixed_scripts_match_redis() {
         p.eval(script, keys, argv).await;
     }
     // The built-in client's scripts, by EVAL and EVALSHA.
-    use redlock_sim::client::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};
+    use redlock_client::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};
     for s in [RELEASE, EXTEND, EXTEND_RESURRECT] {
         p.both(&[b"SCRIPT", b"LOAD", s.as_bytes()]).await;
         let sha = sha1_hex(s.as_bytes());

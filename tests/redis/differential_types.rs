@@ -17,7 +17,7 @@ use crate::common;
 use common::{start_redis, start_sim_node};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use redlock_sim::resp::{parse, Frame};
+use redlock_proto::resp::{parse, Frame};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

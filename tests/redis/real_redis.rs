@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::{start_redis, Client, RedisServer};
-use redlock_sim::client::{Config, LockError, NodeOutcome, Redlock};
-use redlock_sim::resp::Frame;
+use redlock_client::{Config, LockError, NodeOutcome, Redlock};
+use redlock_proto::resp::Frame;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

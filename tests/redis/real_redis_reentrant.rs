@@ -7,9 +7,9 @@
 use crate::common;
 
 use common::{start_redis, Client, RedisServer};
-use redlock_sim::client::scripts::{REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
-use redlock_sim::client::{Config, LockError, LockKind, Redlock};
-use redlock_sim::resp::Frame;
+use redlock_client::scripts::{REENTRANT_RELEASE, REENTRANT_RENEW, REENTRANT_TAKE};
+use redlock_client::{Config, LockError, LockKind, Redlock};
+use redlock_proto::resp::Frame;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -309,8 +309,8 @@ async fn the_scripts_replies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_request_never_answers_the_next() {
     common::require_redis("a_cancelled_request_never_answers_the_next");
-    use redlock_sim::client::connection::{NodeConn, TcpConnector};
-    use redlock_sim::clock::SystemClock;
+    use redlock_proto::clock::SystemClock;
+    use redlock_proto::connection::{NodeConn, TcpConnector};
     let servers = start_redis(1);
     let conn = NodeConn::new(servers[0].addr());
     let clock = SystemClock::new();

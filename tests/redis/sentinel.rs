@@ -5,10 +5,10 @@
 //! sentinels) are checked for their form only.
 
 use crate::common::{self, start_redis, Client};
-use redlock_sim::clock::SystemClock;
-use redlock_sim::resp::Frame;
-use redlock_sim::sentinel::{self, SentinelConfig};
-use redlock_sim::transport::TcpConnector;
+use redlock_node::sentinel::{self, SentinelConfig};
+use redlock_proto::clock::SystemClock;
+use redlock_proto::resp::Frame;
+use redlock_proto::transport::TcpConnector;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

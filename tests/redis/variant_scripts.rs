@@ -4,8 +4,8 @@
 
 use crate::common;
 
-use redlock_sim::client::scripts::EXTEND_RESURRECT;
-use redlock_sim::resp::Frame;
+use redlock_client::scripts::EXTEND_RESURRECT;
+use redlock_proto::resp::Frame;
 
 /// The node runs the resurrecting extension of `extend-resurrects` natively:
 /// it must answer (and leave the key) as Redis 7.0 running the Lua does.

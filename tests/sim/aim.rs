@@ -11,10 +11,10 @@
 //! frontier and exit-code checks, which run the binary. Under a minute on
 //! two shared, busy cores (load 3.5: 58 s), half of it the frontier search.
 
-use redlock_sim::engine::due::Origin;
-use redlock_sim::history::{EventKind, FaultEvent};
-use redlock_sim::runner::{self, Run};
-use redlock_sim::scenario::{self, FaultAction, Hold, Scenario, Target};
+use redlock_harness::engine::due::Origin;
+use redlock_harness::history::{EventKind, FaultEvent};
+use redlock_harness::runner::{self, Run};
+use redlock_harness::scenario::{self, FaultAction, Hold, Scenario, Target};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -21,10 +21,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use redlock_sim::history::{EventKind, FaultEvent};
-use redlock_sim::{runner, scenario};
+use redlock_harness::history::{EventKind, FaultEvent};
+use redlock_harness::{runner, scenario};
 
-use redlock_sim::sweep::{baseline, rows, Plan};
+use redlock_harness::sweep::{baseline, rows, Plan};
 
 const FILE: &str = "scenarios/variants/campaign.toml";
 const RUNS: &str = "reports/variants-campaign/runs.csv";
@@ -193,7 +193,7 @@ fn paused_writer_only(plan: &Plan, variant: &str, seed: u64) {
 fn the_variant_lists_cover_every_variant() {
     let mut all: Vec<&str> = UNSAFE.iter().chain(SAFE).copied().collect();
     all.sort_unstable();
-    let mut known: Vec<&str> = redlock_sim::scenario::Variant::ALL
+    let mut known: Vec<&str> = redlock_harness::scenario::Variant::ALL
         .iter()
         .map(|v| v.as_str())
         .collect();

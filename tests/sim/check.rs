@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use redlock_sim::check::{check, HoldEnd, Verdict};
-use redlock_sim::history::{Event, EventKind, FaultEvent, History};
-use redlock_sim::report::{summary_lines, write_run, RunOutput};
-use redlock_sim::scenario::Restart;
+use redlock_harness::check::{check, HoldEnd, Verdict};
+use redlock_harness::history::{Event, EventKind, FaultEvent, History};
+use redlock_harness::scenario::Restart;
+use redlock_report::{summary_lines, write_run, RunOutput};
 
 fn at(ms: u64) -> Duration {
     Duration::from_millis(ms)
@@ -520,7 +520,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 #[test]
 fn run_report_with_one_overlap() {
-    let scenario = redlock_sim::scenario::parse_str(SCENARIO, "tiny-overlap.toml").unwrap();
+    let scenario = redlock_harness::scenario::parse_str(SCENARIO, "tiny-overlap.toml").unwrap();
     let hist = tiny_history();
     let result = check(&hist);
     assert_eq!(result.overlaps.len(), 1);
@@ -601,7 +601,7 @@ fn run_report_with_one_overlap() {
 
 #[test]
 fn run_report_on_empty_history_and_no_clients() {
-    let scenario = redlock_sim::scenario::parse_str(SCENARIO, "tiny-overlap.toml").unwrap();
+    let scenario = redlock_harness::scenario::parse_str(SCENARIO, "tiny-overlap.toml").unwrap();
     for (name, hist) in [
         ("empty", History::default()),
         (

@@ -4,9 +4,9 @@
 //! the same whatever ran before in the process; the keys parse, and bad
 //! values are refused naming the file, the key and the line (exit 2).
 
-use redlock_sim::history::{EventKind, FaultEvent};
-use redlock_sim::runner;
-use redlock_sim::scenario::{self, FaultAction, Restart, Target};
+use redlock_harness::history::{EventKind, FaultEvent};
+use redlock_harness::runner;
+use redlock_harness::scenario::{self, FaultAction, Restart, Target};
 use std::process::Command;
 use std::time::Duration;
 

@@ -8,8 +8,8 @@ use crate::common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use redlock_sim::runner::{self, Failure};
-use redlock_sim::scenario::{self, MAX_CLIENTS, MAX_NODES};
+use redlock_harness::runner::{self, Failure};
+use redlock_harness::scenario::{self, MAX_CLIENTS, MAX_NODES};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

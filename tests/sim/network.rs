@@ -5,9 +5,9 @@
 //! released by an event at its instant. The first tests drive turmoil (as
 //! patched in `vendor/turmoil`) directly; the last ones the simulation.
 
-use redlock_sim::history::{EventKind, History};
-use redlock_sim::runner;
-use redlock_sim::scenario::{self, Scenario};
+use redlock_harness::history::{EventKind, History};
+use redlock_harness::runner;
+use redlock_harness::scenario::{self, Scenario};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -186,7 +186,7 @@ fn a_connect_across_a_held_link_waits_and_leaves_nothing_when_given_up() {
 
 fn history_of(text: &str) -> History {
     let s = scenario::parse_str(text, "t.toml").unwrap();
-    redlock_sim::sim::run(&s, 1).unwrap()
+    redlock_harness::sim::run(&s, 1).unwrap()
 }
 
 /// A latency fault released by c1's acquisition with `at = "0s"` already

@@ -8,9 +8,9 @@
 //! A change that moves any of those runs, or a scenario changed without
 //! regenerating the report, fails here in seconds.
 
-use redlock_sim::scenario::{self, Expect};
-use redlock_sim::sweep::rows::{self, RunRow};
-use redlock_sim::sweep::Plan;
+use redlock_harness::scenario::{self, Expect};
+use redlock_harness::sweep::rows::{self, RunRow};
+use redlock_harness::sweep::Plan;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

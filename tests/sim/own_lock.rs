@@ -10,10 +10,10 @@ mod harness;
 #[path = "../../examples/redis_crate_lock/lock.rs"]
 mod lock;
 
-use redlock_sim::check::Verdict;
+use redlock_harness::check::Verdict;
+use redlock_harness::runner;
+use redlock_harness::scenario::{self, Scenario};
 use redlock_sim::own_lock::{self, RedisConn};
-use redlock_sim::runner;
-use redlock_sim::scenario::{self, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

@@ -3,8 +3,8 @@
 //! its figures are measured (a lab run's are "not measured": tests/lab/
 //! report.rs) and its time is simulated time.
 
-use redlock_sim::report::{self, RunOutput};
-use redlock_sim::runner;
+use redlock_harness::runner;
+use redlock_report::RunOutput;
 use std::path::Path;
 
 /// Three masters, an immediate restart: a lock overlap, a stale write and
@@ -19,9 +19,9 @@ fn reports(sets: &[&str]) -> (String, String, serde_json::Value) {
     assert!(!run.check.overlaps.is_empty(), "no overlap to tell");
     let out = RunOutput::of(&run);
     (
-        report::report_md(&out),
-        report::index_html(&out),
-        report::summary_json(&out),
+        redlock_report::report_md(&out),
+        redlock_report::index_html(&out),
+        redlock_report::summary_json(&out),
     )
 }
 

@@ -10,7 +10,7 @@ use crate::common;
 use common::mutate;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use redlock_sim::scenario::*;
+use redlock_harness::scenario::*;
 
 const EXAMPLE: &str = r#"name = "crash-restart-immediate"
 description = "Three masters. c1 cannot reach n1 and locks n2+n3; n2 crashes and comes back empty at once; c2 then locks n1+n2 while c1 still holds."

@@ -1,9 +1,9 @@
 //! The shipped scenarios show what they claim, runs are deterministic, and
 //! the safe configurations raise no false alarm over many seeds.
 
-use redlock_sim::history::EventKind;
-use redlock_sim::runner;
-use redlock_sim::scenario;
+use redlock_harness::history::EventKind;
+use redlock_harness::runner;
+use redlock_harness::scenario;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -74,8 +74,8 @@ fn every_shipped_scenario_shows_what_it_claims() {
 #[test]
 fn the_same_seed_gives_the_same_trace_in_one_process() {
     let s = scenario::load(Path::new("tests/data/busy_nemesis.toml")).unwrap();
-    let a = redlock_sim::sim::run(&s, 7).unwrap();
-    let b = redlock_sim::sim::run(&s, 7).unwrap();
+    let a = redlock_harness::sim::run(&s, 7).unwrap();
+    let b = redlock_harness::sim::run(&s, 7).unwrap();
     assert!(
         a.events.len() > 500,
         "the nemesis scenario is not busy: {} events",
@@ -85,7 +85,7 @@ fn the_same_seed_gives_the_same_trace_in_one_process() {
     assert!(faults >= 10, "only {faults} faults");
     assert_eq!(a.trace(), b.trace());
     assert_eq!(a, b);
-    let c = redlock_sim::sim::run(&s, 8).unwrap();
+    let c = redlock_harness::sim::run(&s, 8).unwrap();
     assert_ne!(a.trace(), c.trace(), "the seed does not matter");
 }
 
@@ -219,12 +219,12 @@ fn invalid_files_exit_2_with_file_key_and_line_and_write_nothing() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-fn history_of(text: &str) -> redlock_sim::history::History {
+fn history_of(text: &str) -> redlock_harness::history::History {
     let s = scenario::parse_str(text, "t.toml").unwrap();
-    redlock_sim::sim::run(&s, 1).unwrap()
+    redlock_harness::sim::run(&s, 1).unwrap()
 }
 
-fn first_at(h: &redlock_sim::history::History, host: &str, event: &str) -> std::time::Duration {
+fn first_at(h: &redlock_harness::history::History, host: &str, event: &str) -> std::time::Duration {
     h.of(host)
         .find(|e| e.kind.name() == event)
         .unwrap_or_else(|| panic!("no {event} of {host} in {:#?}", h.events))
@@ -444,8 +444,8 @@ fn checking_as_the_run_goes_equals_checking_the_whole_history() {
         for seed in [1, 2] {
             let streamed = runner::simulate(s.clone(), seed).unwrap();
             assert!(streamed.history.events.is_empty(), "sweeps keep no history");
-            let whole = redlock_sim::sim::run(&s, seed).unwrap();
-            let batch = redlock_sim::check::check(&whole);
+            let whole = redlock_harness::sim::run(&s, seed).unwrap();
+            let batch = redlock_harness::check::check(&whole);
             assert_eq!(streamed.trace, whole.trace(), "{file} seed {seed}");
             assert_eq!(streamed.check, batch, "{file} seed {seed}");
             let kept = runner::simulate_keeping(s.clone(), seed).unwrap();

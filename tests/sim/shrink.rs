@@ -281,13 +281,13 @@ const CAMPAIGN: &str = "variants/campaign.toml";
 fn campaign_sets() -> Vec<(String, toml::Value)> {
     ["clients.variant=no-validity-check", "duration=10s"]
         .iter()
-        .map(|s| redlock_sim::runner::parse_set(s).unwrap())
+        .map(|s| redlock_harness::runner::parse_set(s).unwrap())
         .collect()
 }
 
 /// The events of a run but the skipped faults (explicit faults are the
 /// applied ones only), as `history.csv` rows.
-fn rows(run: &redlock_sim::runner::Run) -> Vec<[String; 4]> {
+fn rows(run: &redlock_harness::runner::Run) -> Vec<[String; 4]> {
     run.history
         .events
         .iter()
@@ -304,12 +304,12 @@ fn rows(run: &redlock_sim::runner::Run) -> Vec<[String; 4]> {
 /// for event.
 #[test]
 fn the_explicit_faults_of_an_aimed_run_replay_it_event_for_event() {
-    use redlock_sim::runner;
-    use redlock_sim::scenario::{Scenario, Trigger};
+    use redlock_harness::runner;
+    use redlock_harness::scenario::{Scenario, Trigger};
     let base = runner::load_file(&scenario(CAMPAIGN), &campaign_sets()).unwrap();
     let run = runner::simulate_keeping(base.clone(), 24).unwrap();
-    let faults = redlock_sim::search::explicit::absolute(&run.faults);
-    let kinds = |f: &&redlock_sim::scenario::Fault| matches!(f.after, Trigger::Event { .. });
+    let faults = redlock_harness::search::explicit::absolute(&run.faults);
+    let kinds = |f: &&redlock_harness::scenario::Fault| matches!(f.after, Trigger::Event { .. });
     let instant: Vec<&str> = faults
         .iter()
         .filter(kinds)

@@ -2,13 +2,13 @@
 //! read-only replicas, the sentinel's failover (and the lock race it opens),
 //! and persistence across a crash.
 
-use redlock_sim::client::connection::NodeConn;
-use redlock_sim::client::SimConnector;
-use redlock_sim::clock::{sim_now, Clock, ClockModel, SimClock};
-use redlock_sim::node::persistence::{self, Disk, Mode, SharedDisk};
-use redlock_sim::node::{self, replication, Node};
-use redlock_sim::resp::Frame;
-use redlock_sim::sim::sentinel::{self, SentinelConfig};
+use redlock_client::SimConnector;
+use redlock_harness::sim::sentinel::{self, SentinelConfig};
+use redlock_node::persistence::{self, Disk, Mode, SharedDisk};
+use redlock_node::{replication, Node};
+use redlock_proto::clock::{sim_now, Clock, ClockModel, SimClock};
+use redlock_proto::connection::NodeConn;
+use redlock_proto::resp::Frame;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -125,7 +125,7 @@ fn world<'a>(s: &Setup) -> World<'a> {
                     Arc::new(SimConnector),
                 ));
                 let listener = turmoil::net::TcpListener::bind("0.0.0.0:6379").await?;
-                node::serve(node, listener).await?;
+                redlock_node::serve(node, listener).await?;
                 Ok(())
             }
         });
@@ -713,14 +713,14 @@ hold = "2s"
 think = "0s"
 "#;
 
-fn run_history(text: &str) -> redlock_sim::history::History {
-    let s = redlock_sim::scenario::parse_str(text, "t.toml").unwrap();
-    redlock_sim::sim::run(&s, 1).unwrap()
+fn run_history(text: &str) -> redlock_harness::history::History {
+    let s = redlock_harness::scenario::parse_str(text, "t.toml").unwrap();
+    redlock_harness::sim::run(&s, 1).unwrap()
 }
 
 /// `(time, host, token)` of every `key_set` event, in order.
-fn key_sets(h: &redlock_sim::history::History) -> Vec<(Duration, String, String)> {
-    use redlock_sim::history::EventKind;
+fn key_sets(h: &redlock_harness::history::History) -> Vec<(Duration, String, String)> {
+    use redlock_harness::history::EventKind;
     h.events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -733,7 +733,7 @@ fn key_sets(h: &redlock_sim::history::History) -> Vec<(Duration, String, String)
 /// Every copy of a token on another node is set at least `delay` after the
 /// first node (the master the client wrote to) set it. Returns the copies.
 fn assert_copies_delayed(
-    h: &redlock_sim::history::History,
+    h: &redlock_harness::history::History,
     delay: Duration,
 ) -> Vec<(Duration, String, String)> {
     let sets = key_sets(h);
@@ -754,7 +754,7 @@ fn assert_copies_delayed(
 }
 
 /// The node's `node_up` times.
-fn ups(h: &redlock_sim::history::History, host: &str) -> Vec<Duration> {
+fn ups(h: &redlock_harness::history::History, host: &str) -> Vec<Duration> {
     h.of(host)
         .filter(|e| e.kind.name() == "node_up")
         .map(|e| e.time)

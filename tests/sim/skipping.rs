@@ -6,10 +6,10 @@
 //! compare whole runs, stepping every tick (`Stepping::EveryTick`, the
 //! `--every-tick` of `run` and `sweep`) and skipping.
 
-use redlock_sim::runner::{self, Run};
-use redlock_sim::scenario::{self, Scenario};
-use redlock_sim::sim::workload::LockCode;
-use redlock_sim::sim::Stepping;
+use redlock_harness::runner::{self, Run};
+use redlock_harness::scenario::{self, Scenario};
+use redlock_harness::sim::workload::LockCode;
+use redlock_harness::sim::Stepping;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

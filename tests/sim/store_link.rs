@@ -3,9 +3,9 @@
 //! once, a write whose connection never opened is `write_abandoned`, never
 //! sent. And every stale write says how it got late.
 
-use redlock_sim::check::{check, CheckResult, StaleKind};
-use redlock_sim::history::{Event, EventKind, History};
-use redlock_sim::scenario;
+use redlock_harness::check::{check, CheckResult, StaleKind};
+use redlock_harness::history::{Event, EventKind, History};
+use redlock_harness::scenario;
 use std::path::Path;
 use std::process::Command;
 
@@ -13,7 +13,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
 fn run(file: &str, seed: u64) -> (History, CheckResult) {
     let s = scenario::load(Path::new(file)).unwrap();
-    let h = redlock_sim::sim::run(&s, seed).unwrap();
+    let h = redlock_harness::sim::run(&s, seed).unwrap();
     let c = check(&h);
     (h, c)
 }

@@ -3,10 +3,10 @@
 //! cost only liveness a degraded run), and the same scenario with the correct
 //! client (`variant = "spec"`) is safe and not degraded.
 
-use redlock_sim::check::Verdict;
-use redlock_sim::history::{EventKind, History};
-use redlock_sim::runner::{self, Run};
-use redlock_sim::scenario::{self, Expect, Variant};
+use redlock_harness::check::Verdict;
+use redlock_harness::history::{EventKind, History};
+use redlock_harness::runner::{self, Run};
+use redlock_harness::scenario::{self, Expect, Variant};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ fn flaw_shows(variant: &str) -> (Run, Run) {
     assert_eq!(flawed.outcome(), expect.as_str(), "{}", describe(&flawed));
     assert!(flawed.as_expected(), "{}", describe(&flawed));
     assert!(
-        redlock_sim::report::RunOutput::of(&flawed).as_expected(),
+        redlock_report::RunOutput::of(&flawed).as_expected(),
         "report and runner must agree"
     );
 

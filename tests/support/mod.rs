@@ -126,8 +126,8 @@ pub fn wait_ready(port: u16, limit: Duration) -> bool {
 pub async fn start_sim_node() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
-    let node = redlock_sim::node::Node::new(Arc::new(redlock_sim::clock::SystemClock::new()));
-    tokio::spawn(redlock_sim::node::serve(node, listener));
+    let node = redlock_node::Node::new(Arc::new(redlock_proto::clock::SystemClock::new()));
+    tokio::spawn(redlock_node::serve(node, listener));
     addr
 }
 
@@ -166,7 +166,7 @@ pub fn start_sim_node_process() -> SimNodeProcess {
 
 /// A minimal blocking RESP client for tests: sends a command, reads a reply.
 pub struct Client {
-    conn: redlock_sim::resp::Connection<tokio::net::TcpStream>,
+    conn: redlock_proto::resp::Connection<tokio::net::TcpStream>,
 }
 
 impl Client {
@@ -174,12 +174,12 @@ impl Client {
         let s = tokio::net::TcpStream::connect(addr).await.unwrap();
         s.set_nodelay(true).unwrap();
         Client {
-            conn: redlock_sim::resp::Connection::new(s),
+            conn: redlock_proto::resp::Connection::new(s),
         }
     }
 
-    pub async fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> redlock_sim::resp::Frame {
-        let cmd = redlock_sim::resp::Frame::command(args);
+    pub async fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> redlock_proto::resp::Frame {
+        let cmd = redlock_proto::resp::Frame::command(args);
         self.conn.write_frame(&cmd).await.unwrap();
         self.conn.read_frame().await.unwrap()
     }

@@ -1,0 +1,251 @@
+//! The project's own client as a lab client (`redlock-sim lab-client`, the
+//! command given to `redlock-sim lab`): the built-in Redlock client on real
+//! TCP, run as any driver runs its library, from the lab's environment, so
+//! that the lab's verdicts can be checked against the simulation's.
+//!
+//! It does what the simulation's client loop does: waits `REDLOCK_START_MS`,
+//! then until `REDLOCK_DURATION_MS` has passed: takes the lock
+//! (`single`: on the master the sentinel names, asked again after a failed
+//! call), says `HELD` with its validity, makes `REDLOCK_WRITES` writes at
+//! fixed offsets over the hold, checking its validity before each one after
+//! the first, says `RELEASED`, releases and thinks. With `REDLOCK_RENEW=1` a
+//! watchdog extends the lock every ttl/3 and each extension is a new `HELD`.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use redlock_client::{Config, Lock, Redlock};
+use redlock_proto::clock::{Clock, SystemClock};
+use redlock_proto::connection::{NodeConn, TcpConnector};
+use redlock_proto::resp::Frame;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The lab's environment, read.
+#[derive(Clone, Debug)]
+pub struct Env {
+    pub client: String,
+    pub nodes: Vec<String>,
+    pub sentinel: Option<(String, String)>,
+    pub store: String,
+    pub resource: String,
+    pub ttl: Duration,
+    /// `None`: hold until the validity runs out.
+    pub hold: Option<(u64, u64)>,
+    pub writes: u32,
+    pub think: (u64, u64),
+    pub start: Duration,
+    pub duration: Duration,
+    pub renew: bool,
+    /// Take a fencing token from the store for each acquisition.
+    pub fencing: bool,
+    pub config: Config,
+}
+
+fn var(k: &str) -> Result<String, String> {
+    std::env::var(k).map_err(|_| format!("{k} is not set (run me under redlock-sim lab)"))
+}
+
+fn num(k: &str) -> Result<u64, String> {
+    let v = var(k)?;
+    v.parse().map_err(|_| format!("{k}={v} is not a number"))
+}
+
+fn range(k: &str) -> Result<(u64, u64), String> {
+    let v = var(k)?;
+    let (a, b) = v.split_once("..").unwrap_or((&v, &v));
+    match (a.parse(), b.parse()) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        _ => Err(format!("{k}={v} is not A..B")),
+    }
+}
+
+impl Env {
+    pub fn read() -> Result<Env, String> {
+        let env_duration = |k: &str| num(k).map(Duration::from_millis);
+        let hold = match var("REDLOCK_HOLD_MS")?.as_str() {
+            "validity" => None,
+            _ => Some(range("REDLOCK_HOLD_MS")?),
+        };
+        let sentinel = match std::env::var("REDLOCK_SENTINEL") {
+            Ok(s) => Some((s, var("REDLOCK_MASTER_NAME")?)),
+            Err(_) => None,
+        };
+        let config = Config {
+            retry_count: num("REDLOCK_RETRY_COUNT")? as u32,
+            retry_delay: env_duration("REDLOCK_RETRY_DELAY_MS")?,
+            request_timeout: env_duration("REDLOCK_REQUEST_TIMEOUT_MS")?,
+            ..Config::default()
+        };
+        Ok(Env {
+            client: var("REDLOCK_CLIENT")?,
+            nodes: var("REDLOCK_NODES")?
+                .split(',')
+                .map(str::to_string)
+                .collect(),
+            sentinel,
+            store: var("REDLOCK_STORE")?,
+            resource: var("REDLOCK_RESOURCE")?,
+            ttl: env_duration("REDLOCK_TTL_MS")?,
+            hold,
+            writes: num("REDLOCK_WRITES")? as u32,
+            think: range("REDLOCK_THINK_MS")?,
+            start: env_duration("REDLOCK_START_MS")?,
+            duration: env_duration("REDLOCK_DURATION_MS")?,
+            renew: var("REDLOCK_RENEW")? == "1",
+            fencing: std::env::var("REDLOCK_FENCING").is_ok_and(|v| v == "1"),
+            config,
+        })
+    }
+}
+
+/// One client's run; what went wrong, if it could not go on.
+pub async fn run(env: Env) -> Result<(), String> {
+    let clock = SystemClock::new();
+    let store = Store {
+        conn: NodeConn::new(env.store.clone()),
+        env: env.clone(),
+    };
+    let mut rng = ChaCha20Rng::from_os_rng();
+    clock.sleep(env.start).await;
+    let mut client = None;
+    // As the simulation's client: the lock call, then the think.
+    while clock.now() < env.duration {
+        let c = match client.take() {
+            Some(c) => c,
+            None => Arc::new(connect(&env).await),
+        };
+        match c.lock(&env.resource, env.ttl).await {
+            Ok(lock) => {
+                hold(&env, &c, &store, lock, &mut rng).await?;
+                client = Some(c);
+            }
+            // Single: ask the sentinel again.
+            Err(_) if env.sentinel.is_some() => {}
+            Err(_) => client = Some(c),
+        }
+        let think = rng.random_range(env.think.0..=env.think.1.max(env.think.0));
+        clock.sleep(Duration::from_millis(think.max(1))).await;
+    }
+    Ok(())
+}
+
+/// The client: every node, or the master the sentinel names.
+async fn connect(env: &Env) -> Redlock {
+    let nodes = match &env.sentinel {
+        None => env.nodes.clone(),
+        Some((addr, name)) => {
+            let conn = NodeConn::new(addr.clone());
+            let cmd = Frame::command(["SENTINEL", "get-master-addr-by-name", name.as_str()]);
+            let timeout = env.config.request_timeout * 4;
+            let reply = conn
+                .request(&TcpConnector, &SystemClock::new(), &cmd, timeout)
+                .await;
+            match reply {
+                Ok(Frame::Array(items)) if items.len() == 2 => {
+                    let s = |f: &Frame| match f {
+                        Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                        _ => String::new(),
+                    };
+                    vec![format!("{}:{}", s(&items[0]), s(&items[1]))]
+                }
+                _ => vec![env.nodes[0].clone()],
+            }
+        }
+    };
+    Redlock::connect_tcp(nodes, env.config.clone())
+}
+
+/// The store, over RESP.
+struct Store {
+    conn: NodeConn,
+    env: Env,
+}
+
+impl Store {
+    async fn send(&self, args: &[&str]) -> Result<Frame, String> {
+        let cmd = Frame::command(args.iter().copied());
+        let clock = SystemClock::new();
+        let timeout = Duration::from_secs(5);
+        let reply = self
+            .conn
+            .request(&TcpConnector, &clock, &cmd, timeout)
+            .await;
+        reply.map_err(|e| format!("the store: {e}"))
+    }
+
+    /// A fencing token for the acquisition, when fencing is on.
+    async fn fence(&self) -> Result<Option<String>, String> {
+        if !self.env.fencing {
+            return Ok(None);
+        }
+        let e = &self.env;
+        match self.send(&["FENCE", &e.client, &e.resource]).await? {
+            Frame::Integer(n) => Ok(Some(n.to_string())),
+            other => Err(format!("the store's FENCE answered {other:?}")),
+        }
+    }
+
+    async fn held(&self, valid: Duration) -> Result<(), String> {
+        let valid_ms = valid.as_millis().to_string();
+        let e = &self.env;
+        self.send(&["HELD", &e.client, &e.resource, &valid_ms])
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Holds `lock`: `HELD`, the writes, `RELEASED`, the release.
+async fn hold(
+    env: &Env,
+    client: &Arc<Redlock>,
+    store: &Store,
+    lock: Lock,
+    rng: &mut ChaCha20Rng,
+) -> Result<(), String> {
+    let clock = client.clock().clone();
+    let fence = store.fence().await?;
+    store.held(lock.validity).await?;
+    let length = match env.hold {
+        Some((lo, hi)) => Duration::from_millis(rng.random_range(lo..=hi.max(lo))),
+        // With a watchdog: while it keeps the lock, until the run's end.
+        None if env.renew => env.duration.saturating_sub(lock.acquired_at),
+        None => lock.valid_until.saturating_sub(clock.now()),
+    };
+    let start = lock.acquired_at;
+    let dog = env.renew.then(|| client.watchdog(lock.clone()));
+    let mut last_valid = lock.valid_until;
+    for k in 0..env.writes {
+        let at = match env.writes {
+            1 => Duration::ZERO,
+            w => length * k / (w - 1),
+        };
+        clock.sleep((start + at).saturating_sub(clock.now())).await;
+        let valid_until = dog
+            .as_ref()
+            .map_or(lock.valid_until, |d| d.lock().valid_until);
+        if valid_until != last_valid {
+            last_valid = valid_until;
+            store.held(valid_until.saturating_sub(clock.now())).await?;
+        }
+        if k > 0 && clock.now() >= valid_until {
+            break;
+        }
+        let e = &env;
+        // A write fencing refuses is answered with an error: it is no
+        // failure of the client's.
+        match &fence {
+            Some(f) => store.send(&["WRITE", &e.client, &e.resource, f]).await?,
+            None => store.send(&["WRITE", &e.client, &e.resource]).await?,
+        };
+    }
+    clock
+        .sleep((start + length).saturating_sub(clock.now()))
+        .await;
+    store
+        .send(&["RELEASED", &env.client, &env.resource])
+        .await?;
+    let current = dog.as_ref().map_or(lock.clone(), |d| d.lock());
+    drop(dog);
+    client.unlock(&current).await;
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! The lab's network: a [`Link`] for every pair of hosts that talk (each
+//! client to each node, to the store and to the sentinel; in the `single`
+//! topology each node to each other, for replication, and the sentinel to
+//! each node), and the partitions, isolations and latencies on them.
+//!
+//! The fault engine keeps the cuts ([`Cuts`]: several faults may cut one
+//! direction; it heals when the last goes), and every change is pushed to
+//! the links' directions: a cut direction holds, a slowed one
+//! takes the fault's latency. A crash does not cut here: the crashed node's
+//! links are reset and its ports closed (see [`super::node`]).
+//!
+//! Hosts inside the lab (the nodes' replication, the sentinel) reach a node
+//! by its name (`n2:6379`, as in the simulation) through a [`Route`], which
+//! takes the host's own link to it.
+
+use super::link::{Link, Setting};
+use super::sent::SendTimes;
+use crate::engine::cuts::{Cuts, LinkState};
+use crate::scenario::DurRange;
+use redlock_proto::transport::Connector;
+use redlock_proto::transport::{ConnectFuture, TcpConnector};
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// Every link's listening address, by `(from, to)`: filled once the links
+/// are open, read by each [`Route`].
+pub type Directory = Arc<RwLock<BTreeMap<(String, String), SocketAddr>>>;
+
+/// The links and their fault state.
+pub struct LabNet {
+    links: BTreeMap<(String, String), Link>,
+    latency: DurRange,
+    /// Slowed pairs (both directions), with their latency.
+    slowed: BTreeMap<(String, String), Duration>,
+    pub directory: Directory,
+}
+
+impl LabNet {
+    pub fn new(latency: DurRange) -> LabNet {
+        LabNet {
+            links: BTreeMap::new(),
+            latency,
+            slowed: BTreeMap::new(),
+            directory: Directory::default(),
+        }
+    }
+
+    /// Opens the link `from -> to`, forwarding to `server` (keeping in
+    /// `sent` when it read each chunk from `from`, if given).
+    pub async fn open(
+        &mut self,
+        from: &str,
+        to: &str,
+        server: SocketAddr,
+        seed: u64,
+        sent: Option<SendTimes>,
+    ) -> io::Result<()> {
+        let setting = Setting {
+            held: false,
+            latency: (self.latency.lo, self.latency.hi),
+        };
+        let link = Link::open_timed(server, setting, seed, sent).await?;
+        let key = (from.to_string(), to.to_string());
+        self.directory
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), link.addr);
+        self.links.insert(key, link);
+        Ok(())
+    }
+
+    /// Where `from` reaches `to`.
+    pub fn addr(&self, from: &str, to: &str) -> Option<SocketAddr> {
+        self.links
+            .get(&(from.to_string(), to.to_string()))
+            .map(|l| l.addr)
+    }
+
+    /// The links that lead to `to`, with the host each comes from.
+    pub fn into_host<'a>(&'a self, to: &'a str) -> impl Iterator<Item = (&'a str, &'a Link)> + 'a {
+        self.links
+            .iter()
+            .filter(move |((_, t), _)| t == to)
+            .map(|((f, _), l)| (f.as_str(), l))
+    }
+
+    /// Sets the latency of the pair `a`, `b` (both directions); `None`:
+    /// the network's own.
+    pub fn set_latency(&mut self, a: &str, b: &str, latency: Option<Duration>) {
+        match latency {
+            Some(d) => self.slowed.insert(pair(a, b), d),
+            None => self.slowed.remove(&pair(a, b)),
+        };
+    }
+
+    /// Pushes the wanted state to every link.
+    pub fn apply(&self, cuts: &Cuts) {
+        for ((from, to), link) in &self.links {
+            let up = self.setting(cuts, from, to);
+            let down = self.setting(cuts, to, from);
+            link.up.send_if_modified(|s| replace(s, up));
+            link.down.send_if_modified(|s| replace(s, down));
+        }
+    }
+
+    fn setting(&self, cuts: &Cuts, from: &str, to: &str) -> Setting {
+        let latency = match self.slowed.get(&pair(from, to)) {
+            Some(d) => (*d, *d),
+            None => (self.latency.lo, self.latency.hi),
+        };
+        Setting {
+            held: cuts.wanted(from, to) != LinkState::Healthy,
+            latency,
+        }
+    }
+}
+
+fn replace(s: &mut Setting, new: Setting) -> bool {
+    let changed = *s != new;
+    *s = new;
+    changed
+}
+
+fn pair(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+/// How a host inside the lab reaches another by name: `nK:port` is its own
+/// link to `nK`; any other address is connected to as it is.
+pub struct Route {
+    pub from: String,
+    pub directory: Directory,
+}
+
+impl Connector for Route {
+    fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a> {
+        let host = redlock_node::sentinel::split_addr(addr).0;
+        let key = (self.from.clone(), host.to_string());
+        let via = self
+            .directory
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .map(|a| a.to_string());
+        Box::pin(async move {
+            match via {
+                Some(a) => TcpConnector.connect(&a).await,
+                None => TcpConnector.connect(addr).await,
+            }
+        })
+    }
+}

@@ -1,0 +1,499 @@
+//! One lab run: the scenario's cluster, store and sentinel served in this
+//! process on 127.0.0.1, every client a copy of the user's command reaching
+//! them through links of its own, the scenario's faults applied on the wall
+//! clock by the fault engine ([`crate::engine`], acting through
+//! [`super::world`]), and the history the lab saw.
+//!
+//! The run starts the nodes (one port per peer), the store, in the `single`
+//! topology the sentinel (one listener per client, each naming nodes at the
+//! address that client reaches them through) and the replicas, then the
+//! links, then the clients. Every millisecond it releases the faults whose
+//! trigger came (`after = "c1:acquired"`: the first time the lab sees c1
+//! own the lock), applies those due and the timers that end them, and
+//! notes the clients that exited. At `duration` it records `end`; it stops
+//! when every client has exited, or two TTLs and 5 s after `duration`,
+//! when the clients still running get SIGTERM, then SIGKILL.
+
+use super::clock::LabClock;
+use super::faketime::{self, FakeClock};
+use super::net::{LabNet, Route};
+use super::node::{NodeHost, Replica};
+use super::process::{self, Watchdog};
+use super::record::LabRecorder;
+use super::store::Store;
+use super::world::LabWorld;
+use crate::engine::plan::fault_plan;
+use crate::engine::setup::{clock_draws, persistence_mode, rng_for, NODE_PORT};
+use crate::engine::Engine;
+use crate::history::{EventKind, History};
+use crate::scenario::{Hold, Scenario, Topology, Trigger};
+use rand::Rng;
+use redlock_node::sentinel::{self, answer, SentinelConfig};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// What one lab run needs.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub scenario: Scenario,
+    pub seed: u64,
+    /// The client command and its arguments.
+    pub cmd: Vec<String>,
+    /// Where each client's output goes: `<logs>/<client>.log` (it exists).
+    pub logs: PathBuf,
+}
+
+/// How a client's process ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientEnd {
+    pub name: String,
+    pub log: PathBuf,
+    /// As the system says (`exit status: 0`, `signal: 9 (SIGKILL)`).
+    pub status: String,
+    /// It ended by itself before the run's `duration`, or failed.
+    pub early: bool,
+}
+
+/// A finished lab run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub history: History,
+    pub clients: Vec<ClientEnd>,
+}
+
+/// Why a lab run could not be made.
+#[derive(Debug)]
+pub enum LabError {
+    /// The client command cannot be started (exit 2).
+    Command(String),
+    /// The lab itself failed (a port, a file): exit 70.
+    Io(String),
+}
+
+impl std::fmt::Display for LabError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabError::Command(m) | LabError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabError + '_ {
+    move |e| LabError::Io(format!("lab: {what}: {e}"))
+}
+
+/// Everything of one run.
+pub struct Lab {
+    scenario: Scenario,
+    world: LabWorld,
+    engine: Engine,
+    seed: u64,
+    pub ends: BTreeMap<String, ClientEnd>,
+    sentinel: Option<JoinHandle<()>>,
+}
+
+/// Runs `setup` to its end. Clients are started from the calling thread,
+/// which must live as long as the run (their parent-death signal follows
+/// it): call it from `block_on`, not from a spawned task.
+pub async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabError> {
+    let mut lab = Lab::start(setup).await?;
+    lab.spawn_clients(setup, watchdog)?;
+    lab.drive().await;
+    lab.stop().await;
+    Ok(Outcome {
+        history: lab.world.rec.history(),
+        clients: std::mem::take(&mut lab.ends).into_values().collect(),
+    })
+}
+
+impl Lab {
+    async fn start(setup: &Setup) -> Result<Lab, LabError> {
+        let s = &setup.scenario;
+        let origin = Instant::now();
+        let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
+        resources.sort();
+        resources.dedup();
+        let rec = LabRecorder::new(origin, &resources, s.cluster.topology, s.cluster.nodes);
+        // The scenario was checked for the lab (`refuse`): triggers are
+        // `acquired`, released when the lab first sees the client own.
+        let (queue, waiting, aimer) = fault_plan(s, setup.seed);
+        let mut engine = Engine::new(s, setup.seed, queue);
+        engine.wait_for(waiting);
+        if let Some(aimer) = aimer {
+            rec.aim(aimer, s.max_ttl);
+        }
+        let master = Arc::new(Mutex::new("n1".to_string()));
+        let mut net = LabNet::new(s.network.latency);
+        let clocks = clocks(s, setup.seed, origin);
+        let nodes = start_nodes(s, &rec, &net, &clocks, &master).await?;
+        let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
+        let sink_rec = rec.clone();
+        let store = Store::start(&clients, Arc::new(move |e| sink_rec.store(e)))
+            .await
+            .map_err(io_err("starting the store"))?;
+        open_links(s, setup.seed, &mut net, &nodes, &store).await?;
+        let world = LabWorld {
+            rec,
+            net,
+            nodes,
+            store,
+            clients: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+            master,
+        };
+        let mut lab = Lab {
+            scenario: s.clone(),
+            world,
+            engine,
+            seed: setup.seed,
+            ends: BTreeMap::new(),
+            sentinel: None,
+        };
+        if s.cluster.topology == Topology::Single {
+            lab.start_sentinel(clocks["sentinel"].clone()).await?;
+        }
+        Ok(lab)
+    }
+
+    /// The sentinel, one listener per client, each naming a node at the
+    /// address that client reaches it through.
+    async fn start_sentinel(&mut self, clock: LabClock) -> Result<(), LabError> {
+        let node_addrs: Vec<String> = (1..=self.scenario.cluster.nodes)
+            .map(|i| format!("n{i}:{NODE_PORT}"))
+            .collect();
+        let mut listeners = Vec::new();
+        for c in &self.scenario.clients {
+            let l = TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .map_err(io_err("binding the sentinel"))?;
+            let addr = l.local_addr().map_err(io_err("binding the sentinel"))?;
+            self.world
+                .net
+                .open(
+                    &c.name,
+                    "sentinel",
+                    addr,
+                    link_seed(self.seed, &c.name, "sentinel"),
+                    None,
+                )
+                .await
+                .map_err(io_err("opening a link"))?;
+            let mine: BTreeMap<String, String> = (1..=self.scenario.cluster.nodes)
+                .filter_map(|i| {
+                    let n = format!("n{i}");
+                    let a = self.world.net.addr(&c.name, &n)?;
+                    Some((format!("{n}:{NODE_PORT}"), a.to_string()))
+                })
+                .collect();
+            let show: answer::Translate =
+                Arc::new(move |a: &str| mine.get(a).cloned().unwrap_or_else(|| a.to_string()));
+            listeners.push((l, show));
+        }
+        let (rec, master) = (self.world.rec.clone(), self.world.master.clone());
+        let cfg = SentinelConfig {
+            nodes: node_addrs.clone(),
+            master: node_addrs[0].clone(),
+            failover_after: self.scenario.cluster.failover_after,
+            clock: Arc::new(clock),
+            connector: Arc::new(Route {
+                from: "sentinel".into(),
+                directory: self.world.net.directory.clone(),
+            }),
+            on_failover: Arc::new(move |old: &str, new: &str| {
+                let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
+                *master.lock().unwrap_or_else(|e| e.into_inner()) = new.to_string();
+                let kind = EventKind::Failover {
+                    old_master: old.to_string(),
+                    new_master: new.to_string(),
+                };
+                rec.record("sentinel", kind);
+            }),
+        };
+        self.sentinel = Some(tokio::spawn(async move {
+            let _ = sentinel::run_with_listeners(cfg, listeners).await;
+        }));
+        Ok(())
+    }
+
+    fn spawn_clients(&mut self, setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<(), LabError> {
+        for spec in &self.scenario.clients {
+            let mut env = client_env(&self.scenario, spec, setup.seed, &self.world.net);
+            let log = setup.logs.join(format!("{}.log", spec.name));
+            let mut cleared: &[&str] = &[];
+            if let Some(clock) = self.fake_clock(setup, &spec.name, watchdog)? {
+                env.extend(clock.env());
+                cleared = &super::faketime::CLEARED;
+                self.world.clocks.insert(spec.name.clone(), clock);
+            }
+            let p = process::spawn(&setup.cmd, &env, cleared, &log, watchdog).map_err(|e| {
+                LabError::Command(format!(
+                    "lab: cannot start the client command `{}`: {e}",
+                    setup.cmd.join(" ")
+                ))
+            })?;
+            self.world.clients.insert(spec.name.clone(), p);
+            self.ends.insert(
+                spec.name.clone(),
+                ClientEnd {
+                    name: spec.name.clone(),
+                    log,
+                    status: String::new(),
+                    early: false,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The clock libfaketime gives `client` in this run, if it needs one:
+    /// its spec in `clients/<client>.faketime`.
+    fn fake_clock(
+        &self,
+        setup: &Setup,
+        client: &str,
+        watchdog: &Watchdog,
+    ) -> Result<Option<FakeClock>, LabError> {
+        let s = &self.scenario;
+        if !faketime::needed(s, setup.seed, client) {
+            return Ok(None);
+        }
+        // refuse::check made sure the library is there.
+        let lib = faketime::library().expect("libfaketime, checked before the run");
+        let (offset, rate) = clock_draws(s, setup.seed)[client];
+        let file = setup.logs.join(format!("{client}.faketime"));
+        let clock = FakeClock::start(&lib, &file, client, offset, rate)
+            .map_err(|e| LabError::Io(format!("lab: cannot set {client}'s clock: {e}")))?;
+        for f in clock.leftovers() {
+            watchdog.note(&format!("f{f}"));
+        }
+        Ok(Some(clock))
+    }
+
+    /// Runs the faults on the wall clock until the clients are done.
+    async fn drive(&mut self) {
+        let end = self.scenario.duration;
+        let limit = end + self.scenario.max_ttl * 2 + Duration::from_secs(5);
+        let mut ended = false;
+        loop {
+            let now = self.world.rec.now();
+            self.step_faults(now).await;
+            self.note_exits(ended);
+            if !ended && now >= end {
+                self.world.rec.record("lab", EventKind::End);
+                ended = true;
+            }
+            let running = self.ends.values().any(|e| e.status.is_empty());
+            if (ended && !running) || now >= limit {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Releases the faults whose trigger came, adds those the aimed
+    /// nemesis placed, applies those due and fires the timers due.
+    async fn step_faults(&mut self, now: Duration) {
+        self.engine.add_due(self.world.rec.take_placed());
+        let rec = &self.world.rec;
+        self.engine.release(|t| match t {
+            Trigger::Acquired(c) => rec.first_owned(c),
+            _ => None,
+        });
+        self.engine.apply_due(&mut self.world, now).await;
+    }
+
+    /// Records each client that exited since the last look.
+    fn note_exits(&mut self, ended: bool) {
+        for (name, p) in &mut self.world.clients {
+            let end = self.ends.get_mut(name).expect("every client has an end");
+            if !end.status.is_empty() {
+                continue;
+            }
+            if let Some(status) = p.exited() {
+                end.status = status.to_string();
+                end.early = !ended || !status.success();
+                let kind = EventKind::ClientExited {
+                    status: end.status.clone(),
+                };
+                self.world.rec.record(name, kind);
+            }
+        }
+    }
+
+    /// SIGTERM, then SIGKILL, to every client still running; the servers
+    /// and links close when the lab is dropped.
+    async fn stop(&mut self) {
+        for (name, p) in &mut self.world.clients {
+            let end = self.ends.get_mut(name).expect("every client has an end");
+            if let Ok(status) = p.stop(Duration::from_secs(1)).await {
+                if end.status.is_empty() {
+                    end.status = format!("stopped by the lab ({status})");
+                }
+            }
+        }
+        if let Some(s) = self.sentinel.take() {
+            s.abort();
+        }
+    }
+}
+
+/// Each host's clock: the simulation's draws (rate, offset) on real time.
+fn clocks(s: &Scenario, seed: u64, origin: Instant) -> BTreeMap<String, LabClock> {
+    let epoch_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    clock_draws(s, seed)
+        .into_iter()
+        .map(|(h, (offset, rate))| (h, LabClock::new(origin, epoch_ms, offset, rate)))
+        .collect()
+}
+
+fn link_seed(seed: u64, from: &str, to: &str) -> u64 {
+    rng_for(seed, &format!("{from}>{to}"), "link").random()
+}
+
+/// Every node, with a port for each client, each other node and the
+/// sentinel; in the `single` topology each replicates through its links.
+async fn start_nodes(
+    s: &Scenario,
+    rec: &LabRecorder,
+    net: &LabNet,
+    clocks: &BTreeMap<String, LabClock>,
+    master: &Arc<Mutex<String>>,
+) -> Result<BTreeMap<String, NodeHost>, LabError> {
+    let names: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
+    let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
+    let mut nodes = BTreeMap::new();
+    for name in &names {
+        let mut peers: Vec<String> = clients.clone();
+        peers.extend(names.iter().filter(|n| *n != name).cloned());
+        peers.push("sentinel".into());
+        let (rec2, clients2) = (rec.clone(), clients.clone());
+        let sink: super::node::Sink = Arc::new(move |node, peer, effects| {
+            let client = peer.filter(|p| clients2.iter().any(|c| c == p));
+            rec2.node_effects(node, client, effects);
+        });
+        let replica = (s.cluster.topology == Topology::Single).then(|| Replica {
+            route: Arc::new(Route {
+                from: name.clone(),
+                directory: net.directory.clone(),
+            }),
+            delay: s.cluster.replication_delay,
+            master: master.clone(),
+        });
+        let clock = clocks[name].clone();
+        let mode = persistence_mode(s.cluster.persistence);
+        let host = NodeHost::start_replica(name, &peers, clock, mode, sink, replica)
+            .await
+            .map_err(io_err("starting a node"))?;
+        rec.node_up(name, 0, BTreeMap::new());
+        nodes.insert(name.clone(), host);
+    }
+    Ok(nodes)
+}
+
+/// The links: each client to each node and to the store (keeping when the
+/// client sent what it sent there); in the `single` topology each node to
+/// each other and the sentinel to each node.
+async fn open_links(
+    s: &Scenario,
+    seed: u64,
+    net: &mut LabNet,
+    nodes: &BTreeMap<String, NodeHost>,
+    store: &Store,
+) -> Result<(), LabError> {
+    let mut pairs: Vec<(String, String, std::net::SocketAddr)> = Vec::new();
+    for c in &s.clients {
+        for (n, host) in nodes {
+            pairs.extend(host.addr(&c.name).map(|a| (c.name.clone(), n.clone(), a)));
+        }
+        pairs.extend(
+            store
+                .addr(&c.name)
+                .map(|a| (c.name.clone(), "store".into(), a)),
+        );
+    }
+    if s.cluster.topology == Topology::Single {
+        for (n, host) in nodes {
+            for from in nodes
+                .keys()
+                .filter(|m| *m != n)
+                .chain(["sentinel".to_string()].iter())
+            {
+                pairs.extend(host.addr(from).map(|a| (from.clone(), n.clone(), a)));
+            }
+        }
+    }
+    for (from, to, addr) in pairs {
+        let sent = (to == "store").then(|| store.send_times());
+        net.open(&from, &to, addr, link_seed(seed, &from, &to), sent)
+            .await
+            .map_err(io_err("opening a link"))?;
+    }
+    Ok(())
+}
+
+/// A duration in whole milliseconds, as the environment gives it.
+fn env_millis(d: Duration) -> String {
+    d.as_millis().to_string()
+}
+
+/// The environment of one client (the lab's contract).
+fn client_env(
+    s: &Scenario,
+    c: &crate::scenario::ClientSpec,
+    seed: u64,
+    net: &LabNet,
+) -> Vec<(String, String)> {
+    let addr = |to: &str| {
+        net.addr(&c.name, to)
+            .map_or(String::new(), |a| a.to_string())
+    };
+    let nodes: Vec<String> = (1..=s.cluster.nodes)
+        .map(|i| addr(&format!("n{i}")))
+        .collect();
+    let range = |lo: Duration, hi: Duration| format!("{}..{}", env_millis(lo), env_millis(hi));
+    let hold = match c.hold {
+        Hold::Validity => "validity".to_string(),
+        Hold::For(r) => range(r.lo, r.hi),
+    };
+    let start = c.start.draw(&mut rng_for(seed, &c.name, "lab_start"));
+    let mut env = vec![
+        ("REDLOCK_CLIENT", c.name.clone()),
+        ("REDLOCK_NODES", nodes.join(",")),
+        ("REDLOCK_STORE", addr("store")),
+        ("REDLOCK_RESOURCE", c.resource.clone()),
+        ("REDLOCK_TTL_MS", env_millis(c.ttl)),
+        ("REDLOCK_HOLD_MS", hold),
+        ("REDLOCK_WRITES", c.writes.to_string()),
+        ("REDLOCK_THINK_MS", range(c.think.lo, c.think.hi)),
+        ("REDLOCK_START_MS", env_millis(start)),
+        ("REDLOCK_DURATION_MS", env_millis(s.duration)),
+        ("REDLOCK_RENEW", if c.renew { "1" } else { "0" }.to_string()),
+        ("REDLOCK_RETRY_COUNT", c.retry_count.to_string()),
+        ("REDLOCK_RETRY_DELAY_MS", env_millis(c.retry_delay)),
+        ("REDLOCK_REQUEST_TIMEOUT_MS", env_millis(c.request_timeout)),
+        ("REDLOCK_SEED", seed.to_string()),
+        (
+            "REDLOCK_FENCING",
+            if c.fencing { "1" } else { "0" }.to_string(),
+        ),
+    ];
+    if s.cluster.topology == Topology::Single {
+        env.push(("REDLOCK_SENTINEL", addr("sentinel")));
+        env.push(("REDLOCK_MASTER_NAME", answer::MASTER_NAME.to_string()));
+    }
+    env.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Some(s) = self.sentinel.take() {
+            s.abort();
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! The lab's store: the protected resource the drivers write to, and the
+//! place they say what their library told them. It speaks RESP, so any
+//! Redis client library sends its commands (`execute_command`,
+//! `client.call`, `sendCommand`...):
+//! - `LOCKKEY <resource> <key>`: the key the library keeps the lock under;
+//! - `WRITE <client> <resource> [<fence>]`: one write, `+OK`, or
+//!   `-REJECTED ...` when its fencing token is lower than the highest the
+//!   store accepted for that resource (the simulation's store's rule);
+//! - `HELD <client> <resource> <valid_ms>`, `RELEASED <client> <resource>`;
+//! - `FENCE <client> <resource>`: a fencing token, strictly higher than
+//!   every one handed out before (the scenario's "ideal consensus
+//!   service", for `clients.fencing`), to send with the writes.
+//!
+//! Every other command (the handshake a library sends on connecting:
+//! `HELLO`, `CLIENT SETINFO`, `PING`, `SELECT`, `INFO`...) is answered as
+//! the node answers it. The store listens on one port per client and takes
+//! the client from the port, not from the command: a command that names
+//! another client, that it cannot read, or that it does not know, is
+//! answered with an error and reported as [`StoreEvent::Bad`]; the run
+//! goes on. A client gets [`MAX_COMMANDS`] store commands in a run; the
+//! rest are refused, the first refusal reported.
+//!
+//! Each write carries when its client sent it, as the link it came through
+//! measured ([`super::sent`]: the store's [`Store::send_times`], given to
+//! the links to the store); none when it came straight in.
+
+use super::gate::Gated;
+use super::sent::SendTimes;
+use bytes::Bytes;
+use redlock_node::{session, Node};
+use redlock_proto::clock::SystemClock;
+use redlock_proto::resp::{Connection, Frame};
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// What a client did at the store, in the order the store did it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoreEvent {
+    LockKey {
+        client: String,
+        resource: String,
+        key: String,
+    },
+    /// A write, applied or (fencing) rejected; `highest` is the highest
+    /// fencing token accepted for the resource before it; `sent`, when the
+    /// link it came through read its first byte.
+    Write {
+        client: String,
+        resource: String,
+        fence: Option<u64>,
+        applied: bool,
+        highest: u64,
+        sent: Option<Instant>,
+    },
+    Held {
+        client: String,
+        resource: String,
+        valid_ms: u64,
+    },
+    /// A fencing token the store handed out (`FENCE`): strictly higher
+    /// than every one before, for any resource.
+    Fence {
+        client: String,
+        resource: String,
+        token: u64,
+    },
+    Released {
+        client: String,
+        resource: String,
+    },
+    /// A store command the client got wrong, as the store answered it.
+    Bad {
+        client: String,
+        error: String,
+    },
+}
+
+/// Receives each store event as the store applies it.
+pub type Sink = Arc<dyn Fn(StoreEvent) + Send + Sync>;
+
+/// The running store; dropping it closes every port and connection.
+pub struct Store {
+    ports: Vec<(String, SocketAddr)>,
+    paused: watch::Sender<bool>,
+    times: SendTimes,
+    tasks: JoinSet<()>,
+}
+
+impl Store {
+    /// Listens on a port of its own for each of `clients`.
+    pub async fn start(clients: &[String], sink: Sink) -> io::Result<Store> {
+        let (paused, _) = watch::channel(false);
+        let highest: Highest = Arc::default();
+        let fences: Arc<Mutex<u64>> = Arc::default();
+        // The handshake's answers come from a node nobody writes to.
+        let node = Node::new(Arc::new(SystemClock::new()));
+        let mut store = Store {
+            ports: Vec::new(),
+            paused,
+            times: SendTimes::default(),
+            tasks: JoinSet::new(),
+        };
+        for client in clients {
+            let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+            store.ports.push((client.clone(), listener.local_addr()?));
+            let port = Port {
+                client: client.clone(),
+                sink: sink.clone(),
+                highest: highest.clone(),
+                node: node.clone(),
+                sent: Arc::default(),
+                fences: fences.clone(),
+                times: store.times.clone(),
+            };
+            let paused = store.paused.subscribe();
+            store.tasks.spawn(accept(listener, port, paused));
+        }
+        Ok(store)
+    }
+
+    /// Where `client` reaches the store.
+    pub fn addr(&self, client: &str) -> Option<SocketAddr> {
+        self.ports
+            .iter()
+            .find(|(c, _)| c == client)
+            .map(|(_, a)| *a)
+    }
+
+    /// Where the links to the store keep when they read each chunk, for
+    /// the store to tell when each write was sent.
+    pub fn send_times(&self) -> SendTimes {
+        self.times.clone()
+    }
+
+    /// A paused store (a slow database) reads nothing; writes wait in its
+    /// sockets and are applied, in order, when it resumes.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.send_replace(paused);
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.tasks.abort_all();
+    }
+}
+
+type Highest = Arc<Mutex<BTreeMap<String, u64>>>;
+
+/// Store commands (`LOCKKEY`, `WRITE`, `HELD`, `RELEASED`) one client may
+/// send in a run; the ones after are refused (not applied: the history
+/// stays what the store did) and reported once. A client that floods the
+/// store cannot grow the history without bound.
+pub const MAX_COMMANDS: u64 = 200_000;
+
+/// One client's port: who it is, and what the store shares.
+#[derive(Clone)]
+struct Port {
+    client: String,
+    sink: Sink,
+    highest: Highest,
+    node: Node,
+    /// Store commands this client sent so far.
+    sent: Arc<std::sync::atomic::AtomicU64>,
+    /// The last fencing token handed out (shared by every port).
+    fences: Arc<Mutex<u64>>,
+    /// When the links read what they forwarded.
+    times: SendTimes,
+}
+
+async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>) {
+    super::accept_each(listener, |stream| {
+        serve(stream, paused.clone(), port.clone())
+    })
+    .await
+}
+
+/// One connection: store commands here, the rest as the node answers them.
+async fn serve(stream: tokio::net::TcpStream, paused: watch::Receiver<bool>, port: Port) {
+    let peer = stream.peer_addr().ok();
+    let conn = Connection::new(Gated::new(stream, paused));
+    serve_requests(conn, &port, peer).await;
+    if let Some(peer) = peer {
+        port.times.close(peer);
+    }
+}
+
+/// The requests of one connection, whose link end is `peer`, until it ends.
+async fn serve_requests(
+    mut conn: Connection<Gated<tokio::net::TcpStream>>,
+    port: &Port,
+    peer: Option<std::net::SocketAddr>,
+) {
+    let mut session = session::Session::new(port.node.next_client_id());
+    loop {
+        let start = conn.consumed();
+        let args = match conn.read_request().await {
+            Ok(Some(args)) if args.is_empty() => continue,
+            Ok(Some(args)) => args,
+            Ok(None) | Err(_) => return,
+        };
+        let sent = peer.and_then(|p| port.times.sent_at(p, start));
+        let reply = match store_command(port, &args, sent) {
+            Some(reply) => reply,
+            None if session::is_quit(&args) => {
+                let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
+                return;
+            }
+            None => other_command(port, &mut session, &args),
+        };
+        if conn.write_frame_as(&reply, session.protocol).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Any other command, as the node answers it; one it does not know is
+/// garbage from the driver, reported.
+fn other_command(port: &Port, session: &mut session::Session, args: &[Bytes]) -> Frame {
+    let reply = session::execute(&port.node, session, args);
+    if let Frame::Error(e) = &reply {
+        if e.starts_with("ERR unknown command") {
+            let client = port.client.clone();
+            (port.sink)(StoreEvent::Bad {
+                client,
+                error: e.clone(),
+            });
+        }
+    }
+    reply
+}
+
+/// The reply to a store command (sent at `sent`), None for any other
+/// command.
+fn store_command(port: &Port, args: &[Bytes], sent: Option<Instant>) -> Option<Frame> {
+    let text: Vec<String> = args
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let name = text[0].to_ascii_uppercase();
+    if !["LOCKKEY", "WRITE", "HELD", "RELEASED", "FENCE"].contains(&name.as_str()) {
+        return None;
+    }
+    let n = port.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    if n > MAX_COMMANDS {
+        let error = format!(
+            "flood: more than {MAX_COMMANDS} store commands from {}; the rest are refused",
+            port.client
+        );
+        if n == MAX_COMMANDS + 1 {
+            (port.sink)(StoreEvent::Bad {
+                client: port.client.clone(),
+                error: error.clone(),
+            });
+        }
+        return Some(Frame::err(format!("ERR {error}")));
+    }
+    Some(match parse(&port.client, &name, &text[1..]) {
+        Ok(event) => apply(port, event, sent),
+        Err(error) => {
+            let event = StoreEvent::Bad {
+                client: port.client.clone(),
+                error: error.clone(),
+            };
+            (port.sink)(event);
+            Frame::err(format!("ERR {error}"))
+        }
+    })
+}
+
+/// A store command as an event (a write not yet judged by fencing).
+fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String> {
+    let usage = |u: &str| format!("wrong arguments for '{name}': usage {name} {u}");
+    let own = |c: &String| {
+        if c == client {
+            Ok(c.clone())
+        } else {
+            Err(format!(
+                "{name} names client '{c}' on {client}'s connection"
+            ))
+        }
+    };
+    let number = |s: &String, what: &str| {
+        s.parse::<u64>()
+            .map_err(|_| format!("{name}: {what} '{s}' is not a whole number"))
+    };
+    match (name, args) {
+        ("LOCKKEY", [resource, key]) => Ok(StoreEvent::LockKey {
+            client: client.to_string(),
+            resource: resource.clone(),
+            key: key.clone(),
+        }),
+        ("LOCKKEY", _) => Err(usage("<resource> <key>")),
+        ("WRITE", [c, resource, rest @ ..]) if rest.len() <= 1 => Ok(StoreEvent::Write {
+            client: own(c)?,
+            resource: resource.clone(),
+            fence: rest.first().map(|f| number(f, "fence")).transpose()?,
+            applied: false,
+            highest: 0,
+            sent: None,
+        }),
+        ("WRITE", _) => Err(usage("<client> <resource> [<fence>]")),
+        ("HELD", [c, resource, valid]) => Ok(StoreEvent::Held {
+            client: own(c)?,
+            resource: resource.clone(),
+            valid_ms: number(valid, "valid_ms")?,
+        }),
+        ("HELD", _) => Err(usage("<client> <resource> <valid_ms>")),
+        ("FENCE", [c, resource]) => Ok(StoreEvent::Fence {
+            client: own(c)?,
+            resource: resource.clone(),
+            token: 0,
+        }),
+        ("RELEASED", [c, resource]) => Ok(StoreEvent::Released {
+            client: own(c)?,
+            resource: resource.clone(),
+        }),
+        _ => Err(usage("<client> <resource>")),
+    }
+}
+
+/// Applies a parsed command: a fencing token handed out, fencing for a
+/// write (sent at `sent`); reports it; the reply.
+fn apply(port: &Port, event: StoreEvent, sent: Option<Instant>) -> Frame {
+    if let StoreEvent::Fence {
+        client, resource, ..
+    } = event
+    {
+        // Reported under the lock: tokens reach the sink in order.
+        let mut last = port.fences.lock().unwrap_or_else(|e| e.into_inner());
+        *last += 1;
+        let token = *last;
+        (port.sink)(StoreEvent::Fence {
+            client,
+            resource,
+            token,
+        });
+        return Frame::Integer(token as i64);
+    }
+    let StoreEvent::Write {
+        client,
+        resource,
+        fence,
+        ..
+    } = event
+    else {
+        (port.sink)(event);
+        return Frame::ok();
+    };
+    let mut highest = port.highest.lock().unwrap_or_else(|e| e.into_inner());
+    let top = highest.entry(resource.clone()).or_insert(0);
+    let before = *top;
+    let applied = fence.is_none_or(|f| f >= before);
+    if let (true, Some(f)) = (applied, fence) {
+        *top = f;
+    }
+    // Reported under the lock: the sink sees writes in the order applied.
+    (port.sink)(StoreEvent::Write {
+        client,
+        resource,
+        fence,
+        applied,
+        highest: before,
+        sent,
+    });
+    match (applied, fence) {
+        (true, _) => Frame::ok(),
+        (false, f) => Frame::err(format!(
+            "REJECTED fencing token {} is lower than {before}",
+            f.unwrap_or(0)
+        )),
+    }
+}

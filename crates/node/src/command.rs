@@ -1,0 +1,205 @@
+//! Command dispatch: the command table with Redis's arities, and the error
+//! replies for unknown commands and wrong arity, worded as Redis 7 words them.
+
+use super::errors::{read_only, wrong_arity};
+use super::keyspace::Keyspace;
+use super::keyspace::Role;
+use super::{hashes, keys, lists, replication, scripting, server, strings, zsets};
+use bytes::Bytes;
+use redlock_proto::resp::Frame;
+
+/// A command's implementation: the keyspace, the arguments (name first), and
+/// the node's wall clock in milliseconds, read once per command.
+pub type Handler = fn(&mut Keyspace, &[Bytes], i64) -> Frame;
+
+/// Name, arity (positive: exactly; negative: at least), handler.
+const TABLE: &[(&str, i32, Handler)] = &[
+    ("ping", -1, server::ping),
+    ("echo", 2, server::echo),
+    ("info", -1, server::info),
+    ("role", 1, server::role),
+    ("command", -1, server::command),
+    ("select", 2, server::select),
+    ("get", 2, strings::get),
+    ("set", -3, strings::set),
+    ("setnx", 3, strings::setnx),
+    ("getset", 3, strings::getset),
+    ("incr", 2, strings::incr),
+    ("del", -2, keys::del),
+    ("exists", -2, keys::exists),
+    ("expire", -3, keys::expire),
+    ("expireat", -3, keys::expireat),
+    ("pexpire", -3, keys::pexpire),
+    ("pexpireat", -3, keys::pexpireat),
+    ("pttl", 2, keys::pttl),
+    ("ttl", 2, keys::ttl),
+    ("flushall", -1, keys::flushall),
+    ("type", 2, keys::type_of),
+    ("keys", 2, keys::keys),
+    ("hset", -4, hashes::hset),
+    ("hget", 3, hashes::hget),
+    ("hexists", 3, hashes::hexists),
+    ("hincrby", 4, hashes::hincrby),
+    ("hdel", -3, hashes::hdel),
+    ("hlen", 2, hashes::hlen),
+    ("hgetall", 2, hashes::hgetall),
+    ("lpush", -3, lists::lpush),
+    ("rpush", -3, lists::rpush),
+    ("lpushx", -3, lists::lpushx),
+    ("rpushx", -3, lists::rpushx),
+    ("lpop", -2, lists::lpop),
+    ("rpop", -2, lists::rpop),
+    ("llen", 2, lists::llen),
+    ("lrange", 4, lists::lrange),
+    ("lindex", 3, lists::lindex),
+    ("lrem", 4, lists::lrem),
+    ("ltrim", 4, lists::ltrim),
+    ("blpop", -3, lists::blpop),
+    ("brpop", -3, lists::brpop),
+    ("zadd", -4, zsets::zadd),
+    ("zrem", -3, zsets::zrem),
+    ("zcard", 2, zsets::zcard),
+    ("zscore", 3, zsets::zscore),
+    ("zrank", 3, zsets::zrank),
+    ("zcount", 4, zsets::zcount),
+    ("zrange", -4, zsets::zrange),
+    ("zrangebyscore", -4, zsets::zrangebyscore),
+    ("zremrangebyscore", 4, zsets::zremrangebyscore),
+    ("eval", -3, scripting::eval),
+    ("evalsha", -3, scripting::evalsha),
+    ("script", -2, scripting::script),
+    ("replicaof", 3, replication::replicaof),
+    ("slaveof", 3, replication::replicaof),
+];
+
+/// Commands a replica refuses from clients (`-READONLY`). The scripts count
+/// as writes: the lock scripts write when they do anything.
+const WRITES: &[&str] = &[
+    "set",
+    "setnx",
+    "getset",
+    "incr",
+    "del",
+    "expire",
+    "expireat",
+    "pexpire",
+    "pexpireat",
+    "flushall",
+    "hset",
+    "hincrby",
+    "hdel",
+    "lpush",
+    "rpush",
+    "lpushx",
+    "rpushx",
+    "lpop",
+    "rpop",
+    "lrem",
+    "ltrim",
+    "blpop",
+    "brpop",
+    "zadd",
+    "zrem",
+    "zremrangebyscore",
+    "eval",
+    "evalsha",
+];
+
+/// Commands Redis 7 flags `noscript`: a script may not call them.
+const NOSCRIPT: &[&str] = &[
+    "blpop",
+    "brpop",
+    "eval",
+    "evalsha",
+    "script",
+    "replicaof",
+    "slaveof",
+    "hello",
+    "auth",
+    "client",
+    "multi",
+    "exec",
+    "watch",
+    "subscribe",
+    "psubscribe",
+    "monitor",
+    "sync",
+    "psync",
+];
+
+/// What Redis 7.0's `scriptCall` refuses before running a command a script
+/// calls, in its words (the caller adds `ERR `).
+pub fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
+    let lname = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let Some((cname, arity, _)) = TABLE.iter().find(|(n, _, _)| *n == lname) else {
+        return Err("Unknown Redis command called from script");
+    };
+    if !arity_ok(*arity, args.len()) {
+        return Err("Wrong number of args calling Redis command from script");
+    }
+    if NOSCRIPT.contains(cname) {
+        return Err("This Redis command is not allowed from script");
+    }
+    Ok(())
+}
+
+/// Runs one command and returns its reply.
+pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    match checked(ks, args) {
+        Ok(handler) => handler(ks, args, now),
+        Err(refused) => refused,
+    }
+}
+
+/// The error reply when `args` is refused before it runs (unknown, wrong
+/// arity, a write on a replica).
+pub fn refuse(ks: &Keyspace, args: &[Bytes]) -> Option<Frame> {
+    checked(ks, args).err()
+}
+
+fn checked(ks: &Keyspace, args: &[Bytes]) -> Result<Handler, Frame> {
+    let Some(name) = args.first() else {
+        return Err(Frame::err("ERR empty command"));
+    };
+    let lname = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let Some((cname, arity, handler)) = TABLE.iter().find(|(n, _, _)| *n == lname) else {
+        return Err(unknown_command(args));
+    };
+    if !arity_ok(*arity, args.len()) {
+        return Err(wrong_arity(cname));
+    }
+    if ks.role != Role::Master && WRITES.contains(cname) {
+        return Err(read_only());
+    }
+    Ok(*handler)
+}
+
+pub fn arity_ok(arity: i32, argc: usize) -> bool {
+    let argc = argc as i64;
+    let arity = arity as i64;
+    if arity > 0 {
+        argc == arity
+    } else {
+        argc >= -arity
+    }
+}
+
+pub fn unknown_command(args: &[Bytes]) -> Frame {
+    let mut listed = String::new();
+    for a in &args[1..] {
+        if listed.len() >= 128 {
+            break;
+        }
+        let room = 128 - listed.len();
+        let s = String::from_utf8_lossy(a);
+        let cut: String = s.chars().take(room).collect();
+        listed.push_str(&format!("'{cut}' "));
+    }
+    let name: String = String::from_utf8_lossy(&args[0])
+        .chars()
+        .take(128)
+        .collect();
+    Frame::err(format!(
+        "ERR unknown command '{name}', with args beginning with: {listed}"
+    ))
+}

@@ -1,0 +1,243 @@
+//! The Redis-like node: a keyspace served over RESP2 and RESP3.
+//!
+//! [`Node`] is a cheap handle on one node's state and clock. [`serve`] accepts
+//! connections from any [`Listener`] (a tokio `TcpListener` on a real port, a
+//! turmoil one in the simulation) and answers each request with
+//! [`Node::execute`]. [`active_expiry`] is the background sweep Redis runs ten
+//! times a second. Commands live one family per file: [`strings`], [`keys`],
+//! [`hashes`], [`lists`], [`zsets`], [`scripting`], [`server`]; [`command`]
+//! dispatches them; a client's `BLPOP` that must wait waits in [`blocking`]. The
+//! state of a connection (protocol, client id, name) is kept by
+//! [`handle_connection`] in a [`session::Session`]; the commands that need it
+//! (`HELLO`, `CLIENT`, `AUTH`) are answered in [`session`], never reaching
+//! [`Node::execute`].
+
+pub mod blocking;
+pub mod command;
+pub mod errors;
+pub mod format;
+pub mod hashes;
+pub mod keys;
+pub mod keyspace;
+pub mod lists;
+pub mod persistence;
+pub mod replication;
+pub mod scripting;
+pub mod sentinel;
+pub mod server;
+pub mod session;
+pub mod strings;
+pub mod values;
+pub mod zsets;
+
+use bytes::Bytes;
+use keyspace::Keyspace;
+use redlock_proto::clock::Clock;
+use redlock_proto::resp::{ConnError, Connection, Frame};
+use std::future::Future;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// How often the active expiry sweep runs (Redis's default `hz 10`).
+pub const EXPIRY_PERIOD: Duration = Duration::from_millis(100);
+
+/// Receives the effects of each command (see [`keyspace`]), in order, while
+/// the keyspace is still locked: for the append-only file, replicas and the
+/// simulation's history.
+pub type EffectsSink = Arc<dyn Fn(&[Vec<Bytes>]) + Send + Sync>;
+
+/// A handle on one node: its keyspace, its clock, and who hears its writes.
+#[derive(Clone)]
+pub struct Node {
+    keyspace: Arc<Mutex<Keyspace>>,
+    clock: Arc<dyn Clock>,
+    sinks: Arc<Mutex<Vec<EffectsSink>>>,
+    /// Replication delay and streaming replicas (see [`replication`]).
+    repl: Arc<replication::Shared>,
+    /// The last client id given out (see [`session`]).
+    last_client_id: Arc<AtomicU64>,
+    /// Clients blocked in `BLPOP`/`BRPOP` (see [`blocking`]).
+    blocked: Arc<Mutex<blocking::Blocked>>,
+}
+
+impl Node {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self::from_keyspace(clock, Keyspace::default())
+    }
+
+    /// A node that starts from existing data (a restart from disk).
+    pub fn from_keyspace(clock: Arc<dyn Clock>, keyspace: Keyspace) -> Self {
+        Node {
+            keyspace: Arc::new(Mutex::new(keyspace)),
+            clock,
+            sinks: Arc::new(Mutex::new(Vec::new())),
+            repl: Arc::default(),
+            last_client_id: Arc::default(),
+            blocked: Arc::default(),
+        }
+    }
+
+    /// A new client id: 1, 2, ... in order of connection, per node.
+    pub fn next_client_id(&self) -> u64 {
+        self.last_client_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Adds a receiver of every write's effects.
+    pub fn add_effects_sink(&self, sink: EffectsSink) {
+        self.sinks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(sink);
+    }
+
+    /// Runs one command at the node's current wall-clock time.
+    pub fn execute(&self, args: &[Bytes]) -> Frame {
+        let now = self.clock.wall_ms();
+        self.with_keyspace(|ks| command::dispatch(ks, args, now))
+    }
+
+    /// Runs `f` on the keyspace, then hands the effects it produced to the
+    /// sinks before anyone else can touch the keyspace.
+    pub fn with_keyspace<T>(&self, f: impl FnOnce(&mut Keyspace) -> T) -> T {
+        let mut ks = self.keyspace();
+        let out = f(&mut ks);
+        self.serve_blocked(&mut ks);
+        let effects = ks.take_effects();
+        if !effects.is_empty() {
+            for sink in self.sinks.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                sink(&effects);
+            }
+        }
+        out
+    }
+
+    /// Serves the clients blocked on the keys the last command pushed to
+    /// (their pops join its effects).
+    fn serve_blocked(&self, ks: &mut Keyspace) {
+        let mut blocked = self.blocked();
+        if blocked.is_empty() {
+            return;
+        }
+        // A master turned replica unblocks its waiters, as Redis's
+        // replicationSetMaster does; a replica never pops for them.
+        if ks.role != keyspace::Role::Master {
+            blocked.unblock_all();
+            return;
+        }
+        let ready = blocking::ready_keys(ks.pending_effects());
+        if !ready.is_empty() {
+            blocked.serve(ks, &ready, self.clock.wall_ms());
+        }
+    }
+
+    /// The blocked clients (lock the keyspace first, as everything does).
+    pub fn blocked(&self) -> MutexGuard<'_, blocking::Blocked> {
+        self.blocked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Locks and returns the keyspace, for reading. Writes go through
+    /// [`Node::with_keyspace`] so that their effects reach the sinks.
+    pub fn keyspace(&self) -> MutexGuard<'_, Keyspace> {
+        self.keyspace.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+}
+
+/// Something that accepts byte-stream connections.
+pub trait Listener {
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    fn accept(&mut self) -> impl Future<Output = io::Result<Self::Stream>>;
+}
+
+impl Listener for tokio::net::TcpListener {
+    type Stream = tokio::net::TcpStream;
+    async fn accept(&mut self) -> io::Result<Self::Stream> {
+        let (s, _) = tokio::net::TcpListener::accept(self).await?;
+        s.set_nodelay(true)?;
+        Ok(s)
+    }
+}
+
+impl Listener for turmoil::net::TcpListener {
+    type Stream = turmoil::net::TcpStream;
+    async fn accept(&mut self) -> io::Result<Self::Stream> {
+        let (s, _) = turmoil::net::TcpListener::accept(self).await?;
+        Ok(s)
+    }
+}
+
+/// Serves the node on `listener` until accepting fails. Each connection gets
+/// its own task; the active expiry sweep runs beside them.
+pub async fn serve<L: Listener>(node: Node, mut listener: L) -> io::Result<()> {
+    let sweeper = tokio::spawn(active_expiry(node.clone()));
+    let result = loop {
+        match listener.accept().await {
+            Ok(stream) => {
+                tokio::spawn(handle_connection(node.clone(), stream));
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    sweeper.abort();
+    result
+}
+
+/// Answers requests on one connection until the peer closes it, in the
+/// connection's protocol (RESP2 until `HELLO 3`). A protocol error gets an
+/// error reply, then the connection is closed, as Redis does.
+pub async fn handle_connection<S>(node: Node, stream: S)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut conn = Connection::new(stream);
+    let mut session = session::Session::new(node.next_client_id());
+    loop {
+        let reply = match conn.read_request().await {
+            Ok(Some(args)) if args.is_empty() => continue,
+            // A replica asking for the stream: the connection is its now.
+            Ok(Some(args)) if replication::is_sync(&args) => {
+                return replication::serve_sync(node, conn).await;
+            }
+            Ok(Some(args)) if blocking::is_blocking_pop(&args) => {
+                match blocking::block(&node, &mut conn, &args).await {
+                    // Unblocked by a change of role: the reply, then the close.
+                    Some(reply) if blocking::is_unblocked(&reply) => {
+                        let _ = conn.write_frame_as(&reply, session.protocol).await;
+                        return;
+                    }
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
+            // `QUIT`: +OK, then the server closes the connection.
+            Ok(Some(args)) if session::is_quit(&args) => {
+                let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
+                return;
+            }
+            Ok(Some(args)) => session::execute(&node, &mut session, &args),
+            Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
+            Err(ConnError::Protocol(e)) => {
+                let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
+                return;
+            }
+        };
+        if conn.write_frame_as(&reply, session.protocol).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Deletes expired keys every [`EXPIRY_PERIOD`] of the node's clock.
+pub async fn active_expiry(node: Node) {
+    loop {
+        node.clock.sleep(EXPIRY_PERIOD).await;
+        let now = node.clock.wall_ms();
+        node.with_keyspace(|ks| ks.expire_active(now));
+    }
+}

@@ -1,0 +1,762 @@
+//! Redis-style asynchronous replication: `REPLICAOF`, the master's stream of
+//! effects, and the replica's task that follows it.
+//!
+//! **Roles.** `REPLICAOF host port` makes a node a replica of `host:port`
+//! (stored as [`Role::Replica`] with `master = "host:port"`), `REPLICAOF NO
+//! ONE` makes it a master again, keeping its data and offset. `SLAVEOF` is an
+//! alias. Replicas refuse client writes with `-READONLY` (see
+//! [`super::command`]); the replication stream is applied with
+//! [`apply_effect`], which bypasses that check.
+//!
+//! **Master side.** A connection whose first request is `SYNC` becomes a
+//! replication stream ([`serve_sync`], called from
+//! [`super::handle_connection`]). Under the keyspace lock the master takes a
+//! snapshot and subscribes to its effects, then sends one frame
+//! `[+FULLRESYNC, :offset, [snapshot commands...]]` (the snapshot is
+//! `FLUSHALL` then `SET k v [PXAT t]` per live key), then every later effect
+//! as a RESP array, each no earlier than the node's replication delay (on the
+//! node's monotonic clock) after it happened ([`set_replication_delay`]).
+//! The snapshot too is sent no earlier than the delay after it was taken
+//! (with a `PING` every [`HEARTBEAT`] meanwhile), so no path, a first sync,
+//! a resync after a restart or a failover, carries a write to a replica
+//! sooner than the stream would.
+//! When it has nothing to send for [`HEARTBEAT`] it sends `PING`. A write
+//! that cannot complete within [`REPL_TIMEOUT`] (turmoil's TCP does not
+//! retransmit: a segment lost to a partition stalls the stream) ends the
+//! stream, as does the node ceasing to be a master.
+//!
+//! **Replica side.** [`replica_task`] runs on every node for its whole life.
+//! While the node is a replica it keeps one connection to its master, sends
+//! `SYNC`, skips the `PING`s that come before the snapshot, applies the
+//! snapshot atomically, then each streamed effect, and sets `link_up`.
+//! [`attach_synced`] starts a replica of an empty master with its link up. Hearing nothing for [`REPL_TIMEOUT`] (heartbeats included)
+//! or any error drops the link (a full resync follows, after a backoff from
+//! [`MIN_BACKOFF`] doubling to [`MAX_BACKOFF`]); a role change drops it at
+//! once and follows the new master.
+//!
+//! **Offsets.** `Keyspace.offset` counts a master's effects. A replica sets
+//! its offset to the snapshot's master offset, then to that plus the number
+//! of stream entries applied since, so replicas of one master compare (and a
+//! caught-up replica equals its master).
+
+use super::errors::is;
+use super::keyspace::{parse_i64, Keyspace, Role, Value};
+use super::Node;
+use bytes::Bytes;
+use redlock_proto::clock::Clock;
+use redlock_proto::resp::{ConnError, Connection, Frame};
+use redlock_proto::transport::Connector;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+
+/// A master with nothing to ship sends `PING` this often.
+pub const HEARTBEAT: Duration = Duration::from_millis(100);
+/// A replica that hears nothing for this long drops the link; a master whose
+/// write to a replica blocks this long drops the stream; connecting to a
+/// master and waiting for the snapshot are bounded by it too.
+pub const REPL_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often the replica task looks at the node's role.
+pub const ROLE_CHECK: Duration = Duration::from_millis(10);
+/// First wait after a failed link; doubles up to [`MAX_BACKOFF`].
+pub const MIN_BACKOFF: Duration = Duration::from_millis(10);
+pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// One batch of effects with the node's monotonic time they happened at.
+type Batch = (Duration, Vec<Vec<Bytes>>);
+
+/// A node's replication state beside its keyspace (kept in [`Node`]).
+#[derive(Default)]
+pub struct Shared {
+    delay: Mutex<Duration>,
+    hub: Mutex<Hub>,
+}
+
+#[derive(Default)]
+struct Hub {
+    /// Whether the fan-out sink is registered with the node yet.
+    installed: bool,
+    /// One sender per streaming replica; closed ones are pruned on send.
+    subscribers: Vec<mpsc::UnboundedSender<Batch>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sets how long the master holds each write before shipping it to its
+/// replicas (the scenario's `replication_delay`), on the node's monotonic
+/// clock. Applies to writes still queued, too. Default: zero.
+pub fn set_replication_delay(node: &Node, d: Duration) {
+    *lock(&node.repl.delay) = d;
+}
+
+pub fn replication_delay(node: &Node) -> Duration {
+    *lock(&node.repl.delay)
+}
+
+/// Number of replicas currently streaming from this node.
+pub fn connected_replicas(node: &Node) -> usize {
+    lock(&node.repl.hub)
+        .subscribers
+        .iter()
+        .filter(|s| !s.is_closed())
+        .count()
+}
+
+// ---------------------------------------------------------------------------
+// REPLICAOF and applying effects
+
+/// `REPLICAOF host port` / `REPLICAOF NO ONE` (and `SLAVEOF`).
+pub fn replicaof(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    if is(&args[1], "no") && is(&args[2], "one") {
+        ks.role = Role::Master;
+        return Frame::ok();
+    }
+    // Redis 7.0: `getRangeLongFromObjectOrReply(..., 0, 65535, "Invalid
+    // master port")`, one message for junk and for out of range.
+    let Some(port) = parse_i64(&args[2]).filter(|p| (0..=65535).contains(p)) else {
+        return Frame::err("ERR Invalid master port");
+    };
+    let master = format!("{}:{port}", String::from_utf8_lossy(&args[1]));
+    if matches!(&ks.role, Role::Replica { master: m, .. } if *m == master) {
+        return Frame::Simple("OK Already connected to specified master".into());
+    }
+    ks.role = Role::Replica {
+        master,
+        link_up: false,
+    };
+    Frame::ok()
+}
+
+/// Makes `node` a replica of `master` (`host:port`) whose initial sync is
+/// already done: the state of a deployment that is ready before its clients
+/// start. Both must be empty (offset 0, as at the start of a run); the link
+/// counts as up, and the replica task's first `SYNC` brings what the master
+/// wrote since, no earlier than the replication delay after each write.
+pub fn attach_synced(node: &Node, master: &str) {
+    node.with_keyspace(|ks| {
+        ks.role = Role::Replica {
+            master: master.to_string(),
+            link_up: true,
+        };
+    });
+}
+
+/// Applies one effect (`SET k v [PXAT t]`, `PEXPIREAT k t`, `DEL k...`,
+/// `FLUSHALL`, `HSET k f v...`, `HDEL k f...`, `LPUSH`/`RPUSH k e...`,
+/// `LPOP`/`RPOP k n`, `LREM k n e`, `LTRIM k a b`, `ZADD k s m...`, `ZREM k
+/// m...`) as it was recorded: no role check, no expiry check (an expired
+/// key on a replica stays until its master's `DEL`). Used for the replication
+/// stream and for replaying the append-only file.
+pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
+    let bad = || {
+        let words: Vec<String> = cmd
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
+        format!("not an effect: {}", words.join(" "))
+    };
+    let name = cmd.first().ok_or_else(bad)?;
+    let int = |b: &Bytes| parse_i64(b).ok_or_else(bad);
+    if is(name, "set") && cmd.len() == 3 {
+        ks.set(cmd[1].clone(), cmd[2].clone(), None, false);
+    } else if is(name, "set") && cmd.len() == 5 && is(&cmd[3], "pxat") {
+        ks.set(cmd[1].clone(), cmd[2].clone(), Some(int(&cmd[4])?), false);
+    } else if is(name, "pexpireat") && cmd.len() == 3 {
+        ks.set_expiry(&cmd[1], int(&cmd[2])?);
+    } else if is(name, "del") && cmd.len() >= 2 {
+        for k in &cmd[1..] {
+            ks.remove(k);
+        }
+    } else if is(name, "flushall") && cmd.len() == 1 {
+        ks.flush();
+    } else if is(name, "hset") && cmd.len() >= 4 && cmd.len().is_multiple_of(2) {
+        let pairs: Vec<(Bytes, Bytes)> = cmd[2..]
+            .chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        ks.hset(&cmd[1], &pairs);
+    } else if is(name, "hdel") && cmd.len() >= 3 {
+        ks.hdel(&cmd[1], &cmd[2..]);
+    } else if (is(name, "lpush") || is(name, "rpush")) && cmd.len() >= 3 {
+        ks.push(&cmd[1], is(name, "lpush"), &cmd[2..]);
+    } else if (is(name, "lpop") || is(name, "rpop")) && cmd.len() == 3 {
+        let n = usize::try_from(int(&cmd[2])?).map_err(|_| bad())?;
+        ks.pop(&cmd[1], is(name, "lpop"), n);
+    } else if is(name, "lrem") && cmd.len() == 4 {
+        ks.lrem(&cmd[1], int(&cmd[2])?, &cmd[3]);
+    } else if is(name, "ltrim") && cmd.len() == 4 {
+        ks.ltrim(&cmd[1], int(&cmd[2])?, int(&cmd[3])?);
+    } else if is(name, "zadd") && cmd.len() >= 4 && cmd.len().is_multiple_of(2) {
+        let mut pairs = Vec::new();
+        for p in cmd[2..].chunks(2) {
+            let s = std::str::from_utf8(&p[0])
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok());
+            pairs.push((s.filter(|s| !s.is_nan()).ok_or_else(bad)?, p[1].clone()));
+        }
+        ks.zadd(&cmd[1], &pairs);
+    } else if is(name, "zrem") && cmd.len() >= 3 {
+        ks.zrem(&cmd[1], &cmd[2..]);
+    } else {
+        return Err(bad());
+    }
+    Ok(())
+}
+
+/// The keyspace as commands: `FLUSHALL`, then for every key not expired at
+/// `now` (all keys when `now` is `None`), in key order, `SET k v [PXAT t]`
+/// for a string; `HSET k f v...` (fields in the hash's order), `RPUSH k
+/// e...` or `ZADD k s m...`, then `PEXPIREAT k t` if it has an expiry, for
+/// the other types.
+pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
+    let mut out = vec![vec![Bytes::from_static(b"FLUSHALL")]];
+    for (k, e) in ks.entries() {
+        if matches!((now, e.expires_at), (Some(n), Some(t)) if n > t) {
+            continue;
+        }
+        let at = e.expires_at.map(|t| Bytes::from(t.to_string()));
+        match &e.value {
+            Value::Str(v) => {
+                let mut cmd = vec![Bytes::from_static(b"SET"), k.clone(), v.clone()];
+                if let Some(t) = at.clone() {
+                    cmd.push(Bytes::from_static(b"PXAT"));
+                    cmd.push(t);
+                }
+                out.push(cmd);
+            }
+            Value::Hash(h) => {
+                let mut cmd = vec![Bytes::from_static(b"HSET"), k.clone()];
+                for (f, v) in h.iter() {
+                    cmd.push(f.clone());
+                    cmd.push(v.clone());
+                }
+                out.push(cmd);
+            }
+            Value::List(l) => {
+                let mut cmd = vec![Bytes::from_static(b"RPUSH"), k.clone()];
+                cmd.extend(l.iter().cloned());
+                out.push(cmd);
+            }
+            Value::ZSet(z) => {
+                let mut cmd = vec![Bytes::from_static(b"ZADD"), k.clone()];
+                for (m, s) in z.iter() {
+                    cmd.push(Bytes::from(s.to_string()));
+                    cmd.push(m.clone());
+                }
+                out.push(cmd);
+            }
+        }
+        if let (Some(t), false) = (at, matches!(e.value, Value::Str(_))) {
+            out.push(vec![Bytes::from_static(b"PEXPIREAT"), k.clone(), t]);
+        }
+    }
+    out
+}
+
+fn command_frame(cmd: &[Bytes]) -> Frame {
+    Frame::Array(cmd.iter().map(|b| Frame::Bulk(b.clone())).collect())
+}
+
+fn frame_args(f: Frame) -> Option<Vec<Bytes>> {
+    match f {
+        Frame::Array(items) => items
+            .into_iter()
+            .map(|i| match i {
+                Frame::Bulk(b) => Some(b),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Master side
+
+/// Is this request `SYNC` (a replica asking for the stream)?
+pub fn is_sync(args: &[Bytes]) -> bool {
+    args.len() == 1 && is(&args[0], "sync")
+}
+
+/// Snapshot and subscription, atomically under the keyspace lock. `None`
+/// when the node is not a master.
+fn subscribe(node: &Node) -> Option<(Frame, mpsc::UnboundedReceiver<Batch>)> {
+    let ks = node.keyspace();
+    if ks.role != Role::Master {
+        return None;
+    }
+    let now = node.clock().wall_ms();
+    let snap = snapshot(&ks, Some(now));
+    let first = Frame::Array(vec![
+        Frame::Simple("FULLRESYNC".into()),
+        Frame::Integer(ks.offset as i64),
+        Frame::Array(snap.iter().map(|c| command_frame(c)).collect()),
+    ]);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let install = {
+        let mut hub = lock(&node.repl.hub);
+        hub.subscribers.push(tx);
+        !std::mem::replace(&mut hub.installed, true)
+    };
+    if install {
+        let shared = node.repl.clone();
+        let clock = node.clock().clone();
+        // Lock order everywhere: keyspace, then sinks, then hub.
+        node.add_effects_sink(Arc::new(move |effects: &[Vec<Bytes>]| {
+            let mut hub = lock(&shared.hub);
+            if hub.subscribers.is_empty() {
+                return;
+            }
+            let t = clock.now();
+            hub.subscribers
+                .retain(|s| s.send((t, effects.to_vec())).is_ok());
+        }));
+    }
+    drop(ks);
+    Some((first, rx))
+}
+
+async fn write_timed<S>(conn: &mut Connection<S>, clock: &dyn Clock, f: &Frame) -> bool
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let deadline = clock.sleep(REPL_TIMEOUT);
+    tokio::select! {
+        biased;
+        r = conn.write_frame(f) => r.is_ok(),
+        _ = deadline => false,
+    }
+}
+
+/// Serves a replica on `conn` after it sent `SYNC`: the snapshot, then the
+/// delayed stream of effects, until the replica goes, a write blocks for
+/// [`REPL_TIMEOUT`], or this node stops being a master.
+pub async fn serve_sync<S>(node: Node, mut conn: Connection<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let clock = node.clock().clone();
+    let Some((first, mut rx)) = subscribe(&node) else {
+        let _ = conn
+            .write_frame(&Frame::err(
+                "ERR SYNC refused: this node is a replica, not a master",
+            ))
+            .await;
+        return;
+    };
+    let ping = command_frame(&[Bytes::from_static(b"PING")]);
+    let mut queue: VecDeque<(Duration, Vec<Bytes>)> = VecDeque::new();
+    // The snapshot carries writes up to now: it is shipped no earlier than
+    // the replication delay after it was taken, as each streamed write is.
+    // Meanwhile the replica hears a `PING` every heartbeat (Redis sends
+    // newlines while it prepares the RDB), and later writes queue up.
+    let taken = clock.now();
+    let mut last_write = taken;
+    loop {
+        while let Ok((t, batch)) = rx.try_recv() {
+            queue.extend(batch.into_iter().map(|c| (t, c)));
+        }
+        if node.keyspace().role != Role::Master {
+            return;
+        }
+        let ship_at = taken + replication_delay(&node);
+        let now = clock.now();
+        if now >= ship_at {
+            break;
+        }
+        if now >= last_write + HEARTBEAT {
+            if !write_timed(&mut conn, &*clock, &ping).await {
+                return;
+            }
+            last_write = clock.now();
+        }
+        let wake = ship_at.min(last_write + HEARTBEAT);
+        clock
+            .sleep(
+                wake.saturating_sub(clock.now())
+                    .max(Duration::from_micros(1)),
+            )
+            .await;
+    }
+    if !write_timed(&mut conn, &*clock, &first).await {
+        return;
+    }
+    last_write = clock.now();
+    loop {
+        while let Ok((t, batch)) = rx.try_recv() {
+            queue.extend(batch.into_iter().map(|c| (t, c)));
+        }
+        if node.keyspace().role != Role::Master {
+            return;
+        }
+        let delay = replication_delay(&node);
+        while queue
+            .front()
+            .is_some_and(|(t, _)| clock.now() >= *t + delay)
+        {
+            let (_, cmd) = queue.pop_front().expect("checked");
+            if !write_timed(&mut conn, &*clock, &command_frame(&cmd)).await {
+                return;
+            }
+            last_write = clock.now();
+        }
+        let now = clock.now();
+        if now >= last_write + HEARTBEAT {
+            if !write_timed(&mut conn, &*clock, &ping).await {
+                return;
+            }
+            last_write = clock.now();
+        }
+        let mut wake = last_write + HEARTBEAT;
+        if let Some((t, _)) = queue.front() {
+            wake = wake.min(*t + delay);
+        }
+        let wait = wake
+            .saturating_sub(clock.now())
+            .max(Duration::from_micros(1));
+        tokio::select! {
+            biased;
+            m = rx.recv() => match m {
+                Some((t, batch)) => queue.extend(batch.into_iter().map(|c| (t, c))),
+                None => return,
+            },
+            _ = clock.sleep(wait) => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Replica side
+
+/// The master this node follows, if it is a replica.
+fn master_of(node: &Node) -> Option<String> {
+    match &node.keyspace().role {
+        Role::Replica { master, .. } => Some(master.clone()),
+        Role::Master => None,
+    }
+}
+
+/// Still a replica of `master`, with the link state we last set?
+fn following(ks: &Keyspace, master: &str, link_up: bool) -> bool {
+    matches!(&ks.role, Role::Replica { master: m, link_up: l } if m == master && *l == link_up)
+}
+
+/// Why the link ended (the reasons are kept for debugging).
+#[allow(dead_code)]
+#[derive(Debug)]
+enum LinkEnd {
+    /// The role changed: follow the new master (or stop) at once.
+    RoleChanged,
+    /// The link failed after a successful sync: retry soon.
+    FailedSynced(String),
+    /// It failed before the sync completed: back off.
+    Failed(String),
+}
+
+/// Follows the node's master for the node's whole life: see the module docs.
+pub async fn replica_task(node: Node, connector: Arc<dyn Connector>) {
+    let clock = node.clock().clone();
+    let mut backoff = MIN_BACKOFF;
+    // After a failure: no new attempt at `master` before this time.
+    let mut retry: Option<(String, Duration)> = None;
+    loop {
+        let Some(master) = master_of(&node) else {
+            retry = None;
+            clock.sleep(ROLE_CHECK).await;
+            continue;
+        };
+        if let Some((m, at)) = &retry {
+            if *m == master && clock.now() < *at {
+                clock.sleep(ROLE_CHECK.min(*at - clock.now())).await;
+                continue;
+            }
+        }
+        let end = follow(&node, &*connector, &master).await;
+        node.with_keyspace(|ks| {
+            if following(ks, &master, true) {
+                ks.role = Role::Replica {
+                    master: master.clone(),
+                    link_up: false,
+                };
+            }
+        });
+        match end {
+            LinkEnd::RoleChanged => {
+                retry = None;
+                backoff = MIN_BACKOFF;
+            }
+            LinkEnd::FailedSynced(_) => {
+                backoff = MIN_BACKOFF;
+                retry = Some((master, clock.now() + backoff));
+            }
+            LinkEnd::Failed(_) => {
+                retry = Some((master, clock.now() + backoff));
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// Runs `fut` unless `REPL_TIMEOUT` passes first or the node stops following
+/// `master` (checked every [`ROLE_CHECK`]).
+async fn bounded<T>(node: &Node, master: &str, fut: impl Future<Output = T>) -> Result<T, LinkEnd> {
+    let clock = node.clock().clone();
+    let deadline = clock.now() + REPL_TIMEOUT;
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            biased;
+            r = &mut fut => return Ok(r),
+            _ = clock.sleep(ROLE_CHECK) => {
+                if master_of(node).as_deref() != Some(master) {
+                    return Err(LinkEnd::RoleChanged);
+                }
+                if clock.now() >= deadline {
+                    return Err(LinkEnd::Failed("timed out".into()));
+                }
+            }
+        }
+    }
+}
+
+async fn follow(node: &Node, connector: &dyn Connector, master: &str) -> LinkEnd {
+    let clock = node.clock().clone();
+    let stream = match bounded(node, master, connector.connect(master)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return LinkEnd::Failed(format!("connect to {master}: {e}")),
+        Err(end) => return end,
+    };
+    let mut conn = Connection::new(stream);
+    let sync = command_frame(&[Bytes::from_static(b"SYNC")]);
+    let sent = bounded(node, master, conn.write_frame(&sync)).await;
+    match sent {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return LinkEnd::Failed(e.to_string()),
+        Err(end) => return end,
+    }
+    // The master pings while it holds the snapshot back (see [`serve_sync`]).
+    let first = loop {
+        let f = match bounded(node, master, conn.read_frame()).await {
+            Ok(Ok(f)) => f,
+            Ok(Err(e)) => return LinkEnd::Failed(e.to_string()),
+            Err(end) => return end,
+        };
+        if !is_ping(&f) {
+            break f;
+        }
+    };
+    let Some((base, snap)) = parse_fullresync(first) else {
+        return LinkEnd::Failed("bad SYNC reply".into());
+    };
+    let loaded = node.with_keyspace(|ks| {
+        // The link may be up already: a replica attached at the start.
+        if !(following(ks, master, false) || following(ks, master, true)) {
+            return Ok(false);
+        }
+        // The snapshot starts with FLUSHALL.
+        for cmd in &snap {
+            apply_effect(ks, cmd)?;
+        }
+        ks.offset = base;
+        ks.role = Role::Replica {
+            master: master.to_string(),
+            link_up: true,
+        };
+        Ok(true)
+    });
+    match loaded {
+        Ok(true) => {}
+        Ok(false) => return LinkEnd::RoleChanged,
+        Err(e) => return LinkEnd::Failed(e),
+    }
+    let mut applied: u64 = 0;
+    let mut last_rx = clock.now();
+    loop {
+        let frame = tokio::select! {
+            biased;
+            f = conn.read_frame() => f,
+            _ = clock.sleep(ROLE_CHECK) => {
+                if !following(&node.keyspace(), master, true) {
+                    return LinkEnd::RoleChanged;
+                }
+                if clock.now() >= last_rx + REPL_TIMEOUT {
+                    return LinkEnd::FailedSynced("master timed out".into());
+                }
+                continue;
+            }
+        };
+        let frame = match frame {
+            Ok(f) => f,
+            Err(ConnError::Closed) => return LinkEnd::FailedSynced("master closed".into()),
+            Err(e) => return LinkEnd::FailedSynced(e.to_string()),
+        };
+        last_rx = clock.now();
+        let Some(cmd) = frame_args(frame) else {
+            return LinkEnd::FailedSynced("bad stream entry".into());
+        };
+        if cmd.len() == 1 && is(&cmd[0], "ping") {
+            continue;
+        }
+        let done = node.with_keyspace(|ks| {
+            if !following(ks, master, true) {
+                return Ok(false);
+            }
+            apply_effect(ks, &cmd)?;
+            applied += 1;
+            ks.offset = base + applied;
+            Ok(true)
+        });
+        match done {
+            Ok(true) => {}
+            Ok(false) => return LinkEnd::RoleChanged,
+            Err(e) => return LinkEnd::FailedSynced(e),
+        }
+    }
+}
+
+fn is_ping(f: &Frame) -> bool {
+    matches!(f, Frame::Array(items) if items.len() == 1
+        && matches!(&items[0], Frame::Bulk(b) if is(b, "ping")))
+}
+
+fn parse_fullresync(f: Frame) -> Option<(u64, Vec<Vec<Bytes>>)> {
+    let Frame::Array(mut items) = f else {
+        return None;
+    };
+    if items.len() != 3 || items[0] != Frame::Simple("FULLRESYNC".into()) {
+        return None;
+    }
+    let Frame::Array(cmds) = items.pop()? else {
+        return None;
+    };
+    let Frame::Integer(off) = items.pop()? else {
+        return None;
+    };
+    let cmds: Option<Vec<Vec<Bytes>>> = cmds.into_iter().map(frame_args).collect();
+    Some((u64::try_from(off).ok()?, cmds?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    fn cmd(s: &str) -> Vec<Bytes> {
+        s.split(' ').map(b).collect()
+    }
+
+    #[test]
+    fn replicaof_sets_the_role() {
+        let mut ks = Keyspace::default();
+        assert_eq!(
+            replicaof(&mut ks, &cmd("REPLICAOF n1 6379"), 0),
+            Frame::ok()
+        );
+        assert_eq!(
+            ks.role,
+            Role::Replica {
+                master: "n1:6379".into(),
+                link_up: false
+            }
+        );
+        assert_eq!(
+            replicaof(&mut ks, &cmd("REPLICAOF n1 6379"), 0),
+            Frame::Simple("OK Already connected to specified master".into())
+        );
+        for bad in ["REPLICAOF n1 x", "REPLICAOF n1 70000", "REPLICAOF n1 -1"] {
+            assert_eq!(
+                replicaof(&mut ks, &cmd(bad), 0),
+                Frame::err("ERR Invalid master port")
+            );
+        }
+        assert_eq!(replicaof(&mut ks, &cmd("SLAVEOF no one"), 0), Frame::ok());
+        assert_eq!(ks.role, Role::Master);
+    }
+
+    #[test]
+    fn effects_replay_to_the_same_keyspace() {
+        let mut a = Keyspace::default();
+        a.set(b("k"), b("v"), Some(5000), false);
+        a.set(b("j"), b("w"), None, false);
+        a.set_expiry(b"j", 7000);
+        a.set(b("gone"), b("x"), None, false);
+        a.remove(b"gone");
+        a.hset(&b("h"), &[(b("f2"), b("1")), (b("f1"), b("2"))]);
+        a.hset(&b("h"), &[(b("f3"), b("3"))]);
+        a.hdel(b"h", &[b("f2")]);
+        a.set_expiry(b"h", 8000);
+        a.hset(&b("h2"), &[(b("f"), b("1"))]);
+        a.hdel(b"h2", &[b("f")]);
+        let mut r = Keyspace::default();
+        r.role = Role::Replica {
+            master: "n1:6379".into(),
+            link_up: true,
+        };
+        for e in a.take_effects() {
+            apply_effect(&mut r, &e).unwrap();
+        }
+        let ea: Vec<_> = a.entries().collect();
+        let er: Vec<_> = r.entries().collect();
+        assert_eq!(ea, er);
+        assert!(apply_effect(&mut r, &cmd("INCR k")).is_err());
+        // The snapshot, replayed, gives the same entries; expired keys skipped.
+        let mut s = Keyspace::default();
+        for e in snapshot(&a, Some(6000)) {
+            apply_effect(&mut s, &e).unwrap();
+        }
+        assert_eq!(s.entries().count(), 2);
+        assert_eq!(s.get(b"j", 6000).unwrap().expires_at, Some(7000));
+        assert_eq!(s.get(b"h", 6000), a.get(b"h", 6000));
+        assert_eq!(snapshot(&a, None)[1], cmd("HSET h f1 2 f3 3"));
+        assert_eq!(snapshot(&a, None)[2], cmd("PEXPIREAT h 8000"));
+    }
+
+    #[test]
+    fn list_and_zset_effects_and_snapshots_replay_to_the_same_keyspace() {
+        let mut a = Keyspace::default();
+        a.push(&b("l"), false, &cmd("a b c d e f"));
+        a.push(&b("l"), true, &[b("z")]);
+        assert_eq!(a.pop(b"l", true, 2), cmd("z a"));
+        assert_eq!(a.pop(b"l", false, 1), cmd("f"));
+        assert_eq!(a.lrem(b"l", -1, b"c"), 1);
+        a.ltrim(b"l", 0, 1);
+        a.push(&b("l2"), false, &[b("x")]);
+        a.pop(b"l2", true, 1);
+        a.zadd(
+            &b("z"),
+            &[(3.0, b("c")), (1.0, b("a")), (2.0, b("b")), (0.1, b("d"))],
+        );
+        a.zadd(&b("z"), &[(6.0, b("a"))]);
+        assert_eq!(a.zrem(b"z", &cmd("c d")), 2);
+        a.set_expiry(b"z", 100000);
+        a.zadd(&b("z2"), &[(1.0, b("x"))]);
+        a.zrem(b"z2", &[b("x")]);
+        let mut r = Keyspace::default();
+        r.role = Role::Replica {
+            master: "n1:6379".into(),
+            link_up: true,
+        };
+        for e in a.take_effects() {
+            apply_effect(&mut r, &e).unwrap();
+        }
+        let ea: Vec<_> = a.entries().collect();
+        assert_eq!(ea, r.entries().collect::<Vec<_>>());
+        assert_eq!(ea.len(), 2, "l and z; l2 and z2 emptied and deleted");
+        let mut s = Keyspace::default();
+        for e in snapshot(&a, None) {
+            apply_effect(&mut s, &e).unwrap();
+        }
+        assert_eq!(ea, s.entries().collect::<Vec<_>>());
+        assert_eq!(snapshot(&a, None)[1], cmd("RPUSH l b d"));
+        assert_eq!(snapshot(&a, None)[2], cmd("ZADD z 2 b 6 a"));
+        assert_eq!(snapshot(&a, None)[3], cmd("PEXPIREAT z 100000"));
+    }
+}

@@ -1,0 +1,470 @@
+//! The sentinel: one host that watches the master of the `single` topology
+//! and fails over to the most up-to-date replica, as Redis Sentinel does
+//! (with a quorum of one).
+//!
+//! Every [`TICK`] of its clock it pings the current master (timeout
+//! [`REQUEST_TIMEOUT`]). Once the master has not answered for
+//! `failover_after`, it asks every other node `ROLE`, picks the reachable
+//! replica with the highest offset (ties: the first in `nodes` order), sends
+//! it `REPLICAOF NO ONE`, and once that is acknowledged makes it the master,
+//! reports the failover, and sends every other node (the old master
+//! included, whenever it is reachable again: it keeps retrying)
+//! `REPLICAOF <new host> <new port>`. Every [`RECONCILE`] it also asks every
+//! node but the master for its `ROLE` and re-points any that is not a
+//! replica of the current master (a node that restarted as an empty master).
+//!
+//! It answers clients ([`answer`]) as Redis Sentinel 7 does, for the
+//! master named `mymaster`: `SENTINEL get-master-addr-by-name`, `masters`,
+//! `master`, `replicas`, `sentinels`, `ROLE`, `PING`, `INFO` and the
+//! handshake; the simulation serves it on [`SENTINEL_PORT`].
+
+pub mod answer;
+
+use crate::Listener;
+use redlock_proto::clock::Clock;
+use redlock_proto::connection::{Connector, NodeConn};
+use redlock_proto::resp::{ConnError, Connection, Frame};
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub const SENTINEL_PORT: u16 = 26379;
+/// How often the sentinel pings the master.
+pub const TICK: Duration = Duration::from_millis(100);
+/// Timeout of every request the sentinel sends.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_millis(50);
+/// How often it checks that every other node replicates the master.
+pub const RECONCILE: Duration = Duration::from_secs(1);
+
+/// Called with `(old master, new master)` addresses at each failover.
+pub type FailoverHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct SentinelConfig {
+    /// Node addresses, `host:port` (`"n1:6379"`, ...), in tie-break order.
+    pub nodes: Vec<String>,
+    /// Address of the master at the start (one of `nodes`).
+    pub master: String,
+    /// Fail over once the master has been unreachable this long; `None`:
+    /// never fail over (the sentinel still answers and re-points nodes).
+    pub failover_after: Option<Duration>,
+    pub clock: Arc<dyn Clock>,
+    pub connector: Arc<dyn Connector>,
+    pub on_failover: FailoverHook,
+}
+
+/// Splits `host:port`.
+pub fn split_addr(addr: &str) -> (&str, &str) {
+    addr.rsplit_once(':').unwrap_or((addr, "6379"))
+}
+
+/// What the sentinel knows now, for its answers ([`answer`]).
+#[derive(Clone, Debug, Default)]
+pub struct View {
+    /// The master's address, as the monitor reaches it.
+    pub master: String,
+    /// The replicas of the master seen at the last reconcile, with their
+    /// offsets, in `nodes` order.
+    pub replicas: Vec<(String, i64)>,
+    /// The sentinel's time of the master's last answer.
+    pub last_ok: Duration,
+    /// Failovers so far.
+    pub config_epoch: u64,
+    /// How long the master may not answer before it is down: the
+    /// failover's wait, or Redis's default for a monitor that never fails
+    /// over.
+    pub down_after: Duration,
+}
+
+/// Redis Sentinel's default `down-after-milliseconds`.
+const DEFAULT_DOWN_AFTER: Duration = Duration::from_secs(30);
+
+impl View {
+    /// The master has not answered for the down-after time at `now`.
+    pub fn master_down(&self, now: Duration) -> bool {
+        now.saturating_sub(self.last_ok) >= self.down_after
+    }
+}
+
+type Shared = Arc<Mutex<View>>;
+
+fn lock(view: &Shared) -> std::sync::MutexGuard<'_, View> {
+    view.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs the sentinel: the monitor, and the RESP server on `listener`
+/// (the simulation's `sim::sentinel::run` binds it on its host).
+pub async fn run_with_listener<L: Listener>(cfg: SentinelConfig, listener: L) -> std::io::Result<()>
+where
+    L::Stream: 'static,
+{
+    run_with_listeners(cfg, vec![(listener, answer::same())]).await
+}
+
+/// [`run_with_listener`] with one listener per kind of client, each showing
+/// the nodes' addresses through its own [`answer::Translate`] (the lab:
+/// the address this client reaches each node at).
+pub async fn run_with_listeners<L: Listener>(
+    cfg: SentinelConfig,
+    listeners: Vec<(L, answer::Translate)>,
+) -> std::io::Result<()>
+where
+    L::Stream: 'static,
+{
+    let view: Shared = Arc::new(Mutex::new(View {
+        master: cfg.master.clone(),
+        down_after: cfg.failover_after.unwrap_or(DEFAULT_DOWN_AFTER),
+        last_ok: cfg.clock.now(),
+        ..View::default()
+    }));
+    let clock = cfg.clock.clone();
+    // Answers the handshake of every connection, numbering them as a
+    // server numbers its clients.
+    let handshake = crate::Node::new(clock.clone());
+    let monitor = tokio::spawn(monitor(cfg, view.clone()));
+    let result = serve(listeners, view, clock, handshake).await;
+    monitor.abort();
+    result
+}
+
+/// Accepts on every listener until one fails; each connection gets its
+/// own task.
+async fn serve<L: Listener>(
+    mut listeners: Vec<(L, answer::Translate)>,
+    view: Shared,
+    clock: Arc<dyn Clock>,
+    handshake: crate::Node,
+) -> std::io::Result<()>
+where
+    L::Stream: 'static,
+{
+    loop {
+        let (i, accepted) = {
+            let mut accepts: Vec<_> = listeners
+                .iter_mut()
+                .enumerate()
+                .map(|(i, (l, _))| Box::pin(async move { (i, l.accept().await) }))
+                .collect();
+            // The first ready, in listener order.
+            std::future::poll_fn(|cx| {
+                for a in accepts.iter_mut() {
+                    if let std::task::Poll::Ready(r) = a.as_mut().poll(cx) {
+                        return std::task::Poll::Ready(r);
+                    }
+                }
+                std::task::Poll::Pending
+            })
+            .await
+        };
+        let show = listeners[i].1.clone();
+        let shared = (view.clone(), clock.clone(), handshake.clone());
+        tokio::spawn(connection(accepted?, show, shared));
+    }
+}
+
+/// One client's connection: sentinel commands from the view; the
+/// handshake as a node answers it, in mode `sentinel`.
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    show: answer::Translate,
+    (view, clock, handshake): (Shared, Arc<dyn Clock>, crate::Node),
+) {
+    let mut conn = Connection::new(stream);
+    let mut session = crate::session::Session::new(handshake.next_client_id());
+    loop {
+        let args = match conn.read_request().await {
+            Ok(Some(args)) if args.is_empty() => continue,
+            Ok(Some(args)) => args,
+            Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
+            Err(ConnError::Protocol(e)) => {
+                let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
+                return;
+            }
+        };
+        let answered = answer::reply(&args, &lock(&view), &show, clock.now());
+        let reply = answered.unwrap_or_else(|| {
+            sentinel_mode(crate::session::execute(&handshake, &mut session, &args))
+        });
+        if conn.write_frame_as(&reply, session.protocol).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A `HELLO` reply as a sentinel words it: `mode sentinel`, and no `role`.
+fn sentinel_mode(reply: Frame) -> Frame {
+    let Frame::Map(pairs) = reply else {
+        return reply;
+    };
+    let key = |k: &Frame, name: &str| matches!(k, Frame::Bulk(b) if b.as_ref() == name.as_bytes());
+    let pairs = pairs.into_iter().filter(|(k, _)| !key(k, "role"));
+    Frame::Map(
+        pairs
+            .map(|(k, v)| match key(&k, "mode") {
+                true => (k, Frame::bulk("sentinel")),
+                false => (k, v),
+            })
+            .collect(),
+    )
+}
+
+/// What `ROLE` said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Seen {
+    Master,
+    Replica { master: String, offset: i64 },
+}
+
+fn parse_role(f: &Frame) -> Option<Seen> {
+    let Frame::Array(items) = f else { return None };
+    match items.first()? {
+        Frame::Bulk(b) if b.as_ref() == b"master" => Some(Seen::Master),
+        Frame::Bulk(b) if b.as_ref() == b"slave" => {
+            // The node may name its master `host:port` or `host` (with the
+            // port beside it, as Redis does): compare as `host:port`.
+            let master = match (items.get(1)?, items.get(2)?) {
+                (Frame::Bulk(m), _) if m.contains(&b':') => String::from_utf8_lossy(m).into_owned(),
+                (Frame::Bulk(m), Frame::Integer(port)) => {
+                    format!("{}:{port}", String::from_utf8_lossy(m))
+                }
+                _ => return None,
+            };
+            let offset = match items.get(4)? {
+                Frame::Integer(o) => *o,
+                _ => return None,
+            };
+            Some(Seen::Replica { master, offset })
+        }
+        _ => None,
+    }
+}
+
+struct Monitor {
+    cfg: SentinelConfig,
+    conns: Mutex<Vec<Arc<NodeConn>>>,
+    view: Shared,
+}
+
+impl Monitor {
+    /// One request to node `i`. A failed connection is replaced by a fresh
+    /// one, so the next request reconnects at once: the sentinel's own pace
+    /// ([`TICK`]) is its backoff, and a master that is back is seen back.
+    async fn request(&self, i: usize, cmd: &[&str]) -> Option<Frame> {
+        let conn = self.conns.lock().unwrap_or_else(|e| e.into_inner())[i].clone();
+        let r = conn
+            .request(
+                &*self.cfg.connector,
+                &*self.cfg.clock,
+                &Frame::command(cmd),
+                REQUEST_TIMEOUT,
+            )
+            .await;
+        if r.is_err() {
+            let fresh = Arc::new(NodeConn::new(self.cfg.nodes[i].clone()));
+            self.conns.lock().unwrap_or_else(|e| e.into_inner())[i] = fresh;
+        }
+        r.ok()
+    }
+
+    async fn role(&self, i: usize) -> Option<Seen> {
+        parse_role(&self.request(i, &["ROLE"]).await?)
+    }
+
+    fn current(&self) -> String {
+        lock(&self.view).master.clone()
+    }
+
+    /// The master answered at `at`.
+    fn saw_master(&self, at: Duration) {
+        lock(&self.view).last_ok = at;
+    }
+
+    /// `addr` is the master now.
+    fn promoted(&self, addr: &str, at: Duration) {
+        let mut v = lock(&self.view);
+        v.master = addr.to_string();
+        v.replicas.retain(|(a, _)| a != addr);
+        v.last_ok = at;
+        v.config_epoch += 1;
+    }
+
+    fn index(&self, addr: &str) -> Option<usize> {
+        self.cfg.nodes.iter().position(|n| n == addr)
+    }
+
+    /// Promotes the best reachable replica; returns its index.
+    async fn failover(&self, old: usize) -> Option<usize> {
+        let mut best: Option<(i64, usize)> = None;
+        for i in 0..self.cfg.nodes.len() {
+            if i == old {
+                continue;
+            }
+            if let Some(Seen::Replica { offset, .. }) = self.role(i).await {
+                if best.is_none_or(|(o, _)| offset > o) {
+                    best = Some((offset, i));
+                }
+            }
+        }
+        let (_, new) = best?;
+        match self.request(new, &["REPLICAOF", "NO", "ONE"]).await {
+            Some(Frame::Simple(_)) => Some(new),
+            _ => None,
+        }
+    }
+}
+
+/// Pings the master, fails over, and keeps the other nodes pointed at it.
+async fn monitor(cfg: SentinelConfig, view: Shared) {
+    let clock = cfg.clock.clone();
+    let m = Monitor {
+        conns: Mutex::new(
+            cfg.nodes
+                .iter()
+                .map(|n| Arc::new(NodeConn::new(n)))
+                .collect(),
+        ),
+        cfg,
+        view,
+    };
+    let mut last_ok = clock.now();
+    let mut next_tick = clock.now();
+    let mut next_reconcile = clock.now() + RECONCILE;
+    // Nodes still to be sent `REPLICAOF <master>`.
+    let mut pending: BTreeSet<usize> = BTreeSet::new();
+    loop {
+        let now = clock.now();
+        if next_tick > now {
+            clock.sleep(next_tick - now).await;
+        }
+        // A slow tick (requests timing out) delays the next; no catching up.
+        next_tick = next_tick.max(clock.now()) + TICK;
+        let current = m.current();
+        let Some(cur) = m.index(&current) else {
+            return;
+        };
+        if m.request(cur, &["PING"]).await.is_some() {
+            last_ok = clock.now();
+            m.saw_master(last_ok);
+        } else if let Some(after) = m.cfg.failover_after {
+            if clock.now().saturating_sub(last_ok) >= after {
+                if let Some(new) = m.failover(cur).await {
+                    let new_addr = m.cfg.nodes[new].clone();
+                    m.promoted(&new_addr, clock.now());
+                    (m.cfg.on_failover)(&current, &new_addr);
+                    pending = (0..m.cfg.nodes.len()).filter(|&i| i != new).collect();
+                    last_ok = clock.now();
+                    continue;
+                }
+            }
+        }
+        if clock.now() >= next_reconcile {
+            next_reconcile = clock.now() + RECONCILE;
+            let mut replicas = Vec::new();
+            for i in 0..m.cfg.nodes.len() {
+                if i == cur || pending.contains(&i) {
+                    continue;
+                }
+                match m.role(i).await {
+                    Some(Seen::Replica { master, offset }) if master == current => {
+                        replicas.push((m.cfg.nodes[i].clone(), offset));
+                    }
+                    Some(_) => {
+                        pending.insert(i);
+                    }
+                    None => {}
+                }
+            }
+            lock(&m.view).replicas = replicas;
+        }
+        let (host, port) = split_addr(&current);
+        for i in pending.clone() {
+            if let Some(Frame::Simple(_)) = m.request(i, &["REPLICAOF", host, port]).await {
+                pending.remove(&i);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_parse() {
+        let replica = Frame::Array(vec![
+            Frame::bulk("slave"),
+            Frame::bulk("n1:6379"),
+            Frame::Integer(6379),
+            Frame::bulk("connected"),
+            Frame::Integer(42),
+        ]);
+        assert_eq!(
+            parse_role(&replica),
+            Some(Seen::Replica {
+                master: "n1:6379".into(),
+                offset: 42
+            })
+        );
+        let master = Frame::Array(vec![
+            Frame::bulk("master"),
+            Frame::Integer(3),
+            Frame::Array(vec![]),
+        ]);
+        assert_eq!(parse_role(&master), Some(Seen::Master));
+        let redis_style = Frame::Array(vec![
+            Frame::bulk("slave"),
+            Frame::bulk("n1"),
+            Frame::Integer(6379),
+            Frame::bulk("connected"),
+            Frame::Integer(7),
+        ]);
+        assert_eq!(
+            parse_role(&redis_style),
+            Some(Seen::Replica {
+                master: "n1:6379".into(),
+                offset: 7
+            })
+        );
+        assert_eq!(parse_role(&Frame::Null), None);
+    }
+
+    #[test]
+    fn answers_get_master_addr() {
+        let args = |w: &[&str]| -> Vec<bytes::Bytes> {
+            w.iter()
+                .map(|s| bytes::Bytes::from(s.to_string()))
+                .collect()
+        };
+        let view = View {
+            master: "n2:6379".into(),
+            ..View::default()
+        };
+        let show = answer::same();
+        let ask = |w: &[&str]| answer::reply(&args(w), &view, &show, Duration::ZERO).unwrap();
+        assert_eq!(
+            ask(&["SENTINEL", "get-master-addr-by-name", "mymaster"]),
+            Frame::Array(vec![Frame::bulk("n2"), Frame::bulk("6379")])
+        );
+        assert_eq!(
+            ask(&["SENTINEL", "get-master-addr-by-name", "other"]),
+            Frame::Null
+        );
+        assert_eq!(ask(&["PING"]), Frame::Simple("PONG".into()));
+        let c1: answer::Translate = Arc::new(|a: &str| format!("c1-sees-{a}"));
+        let shown = answer::reply(
+            &args(&["SENTINEL", "get-master-addr-by-name", "mymaster"]),
+            &view,
+            &c1,
+            Duration::ZERO,
+        );
+        assert_eq!(
+            shown,
+            Some(Frame::Array(vec![
+                Frame::bulk("c1-sees-n2"),
+                Frame::bulk("6379")
+            ]))
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Server commands: `PING`, `ECHO`, `INFO` (server, replication, keyspace), `ROLE`,
+//! and the connection chores real clients send (`COMMAND`, `SELECT 0`).
+
+use super::errors::{is, not_an_integer, wrong_arity};
+use super::keyspace::{parse_i64, Keyspace, Role};
+use bytes::Bytes;
+use redlock_proto::resp::Frame;
+
+pub fn ping(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    match args.len() {
+        1 => Frame::Simple("PONG".into()),
+        2 => Frame::Bulk(args[1].clone()),
+        _ => wrong_arity("ping"),
+    }
+}
+
+/// The `INFO` text for the sections asked for (all three by default).
+pub fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    let all = args.len() == 1
+        || args[1..]
+            .iter()
+            .any(|a| is(a, "all") || is(a, "default") || is(a, "everything"));
+    let wants = |s: &str| all || args[1..].iter().any(|a| is(a, s));
+    let mut sections = Vec::new();
+    if wants("server") {
+        sections.push(format!(
+            "# Server\r\nredis_version:{}\r\nredlock_sim_version:{}\r\nredis_mode:standalone\r\n",
+            super::session::REDIS_VERSION,
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    if wants("replication") {
+        let body = match &ks.role {
+            Role::Master => "role:master\r\nconnected_slaves:0\r\n".to_string(),
+            Role::Replica { master, link_up } => format!(
+                "role:slave\r\nmaster_host:{master}\r\nmaster_port:6379\r\nmaster_link_status:{}\r\nslave_read_only:1\r\n",
+                if *link_up { "up" } else { "down" }
+            ),
+        };
+        sections.push(format!(
+            "# Replication\r\n{body}master_repl_offset:{}\r\n",
+            ks.offset
+        ));
+    }
+    if wants("keyspace") {
+        let (keys, expires) = ks.counts();
+        let line = if keys > 0 {
+            format!("db0:keys={keys},expires={expires},avg_ttl=0\r\n")
+        } else {
+            String::new()
+        };
+        sections.push(format!("# Keyspace\r\n{line}"));
+    }
+    // A verbatim string (RESP3 `=`), a bulk string under RESP2.
+    Frame::Verbatim(Bytes::from(sections.join("\r\n")))
+}
+
+/// `ECHO message`.
+pub fn echo(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    Frame::Bulk(args[1].clone())
+}
+
+pub fn role(ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {
+    match &ks.role {
+        Role::Master => Frame::Array(vec![
+            Frame::bulk("master"),
+            Frame::Integer(ks.offset as i64),
+            Frame::Array(vec![]),
+        ]),
+        Role::Replica { master, link_up } => Frame::Array(vec![
+            Frame::bulk("slave"),
+            Frame::bulk(master),
+            Frame::Integer(6379),
+            Frame::bulk(if *link_up { "connected" } else { "connect" }),
+            Frame::Integer(ks.offset as i64),
+        ]),
+    }
+}
+
+/// `COMMAND ...`: an empty list, enough for `redis-cli` to start.
+pub fn command(_ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {
+    Frame::Array(vec![])
+}
+
+/// `SELECT 0` is accepted; the node has one database.
+pub fn select(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    match parse_i64(&args[1]) {
+        None => not_an_integer(),
+        Some(0) => Frame::ok(),
+        // Redis reads the index with `getIntFromObjectOrReply`.
+        Some(n) if i32::try_from(n).is_err() => {
+            Frame::err("ERR value is out of range, value must between -2147483648 and 2147483647")
+        }
+        Some(_) => Frame::err("ERR DB index is out of range"),
+    }
+}

@@ -1,0 +1,13 @@
+//! The protocol pieces every layer of redlock-sim shares: RESP2 and RESP3
+//! frames and their codec ([`resp`]), the SHA1 of a script ([`sha1`]), how
+//! hosts open byte streams, on tokio TCP or turmoil TCP ([`transport`]), a
+//! connection to a node over one ([`connection`]), monotonic and wall
+//! clocks, system and simulated ([`clock`]), and durations as users write
+//! them ([`duration`]).
+
+pub mod clock;
+pub mod connection;
+pub mod duration;
+pub mod resp;
+pub mod sha1;
+pub mod transport;
