@@ -1342,8 +1342,12 @@ fn socket_to_nonexistent_node() -> Result {
     sim.run()
 }
 
-#[should_panic]
+/// A connect on a host whose ephemeral ports are all in use panics. The panic
+/// fails the host's software: `Sim::run` returns its `JoinError`. With
+/// `tokio_unstable` the host's runtime is configured to shut down on an
+/// unhandled panic (see the crate docs), so `Sim::run` panics instead.
 #[test]
+#[cfg_attr(tokio_unstable, should_panic(expected = "unhandled panic"))]
 fn exhaust_ephemeral_ports() {
     let mut sim = Builder::new()
         .tick_duration(Duration::from_millis(1))
@@ -1367,7 +1371,17 @@ fn exhaust_ephemeral_ports() {
         }
     });
 
-    _ = sim.run()
+    let err = sim.run().expect_err("the client never returns");
+    let err = err
+        .downcast::<tokio::task::JoinError>()
+        .expect("the client failed by panicking");
+    let panic = err.into_panic();
+    let msg = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .expect("a panic message");
+    assert!(msg.contains("ports exhausted"), "{msg}");
 }
 
 #[test]
