@@ -19,5 +19,8 @@
 //!   exit codes), and [`own_lock`], `run` with a lock of the user's own,
 //!   written against the `redis` crate, in place of the built-in client.
 
+// What other crates use is `pub`; everything else is `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
 pub mod cli;
 pub mod own_lock;

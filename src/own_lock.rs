@@ -62,7 +62,7 @@ pub fn simulate<L: OwnLock>(
 
 /// Loads `file` as `run` does, and refuses what a lock of one's own cannot
 /// run (see [`own::unsupported`]).
-pub fn load(file: &Path) -> Result<Scenario, RunFailure> {
+pub(crate) fn load(file: &Path) -> Result<Scenario, RunFailure> {
     let scenario = runner::load_file(file, &[])?;
     let text = std::fs::read_to_string(file).unwrap_or_default();
     check(&scenario, Some(&text), &file.display().to_string()).map_err(RunFailure::BadInput)?;

@@ -59,7 +59,7 @@ pub fn frontier_file(
 /// (`key:`, `violating:`, `safe:`, then `result:` when there is no
 /// boundary, `minimal:` and `report:`; an error on stderr) and its exit
 /// code: 0 with a boundary, 1 without, 2 for bad input, 70 on failure.
-pub fn finish(result: Result<Done, Failure>) -> u8 {
+pub(crate) fn finish(result: Result<Done, Failure>) -> u8 {
     let done = match result {
         Ok(d) => d,
         Err(Failure::BadInput(e)) => {
@@ -138,7 +138,7 @@ fn shrink_boundary(req: &Request, value: Value, seed: u64, dir: &Path) -> Minima
 
 /// `redlock-sim frontier`: searches with progress lines on stderr, writes,
 /// prints the answer ([`finish`]).
-pub fn command(req: Request, out: Option<PathBuf>) -> std::process::ExitCode {
+pub(crate) fn command(req: Request, out: Option<PathBuf>) -> std::process::ExitCode {
     let mut progress = |t: &Trial| {
         eprintln!(
             "frontier: {} = {}: {} of {} runs violated",

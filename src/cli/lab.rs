@@ -11,19 +11,18 @@ use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
 
 /// What `lab` was asked.
-pub struct Args {
+pub(crate) struct Args {
     pub file: PathBuf,
     pub seed: Option<u64>,
-    pub seeds: Option<std::ops::RangeInclusive<u64>>,
     pub jobs: usize,
     pub out: Option<PathBuf>,
     pub sets: Vec<(String, toml::Value)>,
-    pub cmd: Vec<String>,
+    pub(crate) cmd: Vec<String>,
 }
 
 /// Runs `lab` for one seed (`--seeds`: [`super::lab_seeds`]) and returns
 /// its exit code.
-pub fn main(a: Args) -> u8 {
+pub(crate) fn main(a: Args) -> u8 {
     let scenario = match load(&a) {
         Ok(s) => s,
         Err(code) => return code,
@@ -60,7 +59,7 @@ pub fn main(a: Args) -> u8 {
 }
 
 /// Says why a lab run failed; its exit code.
-pub fn said(e: LabFailure) -> u8 {
+pub(crate) fn said(e: LabFailure) -> u8 {
     eprintln!("{e}");
     match e {
         LabFailure::BadInput(_) => EXIT_BAD_INPUT,
@@ -70,7 +69,7 @@ pub fn said(e: LabFailure) -> u8 {
 
 /// The scenario, checked for the lab, and the command checked to exist;
 /// otherwise the exit code, with the error said.
-pub fn load(a: &Args) -> Result<Scenario, u8> {
+pub(crate) fn load(a: &Args) -> Result<Scenario, u8> {
     let (scenario, notes) =
         redlock_harness::runner::lab::load(&a.file, &a.sets, &a.cmd).map_err(said)?;
     for n in notes {
@@ -80,7 +79,11 @@ pub fn load(a: &Args) -> Result<Scenario, u8> {
 }
 
 /// Writes a lab run's outputs into `dir` (its clients' logs are there).
-pub fn write(r: &LabRun, dir: &Path, sets: &[(String, toml::Value)]) -> Result<(), LabFailure> {
+pub(crate) fn write(
+    r: &LabRun,
+    dir: &Path,
+    sets: &[(String, toml::Value)],
+) -> Result<(), LabFailure> {
     let output = RunOutput {
         sets,
         lab: Some(&r.info),
@@ -95,7 +98,7 @@ pub fn write(r: &LabRun, dir: &Path, sets: &[(String, toml::Value)]) -> Result<(
 }
 
 /// `redlock-sim lab-client`: the built-in client under the lab.
-pub fn client_main() -> u8 {
+pub(crate) fn client_main() -> u8 {
     let env = match redlock_harness::lab::driver::Env::read() {
         Ok(e) => e,
         Err(e) => {

@@ -18,7 +18,7 @@ use std::ops::RangeInclusive;
 use std::path::Path;
 
 /// Runs `lab --seeds` and returns its exit code.
-pub fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
+pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
     let scenario = match load(a) {
         Ok(s) => s,
         Err(code) => return code,
@@ -66,7 +66,7 @@ pub fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
 /// Runs every seed of `seeds` into `dir/seed-<N>/`, `a.jobs` at once,
 /// each run's outputs written as it ends; the rows in seed order, or the
 /// exit code of the first run that could not be done.
-pub fn run_seeds(
+pub(crate) fn run_seeds(
     a: &Args,
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
@@ -81,7 +81,7 @@ pub fn run_seeds(
 }
 
 /// Writes a lab sweep's files; the lines to print.
-pub fn write(
+pub(crate) fn write(
     dir: &Path,
     scenario: &Scenario,
     file: &str,

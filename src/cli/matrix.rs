@@ -16,7 +16,7 @@ use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
 use redlock_report::shell_word;
 use std::path::{Path, PathBuf};
 
-pub struct Args {
+pub(crate) struct Args {
     pub file: PathBuf,
     pub out: Option<PathBuf>,
     pub jobs: usize,
@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 /// Runs `matrix` and returns its exit code.
-pub fn main(a: Args) -> u8 {
+pub(crate) fn main(a: Args) -> u8 {
     let name = a.file.display().to_string();
     let text = match std::fs::read_to_string(&a.file) {
         Ok(t) => t,
@@ -79,7 +79,6 @@ fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
     LabArgs {
         file: PathBuf::from(file),
         seed: None,
-        seeds: None,
         jobs: a.jobs,
         out: Some(out),
         sets: Vec::new(),

@@ -15,15 +15,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub mod frontier;
-pub mod lab;
-pub mod lab_seeds;
-pub mod matrix;
-pub mod progress;
-pub mod run;
-pub mod set;
-pub mod shrink;
+pub(crate) mod lab;
+pub(crate) mod lab_seeds;
+pub(crate) mod matrix;
+pub(crate) mod progress;
+pub(crate) mod run;
+pub(crate) mod set;
+pub(crate) mod shrink;
 pub mod sweep;
-pub mod sweep_files;
+pub(crate) mod sweep_files;
 
 #[derive(Parser)]
 #[command(
@@ -31,7 +31,7 @@ pub mod sweep_files;
     version,
     about = "Deterministic simulation and fault injection for Redis locks"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -336,7 +336,6 @@ fn command(cli: Cli) -> ExitCode {
             let args = lab::Args {
                 file,
                 seed,
-                seeds: seeds.clone(),
                 jobs,
                 out,
                 sets: set,
@@ -466,11 +465,11 @@ fn command(cli: Cli) -> ExitCode {
 }
 
 /// Exit code of `run` for bad input (an invalid scenario or flag).
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 
 /// Exit code when the program itself failed (a bug, or an output it could
 /// not write).
-pub const EXIT_SOFTWARE: u8 = 70;
+pub(crate) const EXIT_SOFTWARE: u8 = 70;
 
 /// `redlock-sim check FILE...`: validates each file (every sweep cell
 /// too); exit 2 when one is invalid.

@@ -6,7 +6,7 @@ use std::io::{self, IsTerminal, Write};
 use std::time::Instant;
 
 /// Progress: a bar on a terminal, plain lines every 10% otherwise.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<indicatif::ProgressBar>,
     total: usize,
     done: usize,
@@ -17,7 +17,7 @@ pub struct Progress {
 
 impl Progress {
     /// Progress over `total` runs; silent unless `show`.
-    pub fn new(total: usize, show: bool) -> Progress {
+    pub(crate) fn new(total: usize, show: bool) -> Progress {
         let bar = (show && io::stderr().is_terminal()).then(|| {
             let b = indicatif::ProgressBar::new(total as u64);
             b.set_style(
@@ -39,7 +39,7 @@ impl Progress {
     }
 
     /// One run done (`violation`: it violated).
-    pub fn tick(&mut self, violation: bool) {
+    pub(crate) fn tick(&mut self, violation: bool) {
         self.done += 1;
         self.violations += violation as usize;
         if let Some(b) = &self.bar {
@@ -63,7 +63,7 @@ impl Progress {
     }
 
     /// All runs done.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish();
         }

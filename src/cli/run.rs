@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// `redlock-sim run FILE [--seed N] [--out DIR] [--every-tick]`: validates first (nothing is
 /// written for a bad file), runs, writes the outputs, returns the run and
 /// the directory written.
-pub fn run_file(
+pub(crate) fn run_file(
     file: &Path,
     seed: Option<u64>,
     out: Option<PathBuf>,
@@ -27,7 +27,7 @@ pub fn run_file(
 /// The rest of [`run_file`] once the scenario is loaded: runs `seed`
 /// (default: the scenario's) with `code`, writes the outputs to `out`
 /// (default: [`default_out`]).
-pub fn run_scenario(
+pub(crate) fn run_scenario(
     scenario: Scenario,
     seed: Option<u64>,
     out: Option<PathBuf>,
@@ -39,7 +39,7 @@ pub fn run_scenario(
 /// [`run_scenario`] for a scenario loaded with the `--set` overrides
 /// `sets`: they name the default directory ([`redlock_harness::runner::dir_name`]) and the report
 /// says it ran with them.
-pub fn run_scenario_with(
+pub(crate) fn run_scenario_with(
     scenario: Scenario,
     seed: Option<u64>,
     out: Option<PathBuf>,
@@ -67,7 +67,7 @@ pub fn run_scenario_with(
 /// summary lines and the report's path on stdout; an error on stderr,
 /// `who` naming the command) and its exit code: 0 when the verdict matches
 /// `expect`, 1 when not, [`EXIT_BAD_INPUT`], [`EXIT_SOFTWARE`].
-pub fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
+pub(crate) fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
     match result {
         Ok((run, dir)) => {
             print!("{}", redlock_report::summary_lines(&RunOutput::of(&run)));

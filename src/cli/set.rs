@@ -18,7 +18,7 @@ use std::sync::Arc;
 /// into `DIR/<name>/` as `sweep FILE --out DIR/<name>` would; `DIR` gets the
 /// summary and report of them all. `--strict`: exit 1 when a scenario
 /// expected safe had a violation.
-pub fn sweep_set(
+pub(crate) fn sweep_set(
     files: &[PathBuf],
     seeds: Option<RangeInclusive<u64>>,
     out: Option<PathBuf>,

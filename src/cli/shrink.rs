@@ -11,7 +11,7 @@ use std::process::ExitCode;
 /// Shrinks and writes: `minimal.toml` and its run's report into the
 /// directory the search chose; `Ok(None)` when the run does not violate
 /// (nothing written).
-pub fn shrink_and_write(
+pub(crate) fn shrink_and_write(
     file: &Path,
     seed: Option<u64>,
     sets: &[(String, toml::Value)],
@@ -35,7 +35,7 @@ pub fn shrink_and_write(
 
 /// `redlock-sim shrink`: prints `faults:`, `minimal:`, `replays:` and
 /// `report:`; exit 0, 1 when the run does not violate, 2, or 70.
-pub fn command(
+pub(crate) fn command(
     file: PathBuf,
     seed: Option<u64>,
     set: Vec<(String, toml::Value)>,

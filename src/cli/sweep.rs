@@ -38,10 +38,10 @@ pub struct Options {
 /// What a finished sweep or merge produced.
 pub struct Finished {
     pub rows: Vec<RunRow>,
-    pub summary: Vec<SummaryRow>,
-    pub conclusions: Vec<String>,
+    pub(crate) summary: Vec<SummaryRow>,
+    pub(crate) conclusions: Vec<String>,
     /// Runs done now (not found already in `runs.csv`).
-    pub ran: usize,
+    pub(crate) ran: usize,
     /// When only part of the sweep is held (a shard, a merge lacking runs).
     pub coverage: Option<Coverage>,
 }
@@ -49,7 +49,7 @@ pub struct Finished {
 impl Finished {
     /// Did a combination violate that should have been safe (the scenario
     /// expects `safe`)? This is what `--strict` fails on.
-    pub fn unexpected_violations(&self, base: &Scenario) -> Vec<&SummaryRow> {
+    pub(crate) fn unexpected_violations(&self, base: &Scenario) -> Vec<&SummaryRow> {
         if base.expect != Expect::Safe {
             return Vec::new();
         }
@@ -218,7 +218,7 @@ pub(super) fn write_summary(path: &Path, keys: &[String], rows: &[SummaryRow]) -
 
 /// Why `merge` failed.
 #[derive(Debug)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     /// A shard directory is missing, unreadable or of another scenario
     /// (exit code 2).
     BadInput(String),
@@ -238,7 +238,7 @@ impl std::fmt::Display for MergeError {
 /// read from the first directory's copy) and writes every output. The whole
 /// sweep's seeds are those of the shards' `sweep.json` (a directory without
 /// one: the copy's `[sweep] seeds`), widened to the seeds seen.
-pub fn merge(dirs: &[PathBuf], out: &Path, jobs: usize) -> Result<Finished, MergeError> {
+pub(crate) fn merge(dirs: &[PathBuf], out: &Path, jobs: usize) -> Result<Finished, MergeError> {
     let (plan, rows, shards) = sweep::read_shards(dirs).map_err(MergeError::BadInput)?;
     let failed = |e: io::Error| {
         MergeError::Failed(format!(
@@ -273,7 +273,7 @@ fn dirs_shown(dirs: &[PathBuf]) -> String {
 
 /// `sweep FILE`: one scenario's sweep into `out` (default
 /// `reports/<name>/`).
-pub fn sweep_one(
+pub(crate) fn sweep_one(
     file: &Path,
     seeds: Option<RangeInclusive<u64>>,
     out: Option<PathBuf>,
@@ -309,7 +309,7 @@ fn holds_a_set(dir: &Path) -> bool {
 }
 
 /// Runs one plan's sweep; an error is printed and mapped to its exit code.
-pub fn run_sweep(plan: &Arc<Plan>, opts: &Options) -> Result<Finished, ExitCode> {
+pub(crate) fn run_sweep(plan: &Arc<Plan>, opts: &Options) -> Result<Finished, ExitCode> {
     sweep(plan, opts).map_err(|e| {
         eprintln!("redlock-sim sweep: {e}");
         // --out holds another sweep's files (nothing touched), or rows of
@@ -324,7 +324,7 @@ pub fn run_sweep(plan: &Arc<Plan>, opts: &Options) -> Result<Finished, ExitCode>
 
 /// Prints what a sweep or merge produced; with `strict`, exit 1 when a
 /// combination of a scenario expected safe had a violation.
-pub fn finished_sweep(done: &Finished, out: &Path, strict: Option<&Scenario>) -> ExitCode {
+pub(crate) fn finished_sweep(done: &Finished, out: &Path, strict: Option<&Scenario>) -> ExitCode {
     let violating: u64 = done.summary.iter().map(|r| r.violating_runs).sum();
     println!("runs: {} ({} run now)", done.rows.len(), done.ran);
     if let Some(c) = &done.coverage {

@@ -9,13 +9,13 @@ use std::io;
 use std::path::Path;
 
 /// Writes `dir/sweep.json`.
-pub fn write_meta(dir: &Path, meta: &Meta) -> io::Result<()> {
+pub(crate) fn write_meta(dir: &Path, meta: &Meta) -> io::Result<()> {
     let text = serde_json::to_string_pretty(meta).map_err(io::Error::other)?;
     std::fs::write(dir.join(META_FILE), text + "\n")
 }
 
 /// Writes a complete `runs.csv` (header and rows).
-pub fn write_rows(path: &Path, keys: &[String], rows: &[RunRow]) -> io::Result<()> {
+pub(crate) fn write_rows(path: &Path, keys: &[String], rows: &[RunRow]) -> io::Result<()> {
     let tmp = path.with_extension("csv.tmp");
     {
         let mut w = csv::Writer::from_path(&tmp)?;
@@ -29,7 +29,7 @@ pub fn write_rows(path: &Path, keys: &[String], rows: &[RunRow]) -> io::Result<(
 }
 
 /// Deletes the files a sweep writes in `dir` (and its `runs/`), nothing else.
-pub fn discard(dir: &Path) -> io::Result<()> {
+pub(crate) fn discard(dir: &Path) -> io::Result<()> {
     let mut names: Vec<String> = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;

@@ -129,25 +129,6 @@ impl Variant {
     pub fn from_name(name: &str) -> Option<Variant> {
         Variant::ALL.iter().copied().find(|v| v.as_str() == name)
     }
-
-    /// Where the flaw was seen (for `Spec`: where the algorithm is specified).
-    pub fn seen_in(self) -> &'static str {
-        match self {
-            Variant::Spec => "the Redis distributed-locks page",
-            Variant::NoValidityCheck => "node-redlock (issue 296)",
-            Variant::ExtendResurrects => {
-                "RedLock.net's extend script, redlock-rb's default, redsync's WithSetNXOnExtend"
-            }
-            Variant::WallClockElapsed => "redlock-py (time.time())",
-            Variant::NoDriftAllowance => "redsync (no +2ms), early redlock-py",
-            Variant::UnsignedValidity => "badboy/redlock-rs (issue 20)",
-            Variant::PlainDelRelease => "the naive pattern the Redis docs warn against",
-            Variant::NoReleaseOnFailure => "node-redlock between retries",
-            Variant::Sequential => "redlock-py, redlock-rb, Redisson's RedLock",
-            Variant::LegacySetnx => "the Redis SETNX page (\"Locking with SETNX\")",
-            Variant::MajorityOfResponders => "no known client (a control)",
-        }
-    }
 }
 
 impl fmt::Display for Variant {

@@ -12,9 +12,9 @@ use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 
 /// Exit code when the lock could not be acquired within `--wait`.
-pub const EXIT_NOT_ACQUIRED: i32 = 75;
+pub(crate) const EXIT_NOT_ACQUIRED: i32 = 75;
 /// Exit code when the command could not be started (as a shell says).
-pub const EXIT_NOT_STARTED: i32 = 127;
+pub(crate) const EXIT_NOT_STARTED: i32 = 127;
 
 /// What `redlock-sim lock` was asked to do.
 #[derive(Clone, Debug)]

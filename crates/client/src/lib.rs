@@ -15,15 +15,18 @@
 //! - [`flaw`]: deliberate flaws of known clients, for the simulation to show
 //!   what each costs (off by default); `legacy` holds the SETNX-page lock.
 
-pub mod flaw;
+// What other crates use is `pub`; everything else is `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
+pub(crate) mod flaw;
 pub mod flock;
 mod legacy;
-pub mod redis_conn;
-pub mod redlock;
-pub mod reentrant;
+pub(crate) mod redis_conn;
+pub(crate) mod redlock;
+pub(crate) mod reentrant;
 pub mod scripts;
-pub mod validity;
-pub mod watchdog;
+pub(crate) mod validity;
+pub(crate) mod watchdog;
 
 pub use flaw::Variant;
 pub use redis_conn::RedisConn;

@@ -87,7 +87,7 @@ impl RedisConn {
 
 /// A command of the `redis` crate as a request frame (its packed form,
 /// parsed back: a cursor argument is already filled in there).
-pub fn frame_of(cmd: &redis::Cmd) -> redis::RedisResult<Frame> {
+pub(crate) fn frame_of(cmd: &redis::Cmd) -> redis::RedisResult<Frame> {
     let packed = cmd.get_packed_command();
     match resp::parse(&packed) {
         Ok(Some((frame, used))) if used == packed.len() => Ok(frame),
@@ -102,7 +102,7 @@ pub fn frame_of(cmd: &redis::Cmd) -> redis::RedisResult<Frame> {
 /// what came over the wire: RESP3 types only after `HELLO 3`, so writing it
 /// back as RESP3 gives the bytes the server sent (but `$-1` as `_`: both
 /// are `Value::Nil`).
-pub fn value_of(reply: &Frame) -> redis::RedisResult<Value> {
+pub(crate) fn value_of(reply: &Frame) -> redis::RedisResult<Value> {
     redis::parse_redis_value(&reply.to_bytes_as(resp::Protocol::Resp3))
 }
 

@@ -21,8 +21,8 @@
 
 use super::flaw::Variant;
 use super::scripts::{sha1_hex, EXTEND, EXTEND_RESURRECT, RELEASE};
-pub use super::validity::{
-    drift, quorum, validity, validity_unsigned, validity_wall, validity_without_drift,
+pub(crate) use super::validity::{
+    quorum, validity, validity_unsigned, validity_wall, validity_without_drift,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -335,7 +335,7 @@ impl Redlock {
     }
 
     /// One attempt with a given token.
-    pub async fn try_lock(
+    pub(crate) async fn try_lock(
         &self,
         resource: &str,
         token: &str,
@@ -634,7 +634,7 @@ pub(super) fn count_acquired(outcomes: &[NodeOutcome]) -> usize {
 
 /// Polls every future, in index order, until all are done; results in input
 /// order. Deterministic: no task spawning, no scheduler involved.
-pub async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
+pub(crate) async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
     let mut futs: Vec<Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
     let mut out: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
     poll_fn(|cx| {

@@ -6,7 +6,7 @@ use super::flaw::Variant;
 use std::time::Duration;
 
 /// The drift allowance: ttl × drift_factor + 2ms.
-pub fn drift(ttl: Duration, drift_factor: f64) -> Duration {
+pub(crate) fn drift(ttl: Duration, drift_factor: f64) -> Duration {
     Duration::from_nanos((ttl.as_nanos() as f64 * drift_factor.max(0.0)) as u64)
         + Duration::from_millis(2)
 }
@@ -14,7 +14,7 @@ pub fn drift(ttl: Duration, drift_factor: f64) -> Duration {
 /// Validity left after acquiring in `elapsed`: ttl − elapsed − drift, in
 /// signed arithmetic; `None` when that is zero or less (never a lock whose
 /// validity is ≤ 0, never an underflow).
-pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
+pub(crate) fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
     let v = ttl.as_nanos() as i128
         - elapsed.as_nanos() as i128
         - drift(ttl, drift_factor).as_nanos() as i128;
@@ -23,7 +23,7 @@ pub fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<D
 
 /// [`Variant::NoDriftAllowance`]: ttl − elapsed, without the drift term (as
 /// redsync computes it, and early redlock-py did); `None` when ≤ 0.
-pub fn validity_without_drift(ttl: Duration, elapsed: Duration) -> Option<Duration> {
+pub(crate) fn validity_without_drift(ttl: Duration, elapsed: Duration) -> Option<Duration> {
     let v = ttl.as_nanos() as i128 - elapsed.as_nanos() as i128;
     (v > 0).then(|| Duration::from_nanos(u64::try_from(v).unwrap_or(u64::MAX)))
 }
@@ -32,7 +32,11 @@ pub fn validity_without_drift(ttl: Duration, elapsed: Duration) -> Option<Durati
 /// elapsed in unsigned milliseconds with wrapping subtraction (what its
 /// `usize` arithmetic does in a release build). When elapsed + drift exceeds
 /// the TTL the result wraps to nearly 2^64 ms: "valid" for ages.
-pub fn validity_unsigned(ttl: Duration, elapsed: Duration, drift_factor: f64) -> Option<Duration> {
+pub(crate) fn validity_unsigned(
+    ttl: Duration,
+    elapsed: Duration,
+    drift_factor: f64,
+) -> Option<Duration> {
     let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
     let drift_ms = u64::try_from(drift(ttl, drift_factor).as_millis()).unwrap_or(u64::MAX);
     let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
@@ -44,7 +48,11 @@ pub fn validity_unsigned(ttl: Duration, elapsed: Duration, drift_factor: f64) ->
 /// wall-clock readings in ms (redlock-py's `time.time()`), in signed
 /// arithmetic: a negative elapsed (the clock stepped back during the call)
 /// gives a validity longer than the TTL. `None` when ≤ 0.
-pub fn validity_wall(ttl: Duration, wall_elapsed_ms: i64, drift_factor: f64) -> Option<Duration> {
+pub(crate) fn validity_wall(
+    ttl: Duration,
+    wall_elapsed_ms: i64,
+    drift_factor: f64,
+) -> Option<Duration> {
     let v = ttl.as_nanos() as i128
         - wall_elapsed_ms as i128 * 1_000_000
         - drift(ttl, drift_factor).as_nanos() as i128;
@@ -52,7 +60,7 @@ pub fn validity_wall(ttl: Duration, wall_elapsed_ms: i64, drift_factor: f64) -> 
 }
 
 /// Majority of `n`.
-pub fn quorum(n: usize) -> usize {
+pub(crate) fn quorum(n: usize) -> usize {
     n / 2 + 1
 }
 #[cfg(test)]

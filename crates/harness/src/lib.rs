@@ -19,6 +19,9 @@
 //! - [`search`]: `shrink` (a minimal violating scenario) and `frontier`
 //!   (where violations stop along one key).
 
+// What other crates use is `pub`; everything else is `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
 pub mod check;
 pub mod engine;
 pub mod history;

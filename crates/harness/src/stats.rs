@@ -25,7 +25,7 @@ pub fn wilson(k: u64, n: u64, z: f64) -> (f64, f64) {
 /// The two-sided 95% quantile of Student's t with `df` degrees of freedom:
 /// exact to 6 digits up to 30, then the Cornish-Fisher expansion around the
 /// normal quantile (error below 1e-5 from 31 on).
-pub fn t95(df: u64) -> f64 {
+pub(crate) fn t95(df: u64) -> f64 {
     const TABLE: [f64; 30] = [
         12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157,
         2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922,
@@ -49,7 +49,7 @@ pub fn t95(df: u64) -> f64 {
 /// the sample standard deviation; the low end is clamped at 0, since a
 /// waiting time cannot be negative. The interval is `None` for fewer than
 /// two values (no spread to estimate); the mean is 0 for none.
-pub fn mean_interval(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
+pub(crate) fn mean_interval(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
     let n = xs.len();
     if n == 0 {
         return (0.0, None);
@@ -64,7 +64,7 @@ pub fn mean_interval(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
 }
 
 /// Nearest-rank percentile of a sorted slice (0 when empty).
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -35,14 +35,14 @@ struct Waiter {
 
 /// The waiters of one node, and each key's queue of them.
 #[derive(Default)]
-pub struct Blocked {
+pub(crate) struct Blocked {
     next: u64,
     waiters: BTreeMap<u64, Waiter>,
     queues: BTreeMap<Bytes, VecDeque<u64>>,
 }
 
 impl Blocked {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.waiters.is_empty()
     }
 
@@ -75,7 +75,7 @@ impl Blocked {
     }
 
     /// Answers every waiter [`UNBLOCKED`] and forgets it.
-    pub fn unblock_all(&mut self) {
+    pub(crate) fn unblock_all(&mut self) {
         let ids: Vec<u64> = self.waiters.keys().copied().collect();
         for id in ids {
             if let Some(w) = self.take(id) {
@@ -86,7 +86,7 @@ impl Blocked {
 
     /// Serves the waiters of each ready key, in order, while it has
     /// elements. A waiter whose connection is gone is dropped unserved.
-    pub fn serve(&mut self, ks: &mut Keyspace, ready: &[Bytes], now: i64) {
+    pub(crate) fn serve(&mut self, ks: &mut Keyspace, ready: &[Bytes], now: i64) {
         for key in ready {
             while let Some(&id) = self.queues.get(key).and_then(|q| q.front()) {
                 let has = ks
@@ -113,16 +113,16 @@ impl Blocked {
 
 /// What a waiter gets when its master becomes a replica (Redis 7.0's
 /// words); its connection is closed after it.
-pub const UNBLOCKED: &str =
+pub(crate) const UNBLOCKED: &str =
     "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
 
 /// Whether `reply` is the [`UNBLOCKED`] error.
-pub fn is_unblocked(reply: &Frame) -> bool {
+pub(crate) fn is_unblocked(reply: &Frame) -> bool {
     matches!(reply, Frame::Error(e) if e == UNBLOCKED)
 }
 
 /// The keys `effects` pushed to, in order, each once.
-pub fn ready_keys(effects: &[Vec<Bytes>]) -> Vec<Bytes> {
+pub(crate) fn ready_keys(effects: &[Vec<Bytes>]) -> Vec<Bytes> {
     let mut keys: Vec<Bytes> = Vec::new();
     for e in effects {
         let push = e.first().is_some_and(|n| is(n, "lpush") || is(n, "rpush"));
@@ -134,7 +134,7 @@ pub fn ready_keys(effects: &[Vec<Bytes>]) -> Vec<Bytes> {
 }
 
 /// Whether `args` is a blocking pop a connection must wait on.
-pub fn is_blocking_pop(args: &[Bytes]) -> bool {
+pub(crate) fn is_blocking_pop(args: &[Bytes]) -> bool {
     args.first()
         .is_some_and(|n| is(n, "blpop") || is(n, "brpop"))
 }
@@ -142,7 +142,7 @@ pub fn is_blocking_pop(args: &[Bytes]) -> bool {
 /// Runs a client's `BLPOP`/`BRPOP`: at once if a list has an element or
 /// the command is refused, else blocked until served, timed out, or the
 /// connection closes (`None`: nothing to answer).
-pub async fn block<S>(node: &Node, conn: &mut Connection<S>, args: &[Bytes]) -> Option<Frame>
+pub(crate) async fn block<S>(node: &Node, conn: &mut Connection<S>, args: &[Bytes]) -> Option<Frame>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {

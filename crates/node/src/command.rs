@@ -10,7 +10,7 @@ use redlock_proto::resp::Frame;
 
 /// A command's implementation: the keyspace, the arguments (name first), and
 /// the node's wall clock in milliseconds, read once per command.
-pub type Handler = fn(&mut Keyspace, &[Bytes], i64) -> Frame;
+pub(crate) type Handler = fn(&mut Keyspace, &[Bytes], i64) -> Frame;
 
 /// Name, arity (positive: exactly; negative: at least), handler.
 const TABLE: &[(&str, i32, Handler)] = &[
@@ -129,7 +129,7 @@ const NOSCRIPT: &[&str] = &[
 
 /// What Redis 7.0's `scriptCall` refuses before running a command a script
 /// calls, in its words (the caller adds `ERR `).
-pub fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
+pub(crate) fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
     let lname = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
     let Some((cname, arity, _)) = TABLE.iter().find(|(n, _, _)| *n == lname) else {
         return Err("Unknown Redis command called from script");
@@ -144,7 +144,7 @@ pub fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
 }
 
 /// Runs one command and returns its reply.
-pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match checked(ks, args) {
         Ok(handler) => handler(ks, args, now),
         Err(refused) => refused,
@@ -153,7 +153,7 @@ pub fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 
 /// The error reply when `args` is refused before it runs (unknown, wrong
 /// arity, a write on a replica).
-pub fn refuse(ks: &Keyspace, args: &[Bytes]) -> Option<Frame> {
+pub(crate) fn refuse(ks: &Keyspace, args: &[Bytes]) -> Option<Frame> {
     checked(ks, args).err()
 }
 
@@ -174,7 +174,7 @@ fn checked(ks: &Keyspace, args: &[Bytes]) -> Result<Handler, Frame> {
     Ok(*handler)
 }
 
-pub fn arity_ok(arity: i32, argc: usize) -> bool {
+pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
     let argc = argc as i64;
     let arity = arity as i64;
     if arity > 0 {
@@ -184,7 +184,7 @@ pub fn arity_ok(arity: i32, argc: usize) -> bool {
     }
 }
 
-pub fn unknown_command(args: &[Bytes]) -> Frame {
+pub(crate) fn unknown_command(args: &[Bytes]) -> Frame {
     let mut listed = String::new();
     for a in &args[1..] {
         if listed.len() >= 128 {

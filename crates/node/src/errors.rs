@@ -5,35 +5,36 @@
 use redlock_proto::resp::Frame;
 
 /// The reply Redis gives for an argument that is not an integer.
-pub fn not_an_integer() -> Frame {
+pub(crate) fn not_an_integer() -> Frame {
     Frame::err("ERR value is not an integer or out of range")
 }
 
-pub fn syntax_error() -> Frame {
+pub(crate) fn syntax_error() -> Frame {
     Frame::err("ERR syntax error")
 }
 
 /// A command (or `command|subcommand`) called with the wrong number of
 /// arguments.
-pub fn wrong_arity(fullname: &str) -> Frame {
+pub(crate) fn wrong_arity(fullname: &str) -> Frame {
     Frame::err(format!(
         "ERR wrong number of arguments for '{fullname}' command"
     ))
 }
 
 /// An operation against a key holding the wrong kind of value.
-pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub(crate) const WRONGTYPE: &str =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-pub fn wrong_type() -> Frame {
+pub(crate) fn wrong_type() -> Frame {
     Frame::err(WRONGTYPE)
 }
 
 /// A write sent to a replica.
-pub fn read_only() -> Frame {
+pub(crate) fn read_only() -> Frame {
     Frame::err("READONLY You can't write against a read only replica.")
 }
 
 /// Case-insensitive comparison of an argument with an ASCII word.
-pub fn is(arg: &[u8], word: &str) -> bool {
+pub(crate) fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
 }

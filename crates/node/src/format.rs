@@ -2,12 +2,12 @@
 //! `%.17g` in Redis 7.0; Lua 5.1 prints numbers with `%.14g`).
 
 /// C's `printf("%.17g", d)`.
-pub fn fmt_g17(d: f64) -> String {
+pub(crate) fn fmt_g17(d: f64) -> String {
     fmt_g(d, 17)
 }
 
 /// C's `printf("%.<p>g", d)` (Lua 5.1 prints numbers with `%.14g`).
-pub fn fmt_g(d: f64, p: i32) -> String {
+pub(crate) fn fmt_g(d: f64, p: i32) -> String {
     if d.is_nan() {
         return if d.is_sign_negative() { "-nan" } else { "nan" }.into();
     }

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use redlock_proto::resp::Frame;
 
 /// `HSET key field value [field value ...]`: the number of new fields.
-pub fn hset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn hset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     if args.len() % 2 == 1 {
         return wrong_arity("hset");
     }
@@ -27,7 +27,7 @@ pub fn hset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `HGET key field`: the value or null.
-pub fn hget(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn hget(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_hash(&args[1], now) {
         Err(e) => e,
         Ok(h) => h
@@ -37,7 +37,7 @@ pub fn hget(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `HEXISTS key field`: 1 or 0.
-pub fn hexists(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn hexists(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_hash(&args[1], now) {
         Err(e) => e,
         Ok(h) => Frame::Integer(h.is_some_and(|h| h.get(&args[2]).is_some()) as i64),
@@ -46,7 +46,7 @@ pub fn hexists(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 
 /// `HINCRBY key field increment`: the new value. Redis checks, in order, the
 /// increment, the key's type, the stored value, the overflow.
-pub fn hincrby(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn hincrby(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let Some(by) = parse_i64(&args[3]) else {
         return not_an_integer();
     };
@@ -69,7 +69,7 @@ pub fn hincrby(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `HDEL key field [field ...]`: the number of fields removed.
-pub fn hdel(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn hdel(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_hash(&args[1], now) {
         Err(e) => e,
         Ok(None) => Frame::Integer(0),
@@ -78,7 +78,7 @@ pub fn hdel(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `HLEN key`: the number of fields (0 for no key).
-pub fn hlen(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn hlen(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_hash(&args[1], now) {
         Err(e) => e,
         Ok(h) => Frame::Integer(h.map_or(0, |h| h.len()) as i64),
@@ -86,7 +86,7 @@ pub fn hlen(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `HGETALL key`: fields and values as a map (empty for no key).
-pub fn hgetall(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn hgetall(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_hash(&args[1], now) {
         Err(e) => e,
         Ok(h) => Frame::Map(

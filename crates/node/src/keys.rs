@@ -7,7 +7,7 @@ use super::keyspace::{parse_i64, Keyspace, Role};
 use bytes::Bytes;
 use redlock_proto::resp::Frame;
 
-pub fn del(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn del(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let mut n = 0;
     for key in &args[1..] {
         if ks.exists(key, now) && ks.remove(key) {
@@ -17,23 +17,23 @@ pub fn del(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     Frame::Integer(n)
 }
 
-pub fn exists(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn exists(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     Frame::Integer(args[1..].iter().filter(|k| ks.exists(k, now)).count() as i64)
 }
 
-pub fn expire(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn expire(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     expire_generic(ks, args, now, now, 1000)
 }
 
-pub fn expireat(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn expireat(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     expire_generic(ks, args, now, 0, 1000)
 }
 
-pub fn pexpire(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn pexpire(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     expire_generic(ks, args, now, now, 1)
 }
 
-pub fn pexpireat(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn pexpireat(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     expire_generic(ks, args, now, 0, 1)
 }
 
@@ -108,24 +108,24 @@ fn ttl_ms(ks: &mut Keyspace, key: &[u8], now: i64) -> i64 {
     }
 }
 
-pub fn pttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn pttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     Frame::Integer(ttl_ms(ks, &args[1], now))
 }
 
-pub fn ttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn ttl(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let ms = ttl_ms(ks, &args[1], now);
     Frame::Integer(if ms < 0 { ms } else { (ms + 500) / 1000 })
 }
 
 /// `TYPE key`: `string`, `hash`, or `none`.
-pub fn type_of(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn type_of(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let name = ks
         .get(&args[1], now)
         .map_or("none", |e| e.value.type_name());
     Frame::Simple(name.into())
 }
 
-pub fn flushall(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn flushall(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     match args.len() {
         1 => {}
         2 if is(&args[1], "sync") || is(&args[1], "async") => {}
@@ -140,7 +140,7 @@ pub fn flushall(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
 /// `reset_all` do not depend on it).
 /// Expired keys are left out, not deleted (Redis 7.0's `keysCommand` only
 /// checks them).
-pub fn keys(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn keys(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let live = |e: &super::keyspace::Entry| e.expires_at.is_none_or(|t| now <= t);
     Frame::Array(
         ks.entries()
@@ -155,7 +155,7 @@ pub fn keys(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 /// `*` or one character's test, then matched with the last `*` as the only
 /// backtracking point: time linear in the key times the pattern, whatever
 /// the pattern (a recursive match is exponential in its stars).
-pub fn glob_match(pattern: &[u8], s: &[u8]) -> bool {
+pub(crate) fn glob_match(pattern: &[u8], s: &[u8]) -> bool {
     let tokens = tokenize(pattern);
     let (mut t, mut i) = (0, 0);
     let mut star: Option<(usize, usize)> = None;

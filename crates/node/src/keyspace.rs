@@ -23,12 +23,12 @@ pub use super::values::{Hash, Value, ZSet};
 pub struct Entry {
     pub value: Value,
     /// Wall-clock milliseconds after which the key is gone; `None`: no TTL.
-    pub expires_at: Option<i64>,
+    pub(crate) expires_at: Option<i64>,
 }
 
 /// What this node is in a replication setup.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     Master,
     /// A replica of `master`; replicas never delete expired keys themselves
     /// (they hide them and wait for the master's `DEL`), as Redis does.
@@ -45,10 +45,10 @@ pub struct Keyspace {
     /// [`super::zsets`]).
     pub(super) entries: BTreeMap<Bytes, Entry>,
     /// Script cache and Lua state (not part of snapshots or the AOF).
-    pub scripts: super::scripting::Scripts,
-    pub role: Role,
+    pub(crate) scripts: super::scripting::Scripts,
+    pub(crate) role: Role,
     /// Writes applied so far, counted as the replication offset.
-    pub offset: u64,
+    pub(crate) offset: u64,
     effects: Vec<Vec<Bytes>>,
 }
 
@@ -75,7 +75,7 @@ impl Keyspace {
     }
 
     /// Looks a key up, expiring it first if its time has passed.
-    pub fn get(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
+    pub(crate) fn get(&mut self, key: &[u8], now: i64) -> Option<&Entry> {
         let gone = self.entries.get(key).is_some_and(|e| expired(e, now));
         if gone {
             if !self.is_master() {
@@ -90,13 +90,13 @@ impl Keyspace {
         self.entries.get(key)
     }
 
-    pub fn exists(&mut self, key: &[u8], now: i64) -> bool {
+    pub(crate) fn exists(&mut self, key: &[u8], now: i64) -> bool {
         self.get(key, now).is_some()
     }
 
     /// The value at `key` as `pick` reads it; `WRONGTYPE` for a key of
     /// another type.
-    pub fn get_as<T>(
+    pub(crate) fn get_as<T>(
         &mut self,
         key: &[u8],
         now: i64,
@@ -109,12 +109,12 @@ impl Keyspace {
     }
 
     /// A string key's value; `WRONGTYPE` for a key of another type.
-    pub fn get_str(&mut self, key: &[u8], now: i64) -> Result<Option<&Bytes>, Frame> {
+    pub(crate) fn get_str(&mut self, key: &[u8], now: i64) -> Result<Option<&Bytes>, Frame> {
         self.get_as(key, now, Value::as_str)
     }
 
     /// A hash key's value; `WRONGTYPE` for a key of another type.
-    pub fn get_hash(&mut self, key: &[u8], now: i64) -> Result<Option<&Hash>, Frame> {
+    pub(crate) fn get_hash(&mut self, key: &[u8], now: i64) -> Result<Option<&Hash>, Frame> {
         self.get_as(key, now, Value::as_hash)
     }
 
@@ -149,7 +149,13 @@ impl Keyspace {
 
     /// Stores `value`. With `keep_ttl` an existing expiry stays; otherwise the
     /// key gets `expires_at`.
-    pub fn set(&mut self, key: Bytes, value: Bytes, expires_at: Option<i64>, keep_ttl: bool) {
+    pub(crate) fn set(
+        &mut self,
+        key: Bytes,
+        value: Bytes,
+        expires_at: Option<i64>,
+        keep_ttl: bool,
+    ) {
         let expires_at = if keep_ttl {
             self.entries.get(&key).and_then(|e| e.expires_at)
         } else {
@@ -175,7 +181,7 @@ impl Keyspace {
     /// replaced (commands check the type first; an effect replayed onto a
     /// string cannot happen). Callers expire the key first (with
     /// [`Keyspace::get_hash`]).
-    pub fn hset(&mut self, key: &Bytes, pairs: &[(Bytes, Bytes)]) -> usize {
+    pub(crate) fn hset(&mut self, key: &Bytes, pairs: &[(Bytes, Bytes)]) -> usize {
         let h = self.value_or_new(key, || Value::Hash(Hash::default()), Value::as_hash_mut);
         let mut added = 0;
         let mut eff = vec![Bytes::from_static(b"HSET"), key.clone()];
@@ -194,7 +200,7 @@ impl Keyspace {
 
     /// Removes fields of the hash at `key`, and the key with the last one;
     /// returns how many were there. No hash at `key`: 0.
-    pub fn hdel(&mut self, key: &[u8], fields: &[Bytes]) -> usize {
+    pub(crate) fn hdel(&mut self, key: &[u8], fields: &[Bytes]) -> usize {
         let Some(h) = self.existing_mut(key, Value::as_hash_mut) else {
             return 0;
         };
@@ -210,7 +216,7 @@ impl Keyspace {
     }
 
     /// Sets the expiry of an existing key; true if the key was there.
-    pub fn set_expiry(&mut self, key: &[u8], at: i64) -> bool {
+    pub(crate) fn set_expiry(&mut self, key: &[u8], at: i64) -> bool {
         let Some(e) = self.entries.get_mut(key) else {
             return false;
         };
@@ -223,7 +229,7 @@ impl Keyspace {
         true
     }
 
-    pub fn remove(&mut self, key: &[u8]) -> bool {
+    pub(crate) fn remove(&mut self, key: &[u8]) -> bool {
         let found = self.entries.remove(key).is_some();
         if found {
             self.effect(vec![
@@ -234,7 +240,7 @@ impl Keyspace {
         found
     }
 
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         self.entries.clear();
         self.effect(vec![Bytes::from_static(b"FLUSHALL")]);
     }
@@ -242,7 +248,7 @@ impl Keyspace {
     /// The active sweep: deletes every expired key (a master only). Redis
     /// samples 20 keys ten times a second; deleting all of them differs only
     /// in memory use, which no command here observes.
-    pub fn expire_active(&mut self, now: i64) -> usize {
+    pub(crate) fn expire_active(&mut self, now: i64) -> usize {
         if !self.is_master() {
             return 0;
         }
@@ -280,19 +286,19 @@ impl Keyspace {
     }
 
     /// The effects recorded since the last [`Keyspace::take_effects`].
-    pub fn pending_effects(&self) -> &[Vec<Bytes>] {
+    pub(crate) fn pending_effects(&self) -> &[Vec<Bytes>] {
         &self.effects
     }
 
     /// Takes the effects recorded since the last call.
-    pub fn take_effects(&mut self) -> Vec<Vec<Bytes>> {
+    pub(crate) fn take_effects(&mut self) -> Vec<Vec<Bytes>> {
         std::mem::take(&mut self.effects)
     }
 }
 
 /// Parses an integer as Redis's `string2ll` does: no sign but a leading
 /// `-`, no leading zeros, no spaces, at most 20 characters.
-pub fn parse_i64(b: &[u8]) -> Option<i64> {
+pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
     if b.is_empty() || b.len() > 20 {
         return None;
     }

@@ -12,23 +12,26 @@
 //! (`HELLO`, `CLIENT`, `AUTH`) are answered in [`session`], never reaching
 //! [`Node::execute`].
 
-pub mod blocking;
-pub mod command;
-pub mod errors;
-pub mod format;
-pub mod hashes;
-pub mod keys;
+// What other crates use is `pub`; everything else is `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
+pub(crate) mod blocking;
+pub(crate) mod command;
+pub(crate) mod errors;
+pub(crate) mod format;
+pub(crate) mod hashes;
+pub(crate) mod keys;
 pub mod keyspace;
-pub mod lists;
+pub(crate) mod lists;
 pub mod persistence;
 pub mod replication;
-pub mod scripting;
+pub(crate) mod scripting;
 pub mod sentinel;
-pub mod server;
+pub(crate) mod server;
 pub mod session;
-pub mod strings;
-pub mod values;
-pub mod zsets;
+pub(crate) mod strings;
+pub(crate) mod values;
+pub(crate) mod zsets;
 
 use bytes::Bytes;
 use keyspace::Keyspace;
@@ -101,7 +104,7 @@ impl Node {
 
     /// Runs `f` on the keyspace, then hands the effects it produced to the
     /// sinks before anyone else can touch the keyspace.
-    pub fn with_keyspace<T>(&self, f: impl FnOnce(&mut Keyspace) -> T) -> T {
+    pub(crate) fn with_keyspace<T>(&self, f: impl FnOnce(&mut Keyspace) -> T) -> T {
         let mut ks = self.keyspace();
         let out = f(&mut ks);
         self.serve_blocked(&mut ks);
@@ -134,7 +137,7 @@ impl Node {
     }
 
     /// The blocked clients (lock the keyspace first, as everything does).
-    pub fn blocked(&self) -> MutexGuard<'_, blocking::Blocked> {
+    pub(crate) fn blocked(&self) -> MutexGuard<'_, blocking::Blocked> {
         self.blocked.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -144,7 +147,7 @@ impl Node {
         self.keyspace.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn clock(&self) -> &Arc<dyn Clock> {
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
 }

@@ -18,7 +18,11 @@ use std::collections::VecDeque;
 
 impl Keyspace {
     /// A list key's elements; `WRONGTYPE` for a key of another type.
-    pub fn get_list(&mut self, key: &[u8], now: i64) -> Result<Option<&VecDeque<Bytes>>, Frame> {
+    pub(crate) fn get_list(
+        &mut self,
+        key: &[u8],
+        now: i64,
+    ) -> Result<Option<&VecDeque<Bytes>>, Frame> {
         self.get_as(key, now, Value::as_list)
     }
 
@@ -34,7 +38,7 @@ impl Keyspace {
 
     /// Pushes `elems` one by one at the head (`left`) or the tail; the
     /// length after.
-    pub fn push(&mut self, key: &Bytes, left: bool, elems: &[Bytes]) -> usize {
+    pub(crate) fn push(&mut self, key: &Bytes, left: bool, elems: &[Bytes]) -> usize {
         let l = self.value_or_new(key, || Value::List(VecDeque::new()), Value::as_list_mut);
         for e in elems {
             if left {
@@ -54,7 +58,7 @@ impl Keyspace {
 
     /// Pops up to `count` elements from the head (`left`) or the tail, in
     /// the order popped. No list at `key`: none.
-    pub fn pop(&mut self, key: &[u8], left: bool, count: usize) -> Vec<Bytes> {
+    pub(crate) fn pop(&mut self, key: &[u8], left: bool, count: usize) -> Vec<Bytes> {
         let Some(l) = self.existing_mut(key, Value::as_list_mut) else {
             return Vec::new();
         };
@@ -79,7 +83,7 @@ impl Keyspace {
 
     /// Removes elements equal to `elem`: the first `count` from the head
     /// (`count > 0`), from the tail (`count < 0`), or all (0). How many.
-    pub fn lrem(&mut self, key: &[u8], count: i64, elem: &[u8]) -> usize {
+    pub(crate) fn lrem(&mut self, key: &[u8], count: i64, elem: &[u8]) -> usize {
         let Some(l) = self.existing_mut(key, Value::as_list_mut) else {
             return 0;
         };
@@ -110,7 +114,7 @@ impl Keyspace {
     }
 
     /// Keeps the elements from `start` to `stop` (Redis's indexes).
-    pub fn ltrim(&mut self, key: &[u8], start: i64, stop: i64) {
+    pub(crate) fn ltrim(&mut self, key: &[u8], start: i64, stop: i64) {
         let Some(l) = self.existing_mut(key, Value::as_list_mut) else {
             return;
         };
@@ -133,7 +137,7 @@ impl Keyspace {
 
 /// Redis's range of indexes `start..=stop` over `len` elements (negative
 /// counts from the end), clamped; `None` when empty.
-pub fn span(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
+pub(crate) fn span(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
     let len = len as i64;
     let mut start = if start < 0 { start + len } else { start };
     let mut stop = if stop < 0 { stop + len } else { stop };
@@ -150,22 +154,22 @@ pub fn span(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
 }
 
 /// `LPUSH key element [element ...]`: the length after.
-pub fn lpush(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn lpush(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     push_generic(ks, args, now, true, false)
 }
 
 /// `RPUSH key element [element ...]`.
-pub fn rpush(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn rpush(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     push_generic(ks, args, now, false, false)
 }
 
 /// `LPUSHX key element [element ...]`: only onto an existing list.
-pub fn lpushx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn lpushx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     push_generic(ks, args, now, true, true)
 }
 
 /// `RPUSHX key element [element ...]`.
-pub fn rpushx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn rpushx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     push_generic(ks, args, now, false, true)
 }
 
@@ -178,12 +182,12 @@ fn push_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, left: bool, x: bool
 }
 
 /// `LPOP key [count]`.
-pub fn lpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn lpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     pop_generic(ks, args, now, true)
 }
 
 /// `RPOP key [count]`.
-pub fn rpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn rpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     pop_generic(ks, args, now, false)
 }
 
@@ -220,7 +224,7 @@ fn pop_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, left: bool) -> Frame
 }
 
 /// `LLEN key`.
-pub fn llen(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn llen(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_list(&args[1], now) {
         Err(e) => e,
         Ok(l) => Frame::Integer(l.map_or(0, |l| l.len()) as i64),
@@ -228,7 +232,7 @@ pub fn llen(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `LRANGE key start stop`.
-pub fn lrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn lrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let (Some(start), Some(stop)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
         return not_an_integer();
     };
@@ -243,7 +247,7 @@ pub fn lrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `LINDEX key index`: the element or a null.
-pub fn lindex(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn lindex(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     // The key first, then the index (Redis 7.0's order).
     match ks.get_list(&args[1], now) {
         Err(e) => e,
@@ -262,7 +266,7 @@ pub fn lindex(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `LREM key count element`: how many were removed.
-pub fn lrem(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn lrem(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let Some(count) = parse_i64(&args[2]) else {
         return not_an_integer();
     };
@@ -274,7 +278,7 @@ pub fn lrem(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `LTRIM key start stop`.
-pub fn ltrim(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn ltrim(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let (Some(start), Some(stop)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
         return not_an_integer();
     };
@@ -289,12 +293,12 @@ pub fn ltrim(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `BLPOP key [key ...] timeout`, unable to block.
-pub fn blpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn blpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     pop_or_timeout(ks, args, now, true)
 }
 
 /// `BRPOP key [key ...] timeout`, unable to block.
-pub fn brpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn brpop(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     pop_or_timeout(ks, args, now, false)
 }
 
@@ -309,7 +313,7 @@ fn pop_or_timeout(ks: &mut Keyspace, args: &[Bytes], now: i64, left: bool) -> Fr
 /// A blocking pop's first try: the timeout checked, then each key in
 /// order; `[key, element]` from the first non-empty list, `Ok(None)` when
 /// it would block, or the error.
-pub fn try_blocking_pop(
+pub(crate) fn try_blocking_pop(
     ks: &mut Keyspace,
     args: &[Bytes],
     now: i64,
@@ -332,7 +336,7 @@ pub fn try_blocking_pop(
 /// A blocking command's timeout in seconds (a float), as whole
 /// milliseconds rounded up (Redis 7.0's `getTimeoutFromObjectOrReply`); 0
 /// waits for ever.
-pub fn timeout_ms(arg: &[u8]) -> Result<u64, Frame> {
+pub(crate) fn timeout_ms(arg: &[u8]) -> Result<u64, Frame> {
     let text = std::str::from_utf8(arg).ok();
     let secs = text
         .filter(|t| !t.is_empty() && !t.starts_with(char::is_whitespace))

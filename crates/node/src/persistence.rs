@@ -34,9 +34,9 @@ pub enum Mode {
 }
 
 /// How often [`Mode::Everysec`] syncs.
-pub const FSYNC_PERIOD: Duration = Duration::from_secs(1);
+pub(crate) const FSYNC_PERIOD: Duration = Duration::from_secs(1);
 /// The log is never rewritten below this many entries.
-pub const COMPACT_MIN: usize = 10_000;
+pub(crate) const COMPACT_MIN: usize = 10_000;
 
 /// One node's disk: the synced log and what the OS holds but has not synced.
 #[derive(Debug, Default)]
@@ -56,7 +56,7 @@ fn lock(d: &SharedDisk) -> MutexGuard<'_, Disk> {
 }
 
 impl Disk {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -70,7 +70,7 @@ impl Disk {
     }
 
     /// Moves what the OS holds to the synced log.
-    pub fn fsync(&mut self) {
+    pub(crate) fn fsync(&mut self) {
         let pending = std::mem::take(&mut self.pending);
         self.append_synced(pending);
     }
@@ -84,7 +84,7 @@ impl Disk {
     }
 
     /// Rewrites the log as a snapshot of the data it describes.
-    pub fn compact(&mut self) {
+    pub(crate) fn compact(&mut self) {
         let ks = self.replay(self.synced.iter());
         self.synced = snapshot(&ks, None);
         self.compacted_len = self.synced.len();
@@ -121,11 +121,6 @@ impl Disk {
     /// Entries in the synced log.
     pub fn synced_len(&self) -> usize {
         self.synced.len()
-    }
-
-    /// Entries written but not yet synced.
-    pub fn pending_len(&self) -> usize {
-        self.pending.len()
     }
 }
 

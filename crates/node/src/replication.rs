@@ -54,23 +54,23 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 /// A master with nothing to ship sends `PING` this often.
-pub const HEARTBEAT: Duration = Duration::from_millis(100);
+pub(crate) const HEARTBEAT: Duration = Duration::from_millis(100);
 /// A replica that hears nothing for this long drops the link; a master whose
 /// write to a replica blocks this long drops the stream; connecting to a
 /// master and waiting for the snapshot are bounded by it too.
-pub const REPL_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const REPL_TIMEOUT: Duration = Duration::from_secs(1);
 /// How often the replica task looks at the node's role.
-pub const ROLE_CHECK: Duration = Duration::from_millis(10);
+pub(crate) const ROLE_CHECK: Duration = Duration::from_millis(10);
 /// First wait after a failed link; doubles up to [`MAX_BACKOFF`].
-pub const MIN_BACKOFF: Duration = Duration::from_millis(10);
-pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
+pub(crate) const MIN_BACKOFF: Duration = Duration::from_millis(10);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// One batch of effects with the node's monotonic time they happened at.
 type Batch = (Duration, Vec<Vec<Bytes>>);
 
 /// A node's replication state beside its keyspace (kept in [`Node`]).
 #[derive(Default)]
-pub struct Shared {
+pub(crate) struct Shared {
     delay: Mutex<Duration>,
     hub: Mutex<Hub>,
 }
@@ -94,24 +94,15 @@ pub fn set_replication_delay(node: &Node, d: Duration) {
     *lock(&node.repl.delay) = d;
 }
 
-pub fn replication_delay(node: &Node) -> Duration {
+pub(crate) fn replication_delay(node: &Node) -> Duration {
     *lock(&node.repl.delay)
-}
-
-/// Number of replicas currently streaming from this node.
-pub fn connected_replicas(node: &Node) -> usize {
-    lock(&node.repl.hub)
-        .subscribers
-        .iter()
-        .filter(|s| !s.is_closed())
-        .count()
 }
 
 // ---------------------------------------------------------------------------
 // REPLICAOF and applying effects
 
 /// `REPLICAOF host port` / `REPLICAOF NO ONE` (and `SLAVEOF`).
-pub fn replicaof(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn replicaof(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     if is(&args[1], "no") && is(&args[2], "one") {
         ks.role = Role::Master;
         return Frame::ok();
@@ -152,7 +143,7 @@ pub fn attach_synced(node: &Node, master: &str) {
 /// m...`) as it was recorded: no role check, no expiry check (an expired
 /// key on a replica stays until its master's `DEL`). Used for the replication
 /// stream and for replaying the append-only file.
-pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
+pub(crate) fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
     let bad = || {
         let words: Vec<String> = cmd
             .iter()
@@ -213,7 +204,7 @@ pub fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), String> {
 /// for a string; `HSET k f v...` (fields in the hash's order), `RPUSH k
 /// e...` or `ZADD k s m...`, then `PEXPIREAT k t` if it has an expiry, for
 /// the other types.
-pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
+pub(crate) fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
     let mut out = vec![vec![Bytes::from_static(b"FLUSHALL")]];
     for (k, e) in ks.entries() {
         if matches!((now, e.expires_at), (Some(n), Some(t)) if n > t) {
@@ -279,7 +270,7 @@ fn frame_args(f: Frame) -> Option<Vec<Bytes>> {
 // Master side
 
 /// Is this request `SYNC` (a replica asking for the stream)?
-pub fn is_sync(args: &[Bytes]) -> bool {
+pub(crate) fn is_sync(args: &[Bytes]) -> bool {
     args.len() == 1 && is(&args[0], "sync")
 }
 
@@ -336,7 +327,7 @@ where
 /// Serves a replica on `conn` after it sent `SYNC`: the snapshot, then the
 /// delayed stream of effects, until the replica goes, a write blocks for
 /// [`REPL_TIMEOUT`], or this node stops being a master.
-pub async fn serve_sync<S>(node: Node, mut conn: Connection<S>)
+pub(crate) async fn serve_sync<S>(node: Node, mut conn: Connection<S>)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {

@@ -6,7 +6,7 @@ use super::keyspace::{parse_i64, Keyspace, Role};
 use bytes::Bytes;
 use redlock_proto::resp::Frame;
 
-pub fn ping(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn ping(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     match args.len() {
         1 => Frame::Simple("PONG".into()),
         2 => Frame::Bulk(args[1].clone()),
@@ -15,7 +15,7 @@ pub fn ping(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
 }
 
 /// The `INFO` text for the sections asked for (all three by default).
-pub fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     let all = args.len() == 1
         || args[1..]
             .iter()
@@ -56,11 +56,11 @@ pub fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
 }
 
 /// `ECHO message`.
-pub fn echo(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn echo(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     Frame::Bulk(args[1].clone())
 }
 
-pub fn role(ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn role(ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {
     match &ks.role {
         Role::Master => Frame::Array(vec![
             Frame::bulk("master"),
@@ -78,12 +78,12 @@ pub fn role(ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {
 }
 
 /// `COMMAND ...`: an empty list, enough for `redis-cli` to start.
-pub fn command(_ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn command(_ks: &mut Keyspace, _args: &[Bytes], _now: i64) -> Frame {
     Frame::Array(vec![])
 }
 
 /// `SELECT 0` is accepted; the node has one database.
-pub fn select(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn select(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     match parse_i64(&args[1]) {
         None => not_an_integer(),
         Some(0) => Frame::ok(),

@@ -25,18 +25,18 @@ use bytes::Bytes;
 use redlock_proto::resp::{Frame, Protocol};
 
 /// What Redis reports as its version, in `HELLO` (and `INFO`).
-pub const REDIS_VERSION: &str = "7.0.15";
+pub(crate) const REDIS_VERSION: &str = "7.0.15";
 
 /// The state of one client connection.
 #[derive(Clone, Debug)]
 pub struct Session {
     pub protocol: Protocol,
     /// Unique per node, from 1, in order of connection.
-    pub id: u64,
-    pub name: Option<Bytes>,
+    pub(crate) id: u64,
+    pub(crate) name: Option<Bytes>,
     /// `CLIENT SETINFO` values.
-    pub lib_name: Option<Bytes>,
-    pub lib_ver: Option<Bytes>,
+    pub(crate) lib_name: Option<Bytes>,
+    pub(crate) lib_ver: Option<Bytes>,
 }
 
 impl Session {

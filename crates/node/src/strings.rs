@@ -15,7 +15,7 @@ fn value_or_null(ks: &mut Keyspace, key: &[u8], now: i64) -> Result<Frame, Frame
         .map_or(Frame::Null, |v| Frame::Bulk(v.clone())))
 }
 
-pub fn get(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn get(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     value_or_null(ks, &args[1], now).unwrap_or_else(|e| e)
 }
 
@@ -30,7 +30,7 @@ enum Unit {
 /// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`,
 /// parsed as Redis 7.0's `parseExtendedStringArgumentsOrReply`: an option may
 /// repeat, but never combine with a conflicting one.
-pub fn set(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn set(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let (mut nx, mut xx, mut get, mut keepttl) = (false, false, false, false);
     let mut expire: Option<(Unit, &Bytes)> = None;
     let mut j = 3;
@@ -107,7 +107,7 @@ fn expiry_ms(unit: Unit, raw: &[u8], now: i64) -> Result<i64, Frame> {
     Ok(at)
 }
 
-pub fn setnx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn setnx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     if ks.exists(&args[1], now) {
         return Frame::Integer(0);
     }
@@ -115,7 +115,7 @@ pub fn setnx(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     Frame::Integer(1)
 }
 
-pub fn getset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn getset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let old = match value_or_null(ks, &args[1], now) {
         Ok(f) => f,
         Err(e) => return e,
@@ -124,7 +124,7 @@ pub fn getset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     old
 }
 
-pub fn incr(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn incr(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let key = &args[1];
     let current = match ks.get_str(key, now) {
         Err(e) => return e,

@@ -16,7 +16,7 @@ pub struct Hash {
 }
 
 impl Hash {
-    pub fn get(&self, field: &[u8]) -> Option<&Bytes> {
+    pub(crate) fn get(&self, field: &[u8]) -> Option<&Bytes> {
         self.pairs
             .iter()
             .find(|(f, _)| f.as_ref() == field)
@@ -24,7 +24,7 @@ impl Hash {
     }
 
     /// Sets `field`; true if it is new.
-    pub fn set(&mut self, field: Bytes, value: Bytes) -> bool {
+    pub(crate) fn set(&mut self, field: Bytes, value: Bytes) -> bool {
         match self.pairs.iter_mut().find(|(f, _)| *f == field) {
             Some((_, v)) => {
                 *v = value;
@@ -38,17 +38,17 @@ impl Hash {
     }
 
     /// Removes `field`; true if it was there.
-    pub fn remove(&mut self, field: &[u8]) -> bool {
+    pub(crate) fn remove(&mut self, field: &[u8]) -> bool {
         let before = self.pairs.len();
         self.pairs.retain(|(f, _)| f.as_ref() != field);
         self.pairs.len() != before
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.pairs.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.pairs.is_empty()
     }
 
@@ -69,7 +69,7 @@ pub enum Value {
 
 impl Value {
     /// The name `TYPE` replies with.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
@@ -79,49 +79,49 @@ impl Value {
     }
 
     /// The string, if this is one.
-    pub fn as_str(&self) -> Option<&Bytes> {
+    pub(crate) fn as_str(&self) -> Option<&Bytes> {
         match self {
             Value::Str(b) => Some(b),
             _ => None,
         }
     }
 
-    pub fn as_hash(&self) -> Option<&Hash> {
+    pub(crate) fn as_hash(&self) -> Option<&Hash> {
         match self {
             Value::Hash(h) => Some(h),
             _ => None,
         }
     }
 
-    pub fn as_hash_mut(&mut self) -> Option<&mut Hash> {
+    pub(crate) fn as_hash_mut(&mut self) -> Option<&mut Hash> {
         match self {
             Value::Hash(h) => Some(h),
             _ => None,
         }
     }
 
-    pub fn as_list(&self) -> Option<&VecDeque<Bytes>> {
+    pub(crate) fn as_list(&self) -> Option<&VecDeque<Bytes>> {
         match self {
             Value::List(l) => Some(l),
             _ => None,
         }
     }
 
-    pub fn as_list_mut(&mut self) -> Option<&mut VecDeque<Bytes>> {
+    pub(crate) fn as_list_mut(&mut self) -> Option<&mut VecDeque<Bytes>> {
         match self {
             Value::List(l) => Some(l),
             _ => None,
         }
     }
 
-    pub fn as_zset(&self) -> Option<&ZSet> {
+    pub(crate) fn as_zset(&self) -> Option<&ZSet> {
         match self {
             Value::ZSet(z) => Some(z),
             _ => None,
         }
     }
 
-    pub fn as_zset_mut(&mut self) -> Option<&mut ZSet> {
+    pub(crate) fn as_zset_mut(&mut self) -> Option<&mut ZSet> {
         match self {
             Value::ZSet(z) => Some(z),
             _ => None,
@@ -132,7 +132,7 @@ impl Value {
 /// A score, ordered as C compares doubles (`-0` equals `0`). A sorted set
 /// never holds a NaN.
 #[derive(Clone, Copy, Debug)]
-pub struct Score(pub f64);
+pub(crate) struct Score(pub f64);
 
 impl PartialEq for Score {
     fn eq(&self, other: &Self) -> bool {
@@ -165,13 +165,13 @@ pub struct ZSet {
 }
 
 impl ZSet {
-    pub fn score(&self, member: &[u8]) -> Option<f64> {
+    pub(crate) fn score(&self, member: &[u8]) -> Option<f64> {
         self.scores.get(member).map(|s| s.0)
     }
 
     /// Sets `member`'s score; true if it is new. A score of -0 is kept as
     /// 0, as `redis-server` 7.0 answers it.
-    pub fn insert(&mut self, member: Bytes, score: f64) -> bool {
+    pub(crate) fn insert(&mut self, member: Bytes, score: f64) -> bool {
         assert!(!score.is_nan(), "a sorted set holds no NaN");
         let score = if score == 0.0 { 0.0 } else { score };
         let old = self.scores.insert(member.clone(), Score(score));
@@ -183,7 +183,7 @@ impl ZSet {
     }
 
     /// Removes `member`; true if it was there.
-    pub fn remove(&mut self, member: &[u8]) -> bool {
+    pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
         match self.scores.remove_entry(member) {
             Some((m, s)) => {
                 self.order.remove(&(s, m));
@@ -193,21 +193,21 @@ impl ZSet {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.scores.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.scores.is_empty()
     }
 
     /// Members and scores, lowest score first.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Bytes, f64)> {
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = (&Bytes, f64)> {
         self.order.iter().map(|(s, m)| (m, s.0))
     }
 
     /// `member`'s 0-based position, lowest score first.
-    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+    pub(crate) fn rank(&self, member: &[u8]) -> Option<usize> {
         let s = *self.scores.get(member)?;
         Some(
             self.order

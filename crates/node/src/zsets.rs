@@ -19,13 +19,13 @@ use redlock_proto::resp::Frame;
 
 impl Keyspace {
     /// A sorted-set key's value; `WRONGTYPE` for a key of another type.
-    pub fn get_zset(&mut self, key: &[u8], now: i64) -> Result<Option<&ZSet>, Frame> {
+    pub(crate) fn get_zset(&mut self, key: &[u8], now: i64) -> Result<Option<&ZSet>, Frame> {
         self.get_as(key, now, Value::as_zset)
     }
 
     /// Sets each member's score, creating the set (without expiry) if
     /// missing. Callers check the type first.
-    pub fn zadd(&mut self, key: &Bytes, pairs: &[(f64, Bytes)]) {
+    pub(crate) fn zadd(&mut self, key: &Bytes, pairs: &[(f64, Bytes)]) {
         let z = self.value_or_new(key, || Value::ZSet(ZSet::default()), Value::as_zset_mut);
         let mut eff = vec![Bytes::from_static(b"ZADD"), key.clone()];
         for (s, m) in pairs {
@@ -42,7 +42,7 @@ impl Keyspace {
     }
 
     /// Removes members, and the key with the last one; how many were there.
-    pub fn zrem(&mut self, key: &[u8], members: &[Bytes]) -> usize {
+    pub(crate) fn zrem(&mut self, key: &[u8], members: &[Bytes]) -> usize {
         let Some(z) = self.existing_mut(key, Value::as_zset_mut) else {
             return 0;
         };
@@ -60,7 +60,7 @@ impl Keyspace {
 }
 
 /// A score argument, as Redis's `strtod` reads it: no NaN, no space.
-pub fn parse_score(arg: &[u8]) -> Option<f64> {
+pub(crate) fn parse_score(arg: &[u8]) -> Option<f64> {
     let t = std::str::from_utf8(arg).ok()?;
     if t.is_empty() || t.starts_with(char::is_whitespace) {
         return None;
@@ -84,13 +84,13 @@ fn score_frame(d: f64) -> Frame {
 
 /// One end of a score range: `(` makes it exclusive.
 #[derive(Clone, Copy, Debug)]
-pub struct Bound {
-    pub value: f64,
-    pub open: bool,
+pub(crate) struct Bound {
+    pub(crate) value: f64,
+    pub(crate) open: bool,
 }
 
 /// `min max` as `ZRANGEBYSCORE` reads them.
-pub fn parse_range(min: &[u8], max: &[u8]) -> Option<(Bound, Bound)> {
+pub(crate) fn parse_range(min: &[u8], max: &[u8]) -> Option<(Bound, Bound)> {
     let one = |a: &[u8]| match a.strip_prefix(b"(") {
         Some(rest) => parse_score(rest).map(|v| Bound {
             value: v,
@@ -122,7 +122,7 @@ struct AddFlags {
 }
 
 /// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]`.
-pub fn zadd(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zadd(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let mut f = AddFlags::default();
     let mut i = 2;
     while let Some(a) = args.get(i) {
@@ -258,7 +258,7 @@ fn plan_adds(z: Option<&ZSet>, pairs: &[(f64, Bytes)], f: &AddFlags) -> Result<A
 }
 
 /// `ZREM key member [member ...]`.
-pub fn zrem(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zrem(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_zset(&args[1], now) {
         Err(e) => e,
         Ok(None) => Frame::Integer(0),
@@ -267,7 +267,7 @@ pub fn zrem(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `ZCARD key`.
-pub fn zcard(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zcard(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_zset(&args[1], now) {
         Err(e) => e,
         Ok(z) => Frame::Integer(z.map_or(0, |z| z.len()) as i64),
@@ -275,7 +275,7 @@ pub fn zcard(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `ZSCORE key member`: the score or a null.
-pub fn zscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_zset(&args[1], now) {
         Err(e) => e,
         Ok(z) => z
@@ -285,7 +285,7 @@ pub fn zscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `ZRANK key member`: the 0-based rank or a null.
-pub fn zrank(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zrank(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match ks.get_zset(&args[1], now) {
         Err(e) => e,
         Ok(z) => z
@@ -295,7 +295,7 @@ pub fn zrank(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `ZCOUNT key min max`.
-pub fn zcount(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zcount(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let Some(range) = parse_range(&args[2], &args[3]) else {
         return Frame::err("ERR min or max is not a float");
     };
@@ -308,7 +308,7 @@ pub fn zcount(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
 }
 
 /// `ZREMRANGEBYSCORE key min max`: how many were removed.
-pub fn zremrangebyscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zremrangebyscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let Some(range) = parse_range(&args[2], &args[3]) else {
         return Frame::err("ERR min or max is not a float");
     };
@@ -334,12 +334,12 @@ struct RangeAsk {
 }
 
 /// `ZRANGE key start stop [BYSCORE] [REV] [LIMIT offset count] [WITHSCORES]`.
-pub fn zrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     range_generic(ks, args, now, false)
 }
 
 /// `ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]`.
-pub fn zrangebyscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn zrangebyscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     range_generic(ks, args, now, true)
 }
 

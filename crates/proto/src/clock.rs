@@ -187,15 +187,6 @@ impl Wakeups {
             .collect()
     }
 
-    /// How many timers are armed.
-    pub fn len(&self) -> usize {
-        self.set().armed.values().map(|a| a.len()).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn arm(&self, host: &Arc<str>, at: Duration) -> Armed {
         let mut set = self.set();
         set.late_if(host, sim_now());

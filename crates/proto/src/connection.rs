@@ -40,7 +40,7 @@ impl std::fmt::Display for RequestError {
 }
 
 /// First wait after a failed connect; doubles up to [`MAX_BACKOFF`].
-pub const MIN_BACKOFF: Duration = Duration::from_millis(10);
+pub(crate) const MIN_BACKOFF: Duration = Duration::from_millis(10);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 struct State {

@@ -5,6 +5,9 @@
 //! clocks, system and simulated ([`clock`]), and durations as users write
 //! them ([`duration`]).
 
+// What other crates use is `pub`; everything else is `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
 pub mod clock;
 pub mod connection;
 pub mod duration;

@@ -18,13 +18,13 @@ use std::fmt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Largest bulk string accepted, as Redis's default `proto-max-bulk-len`.
-pub const MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
+pub(crate) const MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
 /// Largest number of elements in one array.
-pub const MAX_ARRAY_LEN: i64 = 1024 * 1024;
+pub(crate) const MAX_ARRAY_LEN: i64 = 1024 * 1024;
 /// Deepest nesting of arrays accepted.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Longest inline command or header line.
-pub const MAX_LINE: usize = 64 * 1024;
+pub(crate) const MAX_LINE: usize = 64 * 1024;
 
 /// One reply value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,13 +104,8 @@ impl Frame {
         Frame::Bulk(Bytes::copy_from_slice(b.as_ref()))
     }
 
-    /// Appends the RESP2 wire form of this frame to `out`.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        self.encode_as(Protocol::Resp2, out)
-    }
-
     /// Appends the wire form of this frame in `proto` to `out`.
-    pub fn encode_as(&self, proto: Protocol, out: &mut Vec<u8>) {
+    pub(crate) fn encode_as(&self, proto: Protocol, out: &mut Vec<u8>) {
         let v3 = proto == Protocol::Resp3;
         match self {
             Frame::Simple(s) => line(out, b'+', s.as_bytes()),
@@ -224,7 +219,7 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Frame, usize)>, ProtocolError> {
 /// Parses one request from the front of `buf`: a RESP array of bulk strings,
 /// or an inline command (`PING\r\n`, as typed into telnet). Returns the
 /// arguments; an empty inline line yields an empty list.
-pub fn parse_request(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, ProtocolError> {
+pub(crate) fn parse_request(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, ProtocolError> {
     if buf.is_empty() {
         return Ok(None);
     }

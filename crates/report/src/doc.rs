@@ -59,8 +59,8 @@ pub(crate) fn url_path(path: &str) -> String {
 
 /// A table row; strong rows are in bold.
 pub(crate) struct Row {
-    pub cells: Vec<String>,
-    pub strong: bool,
+    pub(crate) cells: Vec<String>,
+    pub(crate) strong: bool,
 }
 
 pub(crate) fn row(cells: Vec<String>) -> Row {
@@ -94,11 +94,11 @@ pub(crate) fn list(items: Vec<String>) -> Block {
 /// A chart as the renderers place it.
 pub(crate) struct Figure<'a> {
     /// The Markdown image: `![timeline](timeline.svg)`.
-    pub md: String,
+    pub(crate) md: String,
     /// The `title` attribute of its HTML box, if any.
-    pub title: Option<&'a str>,
+    pub(crate) title: Option<&'a str>,
     /// The SVG, inlined in the HTML page (unless `file` is set).
-    pub svg: &'a str,
+    pub(crate) svg: &'a str,
     /// The chart's file beside the page (`timeline.svg`): when set, the
     /// HTML page shows it from there (`<img>`) instead of a second copy.
     pub file: Option<&'a str>,
@@ -107,14 +107,14 @@ pub(crate) struct Figure<'a> {
 /// What differs between the two reports' renderings.
 pub(crate) struct Style {
     /// The page's inline CSS.
-    pub css: &'static str,
+    pub(crate) css: &'static str,
     /// Escape every `#` in Markdown text (not only a paragraph's first).
-    pub escape_hash: bool,
+    pub(crate) escape_hash: bool,
     /// HTML table cells from the column headed `runs` on are `class="num"`.
-    pub num_columns: bool,
+    pub(crate) num_columns: bool,
     /// The first list after the heading `Conclusions` is
     /// `class="conclusions"` in HTML.
-    pub conclusions_list: bool,
+    pub(crate) conclusions_list: bool,
 }
 
 // ---------------------------------------------------------------------------

@@ -8,6 +8,9 @@
 //! The run's items are re-exported here (`report::write_run`,
 //! `report::summary_lines`, ...), as before the split.
 
+// What other crates use is `pub`; everything else is `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
 /// The style every report page starts with (page, headings, tables); each
 /// product adds its own rules after it.
 macro_rules! base_css {
@@ -27,7 +30,7 @@ mod doc;
 mod fonts;
 pub mod frontier;
 pub mod matrix;
-pub mod run;
+pub(crate) mod run;
 pub mod set;
 pub mod sweep;
 
@@ -36,4 +39,3 @@ pub use self::run::{
     index_html, report_md, summary_json, summary_lines, timeline_svg, write_history,
     write_history_to, write_run, LabInfo, RunOutput, HISTORY_HEADER, MAX_JSON_VIOLATIONS,
 };
-pub use self::sweep::charts as sweep_charts;

@@ -36,7 +36,7 @@ pub struct MatrixOutput<'a> {
 /// The columns of `matrix.csv`: the nine first, in its order, then
 /// the liveness figure the lab has and what this report adds (last, runs
 /// with a stale write in flight, sent late, in overlap).
-pub const COLUMNS: [&str; 17] = [
+pub(crate) const COLUMNS: [&str; 17] = [
     "library",
     "version",
     "language",
@@ -386,7 +386,7 @@ const TOP: u32 = 110;
 
 /// The matrix as an SVG: a cell's colour goes from green (no violation) to
 /// red (every run), grey where there is no cell; each reads `v/n`.
-pub fn chart(out: &MatrixOutput) -> String {
+pub(crate) fn chart(out: &MatrixOutput) -> String {
     ensure_font();
     let m = out.matrix;
     let longest = m

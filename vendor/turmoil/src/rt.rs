@@ -275,7 +275,7 @@ async fn step_to(end: Instant, origin: Instant) {
 const MS: u128 = 1_000_000;
 
 fn on_grid(t: Instant, origin: Instant) -> bool {
-    (t - origin).as_nanos() % MS == 0
+    (t - origin).as_nanos().is_multiple_of(MS)
 }
 
 /// The last whole millisecond of the wheel at or before `t`.

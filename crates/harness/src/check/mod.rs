@@ -76,7 +76,7 @@ pub mod outside;
 #[cfg(test)]
 mod reference;
 pub mod verdict;
-pub use online::Checker;
+pub(crate) use online::Checker;
 
 /// Why a hold ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -266,7 +266,7 @@ impl StaleKind {
     /// The kind of a write sent at `sent`, the first later acquisition of
     /// its resource having succeeded at `superseded_at` and the writer's
     /// hold ending at `writer_end`.
-    pub fn of(sent: Duration, superseded_at: Duration, writer_end: Duration) -> StaleKind {
+    pub(crate) fn of(sent: Duration, superseded_at: Duration, writer_end: Duration) -> StaleKind {
         if sent >= writer_end {
             StaleKind::SentLate
         } else if sent < superseded_at {
@@ -356,7 +356,7 @@ impl CheckResult {
 
     /// `Violation` when there is an overlap, a stale write or an
     /// interleaving: the one rule, for the simulation's checker and the lab's.
-    pub fn verdict_of_violations(&self) -> Verdict {
+    pub(crate) fn verdict_of_violations(&self) -> Verdict {
         if self.overlaps.is_empty() && self.stale_writes.is_empty() && self.interleavings.is_empty()
         {
             Verdict::Safe

@@ -62,7 +62,7 @@ struct Pending {
 /// [`Checker::finish`]. Names are interned, so what it keeps per
 /// acquisition and per lock call is a few words.
 #[derive(Default)]
-pub struct Checker {
+pub(crate) struct Checker {
     names: Vec<String>,
     ids: BTreeMap<String, Name>,
     accs: Vec<Acc>,
@@ -133,7 +133,7 @@ impl Checker {
     /// Takes the next event. The simulation records events in time order:
     /// an event earlier than the last one fed is a bug of the harness, and
     /// panics (exit 70) rather than turn into a verdict.
-    pub fn feed(&mut self, e: &crate::history::Event) {
+    pub(crate) fn feed(&mut self, e: &crate::history::Event) {
         assert!(
             e.time >= self.now,
             "checker: an event at {:?} ({} {}) came after one at {:?}: the history is out of time order (a bug in redlock-sim)",
@@ -415,7 +415,7 @@ impl Checker {
     }
 
     /// The verdict and figures of everything fed.
-    pub fn finish(mut self) -> CheckResult {
+    pub(crate) fn finish(mut self) -> CheckResult {
         self.settle();
         let run_end = self.now;
         for (_, (start, r)) in std::mem::take(&mut self.calls) {

@@ -23,14 +23,14 @@ use crate::scenario::{Expect, Scenario};
 /// for most of the run against about a tenth; `sequential`: a median
 /// acquisition of half the TTL against a tenth), and keep the correct client
 /// in every shipped scenario, random partitions included, below both.
-pub const DEGRADED_UNAVAILABLE: f64 = 0.5;
+pub(crate) const DEGRADED_UNAVAILABLE: f64 = 0.5;
 
 /// See [`DEGRADED_UNAVAILABLE`].
-pub const DEGRADED_ACQUIRE: f64 = 0.25;
+pub(crate) const DEGRADED_ACQUIRE: f64 = 0.25;
 
 /// Is `liveness` degraded for `scenario` (the liveness half of the rule of
 /// [`DEGRADED_UNAVAILABLE`]; safety is not looked at)?
-pub fn is_degraded(scenario: &Scenario, liveness: &Liveness) -> bool {
+pub(crate) fn is_degraded(scenario: &Scenario, liveness: &Liveness) -> bool {
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     liveness.unavailable_ms >= DEGRADED_UNAVAILABLE * ms(scenario.duration)
         || liveness.acquire_p50_ms >= DEGRADED_ACQUIRE * ms(scenario.max_ttl)

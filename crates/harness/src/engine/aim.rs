@@ -116,7 +116,7 @@ struct HoldSeen {
 
 /// The aimed nemesis of one run.
 #[derive(Debug)]
-pub struct Aimer {
+pub(crate) struct Aimer {
     armed: Vec<Armed>,
     ttl: Duration,
     single: bool,
@@ -131,7 +131,12 @@ pub struct Aimer {
 
 impl Aimer {
     /// Arms every fault of the blind `plan`; `rng` draws where each goes.
-    pub fn new(s: &Scenario, plan: Vec<Due>, jump: JumpTarget, rng: &mut ChaCha8Rng) -> Self {
+    pub(crate) fn new(
+        s: &Scenario,
+        plan: Vec<Due>,
+        jump: JumpTarget,
+        rng: &mut ChaCha8Rng,
+    ) -> Self {
         let armed = plan
             .into_iter()
             .map(|d| {
@@ -160,7 +165,7 @@ impl Aimer {
 
     /// A node went down (true) or came back (false); a crash loses its keys
     /// as far as aiming goes.
-    pub fn node_down(&mut self, node: &str, down: bool) {
+    pub(crate) fn node_down(&mut self, node: &str, down: bool) {
         if down {
             self.down.insert(node.to_string());
             self.keys.retain(|(n, _), _| n != node);
@@ -170,7 +175,7 @@ impl Aimer {
     }
 
     /// Follows one history event; returns the faults it places.
-    pub fn on_event(
+    pub(crate) fn on_event(
         &mut self,
         time: Duration,
         host: &str,

@@ -16,11 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Why a link is down: a fault's id and kind (`"crash"` drops the link,
 /// anything else holds it).
-pub type Cause = (u64, &'static str);
+pub(crate) type Cause = (u64, &'static str);
 
 /// The state of one direction of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LinkState {
+pub(crate) enum LinkState {
     Healthy,
     /// Carries nothing; keeps what it was given, to deliver on the heal.
     Held,
@@ -30,14 +30,14 @@ pub enum LinkState {
 
 /// Wanted link state, per directed pair of the world's hosts.
 #[derive(Default)]
-pub struct Cuts {
+pub(crate) struct Cuts {
     hosts: Vec<String>,
     cuts: BTreeMap<(String, String), BTreeSet<Cause>>,
 }
 
 impl Cuts {
     /// No link of `hosts` cut.
-    pub fn new(hosts: Vec<String>) -> Cuts {
+    pub(crate) fn new(hosts: Vec<String>) -> Cuts {
         Cuts {
             hosts,
             cuts: BTreeMap::new(),
@@ -45,11 +45,11 @@ impl Cuts {
     }
 
     /// The world's hosts, in the scenario's order.
-    pub fn hosts(&self) -> &[String] {
+    pub(crate) fn hosts(&self) -> &[String] {
         &self.hosts
     }
 
-    pub fn cut(&mut self, from: &str, to: &str, cause: Cause) {
+    pub(crate) fn cut(&mut self, from: &str, to: &str, cause: Cause) {
         self.cuts
             .entry((from.into(), to.into()))
             .or_default()
@@ -57,7 +57,7 @@ impl Cuts {
     }
 
     /// Cuts `host` off from every other host, both ways.
-    pub fn cut_off(&mut self, host: &str, cause: Cause) {
+    pub(crate) fn cut_off(&mut self, host: &str, cause: Cause) {
         let hosts = std::mem::take(&mut self.hosts);
         for o in hosts.iter().filter(|h| *h != host) {
             self.cut(host, o, cause);
@@ -68,7 +68,7 @@ impl Cuts {
 
     /// Cuts every link between two of `sides` (only side 1 -> side 2 when
     /// `oneway`).
-    pub fn cut_sides(&mut self, sides: &[Vec<String>], oneway: bool, cause: Cause) {
+    pub(crate) fn cut_sides(&mut self, sides: &[Vec<String>], oneway: bool, cause: Cause) {
         for (i, a_side) in sides.iter().enumerate() {
             for b_side in &sides[i + 1..] {
                 for (a, b) in a_side
@@ -85,21 +85,21 @@ impl Cuts {
     }
 
     /// Removes every cut with this cause id.
-    pub fn clear(&mut self, id: u64) {
+    pub(crate) fn clear(&mut self, id: u64) {
         for set in self.cuts.values_mut() {
             set.retain(|(i, _)| *i != id);
         }
     }
 
     /// Removes every cut whose cause kind is in `kinds`.
-    pub fn clear_kinds(&mut self, kinds: &[&str]) {
+    pub(crate) fn clear_kinds(&mut self, kinds: &[&str]) {
         for set in self.cuts.values_mut() {
             set.retain(|(_, k)| !kinds.contains(k));
         }
     }
 
     /// What `from -> to` should be, by the cuts on it now.
-    pub fn wanted(&self, from: &str, to: &str) -> LinkState {
+    pub(crate) fn wanted(&self, from: &str, to: &str) -> LinkState {
         let key = (from.to_string(), to.to_string());
         match self.cuts.get(&key) {
             Some(s) if s.iter().any(|(_, k)| *k == "crash") => LinkState::Dropped,

@@ -17,35 +17,35 @@ pub enum Origin {
 /// The history event at which the aimed nemesis placed a fault: the host
 /// that recorded it, its kind (`EventKind::name`) and its instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placed {
-    pub host: String,
-    pub event: &'static str,
-    pub time: Duration,
+pub(crate) struct Placed {
+    pub(crate) host: String,
+    pub(crate) event: &'static str,
+    pub(crate) time: Duration,
 }
 
 /// A fault waiting for its trigger (`after = "c1:acquired"`).
 #[derive(Clone, Debug)]
-pub struct Waiting {
-    pub trigger: Trigger,
-    pub at: Duration,
-    pub action: FaultAction,
+pub(crate) struct Waiting {
+    pub(crate) trigger: Trigger,
+    pub(crate) at: Duration,
+    pub(crate) action: FaultAction,
     /// Index of the fault in the file's `[[faults]]`.
-    pub index: usize,
+    pub(crate) index: usize,
 }
 
 /// A fault due at a global time.
 #[derive(Clone, Debug)]
-pub struct Due {
-    pub time: Duration,
-    pub action: FaultAction,
-    pub origin: Origin,
+pub(crate) struct Due {
+    pub(crate) time: Duration,
+    pub(crate) action: FaultAction,
+    pub(crate) origin: Origin,
     /// The event that placed it, for a fault of the aimed nemesis.
-    pub placed: Option<Placed>,
+    pub(crate) placed: Option<Placed>,
 }
 
 impl Due {
     /// The same fault, due at the next whole millisecond ([`on_ms`]).
-    pub fn on_ms(self) -> Due {
+    pub(crate) fn on_ms(self) -> Due {
         Due {
             time: on_ms(self.time),
             ..self
@@ -69,7 +69,7 @@ pub struct Applied {
     pub time: Duration,
     pub action: FaultAction,
     pub origin: Origin,
-    pub placed: Option<Placed>,
+    pub(crate) placed: Option<Placed>,
 }
 
 /// `d` rounded up to a whole millisecond. Every timer of the simulation
@@ -78,7 +78,7 @@ pub struct Applied {
 /// rounds them so, so that a fault drawn at 631.5 ms happens at 632 ms at
 /// any `tick` that divides a millisecond, never at 631.5 ms at one and
 /// 632 ms at another.
-pub fn on_ms(d: Duration) -> Duration {
+pub(crate) fn on_ms(d: Duration) -> Duration {
     let ms = Duration::from_millis(1);
     let rest = d.as_nanos() % ms.as_nanos();
     if rest == 0 {

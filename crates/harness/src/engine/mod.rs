@@ -7,12 +7,12 @@
 //! what a fault does to its hosts. [`setup`] holds what both worlds build
 //! the same way from the scenario and the seed.
 
-pub mod aim;
-pub mod cuts;
+pub(crate) mod aim;
+pub(crate) mod cuts;
 pub mod due;
-pub mod nemesis;
-pub mod plan;
-pub mod setup;
+pub(crate) mod nemesis;
+pub(crate) mod plan;
+pub(crate) mod setup;
 
 use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
 use crate::scenario::{DurRange, FaultAction, Restart, Scenario, Target, Trigger};
@@ -24,13 +24,13 @@ use std::future::Future;
 use std::time::Duration;
 
 /// `d` in whole milliseconds, as the history records durations.
-pub fn whole_millis(d: Duration) -> u64 {
+pub(crate) fn whole_millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// How a pause ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PauseEnd {
+pub(crate) enum PauseEnd {
     /// By itself (the simulation's clocks and sockets wait it out).
     Itself,
     /// When the engine resumes the host ([`World::resume`]).
@@ -40,7 +40,7 @@ pub enum PauseEnd {
 /// What a fault does to the hosts of one world. The engine has already
 /// decided that the fault acts (a crash of a node that is up, a restart of
 /// one that is down, ...) and records it once the world has done it.
-pub trait World {
+pub(crate) trait World {
     /// The instant a fault or timer due at `due` takes effect: the
     /// simulation applies it as of its due time; the lab when it gets to it.
     fn instant(&self, due: Duration) -> Duration;
@@ -96,7 +96,7 @@ enum Timer {
 }
 
 /// The faults of one run, those to come and those in progress.
-pub struct Engine {
+pub(crate) struct Engine {
     /// Faults not yet applied, sorted by time (ties keep file order).
     queue: Vec<Due>,
     /// Waiting for their trigger (the lab's; the simulation's context
@@ -120,7 +120,7 @@ pub struct Engine {
 
 impl Engine {
     /// The engine of `s`'s run with `seed`, the faults in `queue` due.
-    pub fn new(s: &Scenario, seed: u64, queue: Vec<Due>) -> Engine {
+    pub(crate) fn new(s: &Scenario, seed: u64, queue: Vec<Due>) -> Engine {
         Engine {
             queue,
             waiting: Vec::new(),
@@ -137,17 +137,17 @@ impl Engine {
     }
 
     /// The wanted state of the links.
-    pub fn cuts(&self) -> &Cuts {
+    pub(crate) fn cuts(&self) -> &Cuts {
         &self.cuts
     }
 
     /// The faults applied so far, in order.
-    pub fn into_applied(self) -> Vec<Applied> {
+    pub(crate) fn into_applied(self) -> Vec<Applied> {
         self.applied
     }
 
     /// Adds faults due (triggered, or placed by the aimed nemesis).
-    pub fn add_due(&mut self, due: Vec<Due>) {
+    pub(crate) fn add_due(&mut self, due: Vec<Due>) {
         if !due.is_empty() {
             self.queue.extend(due);
             self.queue.sort_by_key(|d| d.time);
@@ -155,12 +155,12 @@ impl Engine {
     }
 
     /// Keeps faults waiting for their trigger, for [`Engine::release`].
-    pub fn wait_for(&mut self, waiting: Vec<Waiting>) {
+    pub(crate) fn wait_for(&mut self, waiting: Vec<Waiting>) {
         self.waiting.extend(waiting);
     }
 
     /// Makes due the waiting faults whose trigger came: `seen` says when.
-    pub fn release(&mut self, seen: impl Fn(&Trigger) -> Option<Duration>) {
+    pub(crate) fn release(&mut self, seen: impl Fn(&Trigger) -> Option<Duration>) {
         let (came, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
             .into_iter()
             .partition(|w| seen(&w.trigger).is_some());
@@ -178,7 +178,7 @@ impl Engine {
     }
 
     /// Whether a fault or a timer is due by `now`.
-    pub fn is_due(&self, now: Duration) -> bool {
+    pub(crate) fn is_due(&self, now: Duration) -> bool {
         self.queue.first().is_some_and(|d| d.time <= now)
             || self
                 .timers
@@ -187,7 +187,7 @@ impl Engine {
     }
 
     /// The first time a fault or a timer is due.
-    pub fn next_due(&self) -> Option<Duration> {
+    pub(crate) fn next_due(&self) -> Option<Duration> {
         let fault = self.queue.first().map(|d| d.time);
         let timer = self.timers.first_key_value().map(|((t, _), _)| *t);
         fault.into_iter().chain(timer).min()
@@ -195,7 +195,7 @@ impl Engine {
 
     /// Applies the faults due by `now`, then fires the timers due; the
     /// world's links follow. Says whether anything was done.
-    pub async fn apply_due<W: World>(&mut self, world: &mut W, now: Duration) -> bool {
+    pub(crate) async fn apply_due<W: World>(&mut self, world: &mut W, now: Duration) -> bool {
         let mut changed = false;
         while self.queue.first().is_some_and(|d| d.time <= now) {
             let due = self.queue.remove(0);
@@ -476,7 +476,7 @@ fn pair(a: &str, b: &str) -> (String, String) {
 
 /// The value of a future that is ready at once: a world whose hosts act
 /// immediately (the simulation's) awaits nothing.
-pub fn ready<T>(fut: impl Future<Output = T>) -> T {
+pub(crate) fn ready<T>(fut: impl Future<Output = T>) -> T {
     let mut fut = std::pin::pin!(fut);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match fut.as_mut().poll(&mut cx) {

@@ -17,10 +17,10 @@ use std::time::Duration;
 
 /// At most this many faults of each kind in one run (a tiny `*_every` must
 /// not exhaust memory).
-pub const MAX_EVENTS: usize = 100_000;
+pub(crate) const MAX_EVENTS: usize = 100_000;
 
 /// Every nemesis fault of a run, sorted by time.
-pub fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
+pub(crate) fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
     let nodes: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
     let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
     let hosts = s.host_names();

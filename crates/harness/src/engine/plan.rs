@@ -11,7 +11,7 @@ use crate::scenario::{Aim, Scenario, Trigger};
 /// The faults of a run: those due at a time (the file's untriggered ones
 /// and a random nemesis's plan), sorted; those waiting on a trigger; and
 /// the aimed nemesis, when `aim = "lock"`.
-pub fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<Aimer>) {
+pub(crate) fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Option<Aimer>) {
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
     for (index, f) in s.faults.iter().enumerate() {

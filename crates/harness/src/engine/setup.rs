@@ -9,15 +9,15 @@ use redlock_node::persistence;
 use std::collections::BTreeMap;
 
 /// Port the nodes listen on (`n1:6379`, in both worlds).
-pub const NODE_PORT: u16 = 6379;
+pub(crate) const NODE_PORT: u16 = 6379;
 
 /// A generator for one purpose of one host, derived from the run's seed.
-pub fn rng_for(seed: u64, host: &str, purpose: &str) -> ChaCha8Rng {
+pub(crate) fn rng_for(seed: u64, host: &str, purpose: &str) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ fnv(host) ^ fnv(purpose).rotate_left(17))
 }
 
 /// 64-bit FNV-1a of a label.
-pub fn fnv(s: &str) -> u64 {
+pub(crate) fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
@@ -26,7 +26,7 @@ pub fn fnv(s: &str) -> u64 {
 /// Each host's clock offset (ms) and rate, as the seed draws them: the
 /// simulation's clocks, and the lab's (its nodes', and its clients' through
 /// libfaketime).
-pub fn clock_draws(s: &Scenario, seed: u64) -> BTreeMap<String, (f64, f64)> {
+pub(crate) fn clock_draws(s: &Scenario, seed: u64) -> BTreeMap<String, (f64, f64)> {
     let mut rng = rng_for(seed, "world", "clocks");
     let d = s.clocks.drift;
     s.host_names()
@@ -51,7 +51,7 @@ pub fn clock_draws(s: &Scenario, seed: u64) -> BTreeMap<String, (f64, f64)> {
 }
 
 /// The node's persistence for the scenario's (the lab's nodes too).
-pub fn persistence_mode(p: Persistence) -> persistence::Mode {
+pub(crate) fn persistence_mode(p: Persistence) -> persistence::Mode {
     match p {
         Persistence::None => persistence::Mode::None,
         Persistence::Everysec => persistence::Mode::Everysec,

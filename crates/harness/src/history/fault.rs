@@ -212,7 +212,7 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// As written in the history (`already_down`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SkipReason::AlreadyDown => "already_down",
             SkipReason::AlreadyUp => "already_up",

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// The history events of one effect. `owners` is the token (or hash owner)
 /// last recorded for each lock key of this node: a reentrant lock's count
 /// going up or down (an `HSET` of the same owner) is no new key.
-pub fn key_events(
+pub(crate) fn key_events(
     resources: &[String],
     owners: &mut BTreeMap<String, String>,
     cmd: &[Bytes],
@@ -84,7 +84,7 @@ pub fn key_events(
 
 /// The lock keys `node` holds now (loaded from its disk), with their token
 /// (a hash's first field: the reentrant lock's owner).
-pub fn lock_keys(node: &Node, resources: &[String]) -> BTreeMap<String, String> {
+pub(crate) fn lock_keys(node: &Node, resources: &[String]) -> BTreeMap<String, String> {
     let ks = node.keyspace();
     let token = |v: &redlock_node::keyspace::Value| match v {
         redlock_node::keyspace::Value::Str(b) => String::from_utf8_lossy(b).into_owned(),

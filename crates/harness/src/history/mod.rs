@@ -11,12 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod fault;
-pub mod keys;
-pub mod ownership;
+pub(crate) mod keys;
+pub(crate) mod ownership;
 pub use fault::{sides_text, FaultEvent, SkipReason, SkippedFault};
-
-/// One acquisition, numbered per client from 1: `(client, n)`.
-pub type AcqId = (String, u64);
 
 /// What happened.
 #[derive(Clone, Debug, PartialEq)]
@@ -170,7 +167,7 @@ impl EventKind {
     }
 
     /// The `detail` column: `key=value` pairs separated by spaces.
-    pub fn detail(&self) -> String {
+    pub(crate) fn detail(&self) -> String {
         let ms = |d: &Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
         let opt = |o: &Option<u64>| o.map_or("-".to_string(), |v| v.to_string());
         match self {
@@ -282,7 +279,7 @@ pub struct Event {
 
 impl Event {
     /// `time_ms` with 3 decimals, as in `history.csv`.
-    pub fn time_ms(&self) -> String {
+    pub(crate) fn time_ms(&self) -> String {
         format!("{:.3}", self.time.as_secs_f64() * 1e3)
     }
 
@@ -323,7 +320,7 @@ impl History {
 /// The run's `trace`, computed as events go by: 64-bit FNV-1a over every
 /// row of `history.csv` (fields joined by `,`, rows ended by `\n`).
 #[derive(Clone, Debug)]
-pub struct Trace {
+pub(crate) struct Trace {
     hash: u64,
     line: String,
 }
@@ -338,7 +335,7 @@ impl Default for Trace {
 }
 
 impl Trace {
-    pub fn add(&mut self, e: &Event) {
+    pub(crate) fn add(&mut self, e: &Event) {
         self.line.clear();
         let [t, host, ev, detail] = e.row();
         let _ = writeln!(self.line, "{t},{host},{ev},{detail}");
@@ -349,13 +346,13 @@ impl Trace {
     }
 
     /// 16 hex digits.
-    pub fn hex(&self) -> String {
+    pub(crate) fn hex(&self) -> String {
         format!("{:016x}", self.hash)
     }
 }
 
 /// Where the recorder hands finished events, in time order.
-pub type Sink = Box<dyn FnMut(Event) + Send>;
+pub(crate) type Sink = Box<dyn FnMut(Event) + Send>;
 
 struct Inner {
     /// Events not yet handed on (recent: a later record may still come
@@ -374,13 +371,13 @@ struct Inner {
 /// them or keeps them as it likes. So a run's memory does not grow with its
 /// simulated duration unless the sink keeps the events.
 #[derive(Clone)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     inner: Arc<Mutex<Inner>>,
 }
 
 impl Recorder {
     /// A recorder that hands events to `sink`, in time order, and keeps none.
-    pub fn with_sink(sink: Sink) -> Self {
+    pub(crate) fn with_sink(sink: Sink) -> Self {
         Recorder {
             inner: Arc::new(Mutex::new(Inner {
                 buffer: Vec::new(),
@@ -396,7 +393,7 @@ impl Recorder {
     /// tick. An earlier time would reorder the history behind the
     /// checkers' back, so it is a bug and panics (a run reports it as an
     /// internal error, exit 70).
-    pub fn record(&self, time: Duration, host: &str, kind: EventKind) {
+    pub(crate) fn record(&self, time: Duration, host: &str, kind: EventKind) {
         let mut inner = self.lock();
         assert!(
             time >= inner.flushed_to,
@@ -417,7 +414,7 @@ impl Recorder {
 
     /// Hands on, in time order, every event recorded before `before`: no
     /// later record may come earlier than that.
-    pub fn flush(&self, before: Duration) {
+    pub(crate) fn flush(&self, before: Duration) {
         let mut inner = self.lock();
         let inner = &mut *inner;
         if before <= inner.flushed_to {
@@ -435,7 +432,7 @@ impl Recorder {
     }
 
     /// Hands on every event left: the run is over.
-    pub fn flush_all(&self) {
+    pub(crate) fn flush_all(&self) {
         self.flush(Duration::MAX);
     }
 }

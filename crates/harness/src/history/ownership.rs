@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 /// Who owns each resource, from the nodes' key events as they come: the
 /// checker replays a history with it, and the lab follows its run with it
 /// (`after = "c1:acquired"` counts from the first time it sees c1 own).
-pub struct Ownership {
+pub(crate) struct Ownership {
     topology: Topology,
     nodes: usize,
     /// Node → key → token.
@@ -28,7 +28,7 @@ pub struct Ownership {
 }
 
 impl Ownership {
-    pub fn new(topology: Topology, nodes: usize) -> Ownership {
+    pub(crate) fn new(topology: Topology, nodes: usize) -> Ownership {
         assert!(nodes >= 1, "ownership: a cluster without nodes");
         Ownership {
             topology,
@@ -43,7 +43,7 @@ impl Ownership {
 
     /// The same, with each of `resources` its own lock key until a
     /// `lock_key` names another.
-    pub fn with_resources(mut self, resources: &[String]) -> Ownership {
+    pub(crate) fn with_resources(mut self, resources: &[String]) -> Ownership {
         for r in resources {
             self.resource_of.insert(r.clone(), r.clone());
         }
@@ -51,20 +51,20 @@ impl Ownership {
     }
 
     /// Every lock key known now.
-    pub fn lock_keys(&self) -> Vec<String> {
+    pub(crate) fn lock_keys(&self) -> Vec<String> {
         self.resource_of.keys().cloned().collect()
     }
 
     /// The lock keys `node` holds now, with their token, to follow its
     /// writes ([`super::keys::key_events`]); what that changes, [`Self::feed`]
     /// finds already done.
-    pub fn keys_on(&mut self, node: &str) -> &mut BTreeMap<String, String> {
+    pub(crate) fn keys_on(&mut self, node: &str) -> &mut BTreeMap<String, String> {
         self.on.entry(node.to_string()).or_default()
     }
 
     /// Takes the next event; returns the resources whose owner it changed,
     /// with their new owner.
-    pub fn feed(&mut self, e: &Event) -> Vec<(String, Option<String>)> {
+    pub(crate) fn feed(&mut self, e: &Event) -> Vec<(String, Option<String>)> {
         let touched: Vec<String> = match &e.kind {
             EventKind::KeySet { key, token, by, .. } => {
                 if let Some(c) = by {
@@ -107,13 +107,13 @@ impl Ownership {
     }
 
     /// The node that is master now (`single`; `n1` until a failover).
-    pub fn master(&self) -> &str {
+    pub(crate) fn master(&self) -> &str {
         &self.master
     }
 
     /// The token `client` holds `resource` with now, on the nodes (its
     /// key's value, or a hash's owner field): the one on the most nodes.
-    pub fn token_of(&self, client: &str, resource: &str) -> Option<String> {
+    pub(crate) fn token_of(&self, client: &str, resource: &str) -> Option<String> {
         let mut count: BTreeMap<&String, usize> = BTreeMap::new();
         for keys in self.on.values() {
             for (key, token) in keys {

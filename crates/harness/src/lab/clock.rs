@@ -37,33 +37,33 @@ impl LabClock {
     }
 
     /// Stops or resumes the host.
-    pub fn set_paused(&self, paused: bool) {
+    pub(crate) fn set_paused(&self, paused: bool) {
         self.paused.send_replace(paused);
     }
 
     /// Whether the host is paused, to wait on.
-    pub fn paused(&self) -> watch::Receiver<bool> {
+    pub(crate) fn paused(&self) -> watch::Receiver<bool> {
         self.paused.subscribe()
     }
 
     /// Time since the run started.
-    pub fn global(&self) -> Duration {
+    pub(crate) fn global(&self) -> Duration {
         self.origin.elapsed()
     }
 
     /// Runs at `rate` from now on; both clocks stay continuous.
-    pub fn set_rate(&self, rate: f64) {
+    pub(crate) fn set_rate(&self, rate: f64) {
         let g = self.global();
         self.with(|m| m.set_rate(g, rate));
     }
 
     /// Its rate now.
-    pub fn rate(&self) -> f64 {
+    pub(crate) fn rate(&self) -> f64 {
         self.with(|m| m.rate())
     }
 
     /// Steps the wall clock by `by_ms` (negative steps back).
-    pub fn jump(&self, by_ms: f64) {
+    pub(crate) fn jump(&self, by_ms: f64) {
         self.with(|m| m.jump(by_ms));
     }
 

@@ -23,21 +23,21 @@ use std::time::Duration;
 /// The lab's environment, read.
 #[derive(Clone, Debug)]
 pub struct Env {
-    pub client: String,
-    pub nodes: Vec<String>,
-    pub sentinel: Option<(String, String)>,
-    pub store: String,
+    pub(crate) client: String,
+    pub(crate) nodes: Vec<String>,
+    pub(crate) sentinel: Option<(String, String)>,
+    pub(crate) store: String,
     pub resource: String,
-    pub ttl: Duration,
+    pub(crate) ttl: Duration,
     /// `None`: hold until the validity runs out.
-    pub hold: Option<(u64, u64)>,
-    pub writes: u32,
+    pub(crate) hold: Option<(u64, u64)>,
+    pub(crate) writes: u32,
     pub think: (u64, u64),
-    pub start: Duration,
-    pub duration: Duration,
-    pub renew: bool,
+    pub(crate) start: Duration,
+    pub(crate) duration: Duration,
+    pub(crate) renew: bool,
     /// Take a fencing token from the store for each acquisition.
-    pub fencing: bool,
+    pub(crate) fencing: bool,
     pub config: Config,
 }
 

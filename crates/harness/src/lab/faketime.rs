@@ -45,7 +45,7 @@ const PLACES: [&str; 4] = [
 
 /// libfaketime's variables a client must not inherit from the lab's own
 /// environment: each would override or disturb the clock the lab sets.
-pub const CLEARED: [&str; 7] = [
+pub(crate) const CLEARED: [&str; 7] = [
     "FAKETIME",
     "FAKETIME_XRESET",
     "FAKETIME_DONT_RESET",
@@ -66,7 +66,7 @@ pub fn library() -> Option<PathBuf> {
 
 /// One client's clock as libfaketime runs it; dropping it unlinks the
 /// shared memory and semaphore.
-pub struct FakeClock {
+pub(crate) struct FakeClock {
     lib: PathBuf,
     file: PathBuf,
     /// The names of the semaphore and the segment, as `sem_open` and
@@ -97,7 +97,7 @@ static RUNS: AtomicU64 = AtomicU64::new(0);
 
 impl FakeClock {
     /// A clock of `offset_ms` and `rate` from now, its spec in `file`.
-    pub fn start(
+    pub(crate) fn start(
         lib: &Path,
         file: &Path,
         client: &str,
@@ -122,7 +122,7 @@ impl FakeClock {
     }
 
     /// The environment that gives a client this clock.
-    pub fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         let preload = match std::env::var("LD_PRELOAD") {
             Ok(p) if !p.is_empty() => format!("{}:{p}", self.lib.display()),
             _ => self.lib.display().to_string(),
@@ -142,19 +142,19 @@ impl FakeClock {
     }
 
     /// The files the watchdog removes if the lab dies before it does.
-    pub fn leftovers(&self) -> [String; 2] {
+    pub(crate) fn leftovers(&self) -> [String; 2] {
         [
             format!("/dev/shm{}", self.shm),
             format!("/dev/shm/sem.{}", &self.sem[1..]),
         ]
     }
 
-    pub fn rate(&self) -> f64 {
+    pub(crate) fn rate(&self) -> f64 {
         self.rate
     }
 
     /// Runs at `rate` from now on; both clocks stay continuous.
-    pub fn set_rate(&mut self, rate: f64) -> io::Result<()> {
+    pub(crate) fn set_rate(&mut self, rate: f64) -> io::Result<()> {
         assert!(rate > 0.0, "faketime: a clock rate must be positive");
         let elapsed_ms = ms_between(&self.start_mon, &now(libc::CLOCK_MONOTONIC));
         self.offset_ms += elapsed_ms * (self.rate - rate);
@@ -260,7 +260,7 @@ fn rate_changes(s: &Scenario, client: &str) -> bool {
 
 /// Whether `client` needs libfaketime in run `seed` of `s`: a clock of its
 /// own from the start, or one a `clock-rate` fault changes.
-pub fn needed(s: &Scenario, seed: u64, client: &str) -> bool {
+pub(crate) fn needed(s: &Scenario, seed: u64, client: &str) -> bool {
     let (offset, rate) = crate::engine::setup::clock_draws(s, seed)
         .get(client)
         .copied()

@@ -15,7 +15,7 @@ type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// A stream of a host that can be paused (`true` on the watch: paused).
 /// Reads and writes wait apart, so that a stream split between two tasks
 /// wakes both when the pause ends.
-pub struct Gated<S> {
+pub(crate) struct Gated<S> {
     inner: S,
     paused: watch::Receiver<bool>,
     read_wait: Option<Wait>,
@@ -23,7 +23,7 @@ pub struct Gated<S> {
 }
 
 impl<S> Gated<S> {
-    pub fn new(inner: S, paused: watch::Receiver<bool>) -> Self {
+    pub(crate) fn new(inner: S, paused: watch::Receiver<bool>) -> Self {
         Gated {
             inner,
             paused,
@@ -54,7 +54,7 @@ fn poll_running(
 }
 
 /// Waits until the host runs (at once if it does).
-pub async fn running(paused: &mut watch::Receiver<bool>) {
+pub(crate) async fn running(paused: &mut watch::Receiver<bool>) {
     let _ = paused.wait_for(|p| !*p).await;
 }
 

@@ -21,17 +21,17 @@
 pub mod clock;
 pub mod driver;
 pub mod faketime;
-pub mod gate;
+pub(crate) mod gate;
 pub mod link;
-pub mod net;
+pub(crate) mod net;
 pub mod node;
 pub mod process;
 pub mod record;
-pub mod refuse;
-pub mod run;
-pub mod sent;
+pub(crate) mod refuse;
+pub(crate) mod run;
+pub(crate) mod sent;
 pub mod store;
-pub mod world;
+pub(crate) mod world;
 
 use std::future::Future;
 use tokio::net::{TcpListener, TcpStream};

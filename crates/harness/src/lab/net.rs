@@ -27,19 +27,19 @@ use std::time::Duration;
 
 /// Every link's listening address, by `(from, to)`: filled once the links
 /// are open, read by each [`Route`].
-pub type Directory = Arc<RwLock<BTreeMap<(String, String), SocketAddr>>>;
+pub(crate) type Directory = Arc<RwLock<BTreeMap<(String, String), SocketAddr>>>;
 
 /// The links and their fault state.
-pub struct LabNet {
+pub(crate) struct LabNet {
     links: BTreeMap<(String, String), Link>,
     latency: DurRange,
     /// Slowed pairs (both directions), with their latency.
     slowed: BTreeMap<(String, String), Duration>,
-    pub directory: Directory,
+    pub(crate) directory: Directory,
 }
 
 impl LabNet {
-    pub fn new(latency: DurRange) -> LabNet {
+    pub(crate) fn new(latency: DurRange) -> LabNet {
         LabNet {
             links: BTreeMap::new(),
             latency,
@@ -50,7 +50,7 @@ impl LabNet {
 
     /// Opens the link `from -> to`, forwarding to `server` (keeping in
     /// `sent` when it read each chunk from `from`, if given).
-    pub async fn open(
+    pub(crate) async fn open(
         &mut self,
         from: &str,
         to: &str,
@@ -73,14 +73,17 @@ impl LabNet {
     }
 
     /// Where `from` reaches `to`.
-    pub fn addr(&self, from: &str, to: &str) -> Option<SocketAddr> {
+    pub(crate) fn addr(&self, from: &str, to: &str) -> Option<SocketAddr> {
         self.links
             .get(&(from.to_string(), to.to_string()))
             .map(|l| l.addr)
     }
 
     /// The links that lead to `to`, with the host each comes from.
-    pub fn into_host<'a>(&'a self, to: &'a str) -> impl Iterator<Item = (&'a str, &'a Link)> + 'a {
+    pub(crate) fn links_into<'a>(
+        &'a self,
+        to: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a Link)> + 'a {
         self.links
             .iter()
             .filter(move |((_, t), _)| t == to)
@@ -89,7 +92,7 @@ impl LabNet {
 
     /// Sets the latency of the pair `a`, `b` (both directions); `None`:
     /// the network's own.
-    pub fn set_latency(&mut self, a: &str, b: &str, latency: Option<Duration>) {
+    pub(crate) fn set_latency(&mut self, a: &str, b: &str, latency: Option<Duration>) {
         match latency {
             Some(d) => self.slowed.insert(pair(a, b), d),
             None => self.slowed.remove(&pair(a, b)),
@@ -97,7 +100,7 @@ impl LabNet {
     }
 
     /// Pushes the wanted state to every link.
-    pub fn apply(&self, cuts: &Cuts) {
+    pub(crate) fn apply(&self, cuts: &Cuts) {
         for ((from, to), link) in &self.links {
             let up = self.setting(cuts, from, to);
             let down = self.setting(cuts, to, from);
@@ -134,9 +137,9 @@ fn pair(a: &str, b: &str) -> (String, String) {
 
 /// How a host inside the lab reaches another by name: `nK:port` is its own
 /// link to `nK`; any other address is connected to as it is.
-pub struct Route {
+pub(crate) struct Route {
     pub from: String,
-    pub directory: Directory,
+    pub(crate) directory: Directory,
 }
 
 impl Connector for Route {

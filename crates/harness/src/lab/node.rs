@@ -41,8 +41,8 @@ tokio::task_local! {
 
 /// One lab node, up or down.
 pub struct NodeHost {
-    pub name: String,
-    pub clock: LabClock,
+    pub(crate) name: String,
+    pub(crate) clock: LabClock,
     disk: SharedDisk,
     mode: persistence::Mode,
     peers: Vec<String>,
@@ -60,11 +60,11 @@ pub struct NodeHost {
 /// replica of the master the sentinel names (synced at the first boot, when
 /// the cluster is empty: the simulation's start), through `route`.
 #[derive(Clone)]
-pub struct Replica {
-    pub route: Arc<dyn redlock_proto::transport::Connector>,
-    pub delay: std::time::Duration,
+pub(crate) struct Replica {
+    pub(crate) route: Arc<dyn redlock_proto::transport::Connector>,
+    pub(crate) delay: std::time::Duration,
     /// The master's name now (`n1` at first; the sentinel's failovers move it).
-    pub master: Arc<Mutex<String>>,
+    pub(crate) master: Arc<Mutex<String>>,
 }
 
 /// Every task of one boot of a node, its connections' included, so that a
@@ -94,7 +94,7 @@ impl NodeHost {
     }
 
     /// [`NodeHost::start`], replicating as `replica` says.
-    pub async fn start_replica(
+    pub(crate) async fn start_replica(
         name: &str,
         peers: &[String],
         clock: LabClock,
@@ -125,12 +125,8 @@ impl NodeHost {
         self.ports.iter().find(|(p, _)| p == peer).map(|(_, a)| *a)
     }
 
-    pub fn is_up(&self) -> bool {
-        self.up.is_some()
-    }
-
     /// The running node, if up (the lab reads its keyspace, runs `REPLICAOF`).
-    pub fn node(&self) -> Option<&Node> {
+    pub(crate) fn node(&self) -> Option<&Node> {
         self.up.as_ref().map(|(n, _)| n)
     }
 

@@ -104,7 +104,7 @@ impl ClientProcess {
     }
 
     /// A crash: SIGKILL to the group.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         self.signal(libc::SIGKILL);
     }
 

@@ -95,7 +95,7 @@ impl LabRecorder {
     }
 
     /// The time since the start.
-    pub fn now(&self) -> Duration {
+    pub(crate) fn now(&self) -> Duration {
         self.origin.elapsed()
     }
 
@@ -108,7 +108,7 @@ impl LabRecorder {
 
     /// A node's effects, made by `peer`'s command (a client's name; any
     /// other peer, or none, is the lab's own doing).
-    pub fn node_effects(&self, node: &str, client: Option<&str>, effects: &[Vec<Bytes>]) {
+    pub(crate) fn node_effects(&self, node: &str, client: Option<&str>, effects: &[Vec<Bytes>]) {
         let mut state = self.lock();
         let time = self.now();
         let keys = state.ownership.lock_keys();
@@ -123,7 +123,7 @@ impl LabRecorder {
     }
 
     /// A node came up holding `held` (lock key → token) from its disk.
-    pub fn node_up(&self, node: &str, keys: usize, held: BTreeMap<String, String>) {
+    pub(crate) fn node_up(&self, node: &str, keys: usize, held: BTreeMap<String, String>) {
         let mut state = self.lock();
         let time = self.now();
         push(&mut state, time, node, EventKind::NodeUp { keys });
@@ -143,7 +143,7 @@ impl LabRecorder {
 
     /// A node lost its memory (a crash; its `crash` fault, recorded next,
     /// empties it in the ownership): the aimer stops aiming at it.
-    pub fn node_down(&self, node: &str) {
+    pub(crate) fn node_down(&self, node: &str) {
         let mut state = self.lock();
         if let Some(a) = &mut state.aimer {
             a.node_down(node, true);
@@ -151,7 +151,7 @@ impl LabRecorder {
     }
 
     /// The lock keys known now.
-    pub fn lock_keys(&self) -> Vec<String> {
+    pub(crate) fn lock_keys(&self) -> Vec<String> {
         self.lock().ownership.lock_keys()
     }
 
@@ -190,19 +190,19 @@ impl LabRecorder {
     /// Aims the nemesis's faults at what the lab sees of the lock: each
     /// change of ownership is an acquisition (its validity `ttl`) or a
     /// release, each `HELD` while it holds an extension.
-    pub fn aim(&self, aimer: Aimer, ttl: Duration) {
+    pub(crate) fn aim(&self, aimer: Aimer, ttl: Duration) {
         let mut state = self.lock();
         state.aimer = Some(aimer);
         state.ttl = ttl;
     }
 
     /// The faults the aimed nemesis placed since the last call.
-    pub fn take_placed(&self) -> Vec<Due> {
+    pub(crate) fn take_placed(&self) -> Vec<Due> {
         std::mem::take(&mut self.lock().placed)
     }
 
     /// The first time the lab saw `client` own a lock, since the start.
-    pub fn first_owned(&self, client: &str) -> Option<Duration> {
+    pub(crate) fn first_owned(&self, client: &str) -> Option<Duration> {
         self.lock().first_owned.get(client).copied()
     }
 

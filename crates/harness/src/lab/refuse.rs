@@ -23,7 +23,7 @@ use crate::scenario::{
 };
 
 /// The notes for a scenario the lab can run, or the first key it cannot.
-pub fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, ScenarioError> {
+pub(crate) fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>, ScenarioError> {
     let err = |key: &str, line: Option<usize>, message: String| ScenarioError {
         file: file.to_string(),
         key: key.to_string(),

@@ -38,20 +38,20 @@ use tokio::task::JoinHandle;
 
 /// What one lab run needs.
 #[derive(Clone, Debug)]
-pub struct Setup {
+pub(crate) struct Setup {
     pub scenario: Scenario,
     pub seed: u64,
     /// The client command and its arguments.
-    pub cmd: Vec<String>,
+    pub(crate) cmd: Vec<String>,
     /// Where each client's output goes: `<logs>/<client>.log` (it exists).
-    pub logs: PathBuf,
+    pub(crate) logs: PathBuf,
 }
 
 /// How a client's process ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientEnd {
     pub name: String,
-    pub log: PathBuf,
+    pub(crate) log: PathBuf,
     /// As the system says (`exit status: 0`, `signal: 9 (SIGKILL)`).
     pub status: String,
     /// It ended by itself before the run's `duration`, or failed.
@@ -60,14 +60,14 @@ pub struct ClientEnd {
 
 /// A finished lab run.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub history: History,
-    pub clients: Vec<ClientEnd>,
+    pub(crate) clients: Vec<ClientEnd>,
 }
 
 /// Why a lab run could not be made.
 #[derive(Debug)]
-pub enum LabError {
+pub(crate) enum LabError {
     /// The client command cannot be started (exit 2).
     Command(String),
     /// The lab itself failed (a port, a file): exit 70.
@@ -87,19 +87,19 @@ fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabError + '_ {
 }
 
 /// Everything of one run.
-pub struct Lab {
+pub(crate) struct Lab {
     scenario: Scenario,
     world: LabWorld,
     engine: Engine,
     seed: u64,
-    pub ends: BTreeMap<String, ClientEnd>,
+    pub(crate) ends: BTreeMap<String, ClientEnd>,
     sentinel: Option<JoinHandle<()>>,
 }
 
 /// Runs `setup` to its end. Clients are started from the calling thread,
 /// which must live as long as the run (their parent-death signal follows
 /// it): call it from `block_on`, not from a spawned task.
-pub async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabError> {
+pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabError> {
     let mut lab = Lab::start(setup).await?;
     lab.spawn_clients(setup, watchdog)?;
     lab.drive().await;

@@ -35,12 +35,12 @@ impl SendTimes {
 
     /// A link's new connection, known by `peer` (the link's end), with the
     /// chunks it read before it connected.
-    pub fn open(&self, peer: SocketAddr, early: Vec<(u64, Instant)>) {
+    pub(crate) fn open(&self, peer: SocketAddr, early: Vec<(u64, Instant)>) {
         self.lock().insert(peer, early.into());
     }
 
     /// The link read a chunk starting at byte `offset` at `at`.
-    pub fn read(&self, peer: SocketAddr, offset: u64, at: Instant) {
+    pub(crate) fn read(&self, peer: SocketAddr, offset: u64, at: Instant) {
         if let Some(c) = self.lock().get_mut(&peer) {
             c.push_back((offset, at));
         }
@@ -48,7 +48,7 @@ impl SendTimes {
 
     /// When the byte at `offset` was read; the chunks before its own are
     /// forgotten (the store reads forward).
-    pub fn sent_at(&self, peer: SocketAddr, offset: u64) -> Option<Instant> {
+    pub(crate) fn sent_at(&self, peer: SocketAddr, offset: u64) -> Option<Instant> {
         let mut conns = self.lock();
         let chunks = conns.get_mut(&peer)?;
         while chunks.len() > 1 && chunks[1].0 <= offset {
@@ -61,14 +61,14 @@ impl SendTimes {
     }
 
     /// The store is done with the connection.
-    pub fn close(&self, peer: SocketAddr) {
+    pub(crate) fn close(&self, peer: SocketAddr) {
         self.lock().remove(&peer);
     }
 }
 
 /// What one link connection keeps: where it reports, and the offset of
 /// the next byte it reads.
-pub struct Stamper {
+pub(crate) struct Stamper {
     times: SendTimes,
     peer: SocketAddr,
     offset: u64,
@@ -77,7 +77,7 @@ pub struct Stamper {
 impl Stamper {
     /// Stamps for the connection whose link end is `peer`, `early` (the
     /// chunks read before the connect) first.
-    pub fn open(times: &SendTimes, peer: SocketAddr, early: &Early) -> Stamper {
+    pub(crate) fn open(times: &SendTimes, peer: SocketAddr, early: &Early) -> Stamper {
         times.open(peer, early.chunks.clone());
         Stamper {
             times: times.clone(),
@@ -87,7 +87,7 @@ impl Stamper {
     }
 
     /// `n` bytes read now.
-    pub fn read(&mut self, n: usize) {
+    pub(crate) fn read(&mut self, n: usize) {
         self.times.read(self.peer, self.offset, Instant::now());
         self.offset += n as u64;
     }
@@ -95,14 +95,14 @@ impl Stamper {
 
 /// The chunks a link reads before it connects to the server.
 #[derive(Default)]
-pub struct Early {
+pub(crate) struct Early {
     chunks: Vec<(u64, Instant)>,
     offset: u64,
 }
 
 impl Early {
     /// `n` bytes read now.
-    pub fn read(&mut self, n: usize) {
+    pub(crate) fn read(&mut self, n: usize) {
         self.chunks.push((self.offset, Instant::now()));
         self.offset += n as u64;
     }

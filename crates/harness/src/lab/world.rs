@@ -28,16 +28,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The lab's hosts, as the faults act on them.
-pub struct LabWorld {
-    pub rec: LabRecorder,
-    pub net: LabNet,
-    pub nodes: BTreeMap<String, NodeHost>,
-    pub store: Store,
-    pub clients: BTreeMap<String, ClientProcess>,
+pub(crate) struct LabWorld {
+    pub(crate) rec: LabRecorder,
+    pub(crate) net: LabNet,
+    pub(crate) nodes: BTreeMap<String, NodeHost>,
+    pub(crate) store: Store,
+    pub(crate) clients: BTreeMap<String, ClientProcess>,
     /// The clocks libfaketime gives clients, for those that have one.
-    pub clocks: BTreeMap<String, FakeClock>,
+    pub(crate) clocks: BTreeMap<String, FakeClock>,
     /// The master's name (the `single` topology; `n1` for `redlock`).
-    pub master: Arc<Mutex<String>>,
+    pub(crate) master: Arc<Mutex<String>>,
 }
 
 impl LabWorld {
@@ -91,7 +91,7 @@ impl engine::World for LabWorld {
             crashed,
             "lab: {host} was up by the engine's count but not by its own"
         );
-        for (_, link) in self.net.into_host(host) {
+        for (_, link) in self.net.links_into(host) {
             link.reset();
         }
         self.rec.node_down(host);
@@ -108,7 +108,7 @@ impl engine::World for LabWorld {
             Ok(false) => panic!("lab: {host} was down by the engine's count but not by its own"),
             Err(e) => panic!("lab: restarting {host}: {e}"),
         }
-        for (from, link) in self.net.into_host(host) {
+        for (from, link) in self.net.links_into(host) {
             if let Some(a) = node.addr(from) {
                 link.set_server(a);
             }

@@ -185,7 +185,7 @@ pub fn default_out(scenario: &Scenario, seed: u64, sets: &[(String, toml::Value)
 }
 
 /// Longest directory name [`dir_name`] returns, in bytes.
-pub const MAX_DIR_NAME: usize = 150;
+pub(crate) const MAX_DIR_NAME: usize = 150;
 
 /// The name of a run's directory: `<prefix><seed>` without overrides
 /// (`seed-1`), else `<prefix><seed>--<key>=<value>--...` for the overrides

@@ -58,12 +58,12 @@ pub struct Library {
 pub struct Fault {
     pub name: String,
     /// The scenario file for single-instance libraries, if any.
-    pub single: Option<String>,
+    pub(crate) single: Option<String>,
     /// The scenario file for Redlock libraries, if any.
-    pub redlock: Option<String>,
+    pub(crate) redlock: Option<String>,
     /// Why a kind without a file has no cell.
-    pub not_single: Option<String>,
-    pub not_redlock: Option<String>,
+    pub(crate) not_single: Option<String>,
+    pub(crate) not_redlock: Option<String>,
 }
 
 impl Fault {

@@ -17,14 +17,14 @@ pub(super) struct RawEntry {
     /// Line of the key.
     pub key_line: Option<usize>,
     /// Its value.
-    pub value: RawNode,
+    pub(crate) value: RawNode,
 }
 
 /// A value and the line it starts on (a table header for tables).
 #[derive(Clone, Debug)]
 pub(super) struct RawNode {
     /// The value.
-    pub kind: RawKind,
+    pub(crate) kind: RawKind,
     /// Line of the value.
     pub line: Option<usize>,
 }
@@ -43,14 +43,14 @@ pub(super) enum RawKind {
 
 impl RawTable {
     /// The entry for `key`.
-    pub fn get(&self, key: &str) -> Option<&RawEntry> {
+    pub(crate) fn get(&self, key: &str) -> Option<&RawEntry> {
         self.entries.iter().find(|e| e.key == key)
     }
 }
 
 impl RawKind {
     /// "a string", "an integer"... for messages.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             RawKind::Str(_) => "a string",
             RawKind::Int(_) => "an integer",

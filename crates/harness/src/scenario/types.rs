@@ -13,13 +13,13 @@ pub const MAX_CLIENTS: usize = 100;
 /// Most nodes (`cluster.nodes`) a scenario may have (see [`MAX_CLIENTS`]).
 pub const MAX_NODES: usize = 15;
 /// Shortest `tick`.
-pub const MIN_TICK: Duration = Duration::from_micros(100);
+pub(crate) const MIN_TICK: Duration = Duration::from_micros(100);
 /// Slowest clock rate (`clock_rate`, a `clock-rate` fault's `rate`, and
 /// 1 − `clocks.drift`).
-pub const MIN_CLOCK_RATE: f64 = 0.01;
+pub(crate) const MIN_CLOCK_RATE: f64 = 0.01;
 /// Fastest clock rate (`clock_rate`, a `clock-rate` fault's `rate`, and
 /// 1 + `clocks.drift`).
-pub const MAX_CLOCK_RATE: f64 = 100.0;
+pub(crate) const MAX_CLOCK_RATE: f64 = 100.0;
 
 /// A validated scenario with every default applied.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,7 +110,7 @@ impl DurRange {
 
     /// Draws a value uniformly (nanosecond resolution); consumes no
     /// randomness when `lo == hi`.
-    pub fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+    pub(crate) fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Duration {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let (lo, hi) = (nanos(self.lo), nanos(self.hi));
         if lo >= hi {
@@ -139,7 +139,7 @@ impl SignedRange {
     }
 
     /// Draws a value uniformly; consumes no randomness when `lo == hi`.
-    pub fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+    pub(crate) fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         let finite = self.lo_ms.is_finite() && self.hi_ms.is_finite();
         if !finite || self.lo_ms >= self.hi_ms {
             return self.lo_ms;
@@ -202,7 +202,7 @@ pub enum Restart {
 
 impl Restart {
     /// How long after its crash the node comes back; `None`: never.
-    pub fn delay(self) -> Option<Duration> {
+    pub(crate) fn delay(self) -> Option<Duration> {
         match self {
             Restart::Immediate => Some(Duration::ZERO),
             Restart::Never => None,
@@ -291,23 +291,10 @@ pub enum Hold {
     Validity,
 }
 
-impl Hold {
-    /// The spelling used in files and reports (`"1s..3s"`, `"validity"`).
-    pub fn text(&self) -> String {
-        match self {
-            Hold::Validity => "validity".to_string(),
-            Hold::For(r) if r.lo == r.hi => redlock_proto::duration::format(r.lo),
-            Hold::For(r) => format!(
-                "{}..{}",
-                redlock_proto::duration::format(r.lo),
-                redlock_proto::duration::format(r.hi)
-            ),
-        }
-    }
-}
+impl Hold {}
 
 /// Most nested re-acquisitions per hold (`clients.reentry`).
-pub const MAX_REENTRY: u32 = 1000;
+pub(crate) const MAX_REENTRY: u32 = 1000;
 
 /// `clients.lock`: the lock taken on each node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -374,7 +361,7 @@ pub enum Trigger {
 
 /// The events an instant trigger ([`Trigger::Event`]) can name: those the
 /// aimed nemesis places faults at.
-pub const AIMED_EVENTS: [&str; 4] = ["acquired", "extended", "release_start", "lock_call"];
+pub(crate) const AIMED_EVENTS: [&str; 4] = ["acquired", "extended", "release_start", "lock_call"];
 
 /// A fault's `host`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -512,7 +499,7 @@ pub enum CrashTarget {
 
 /// `nemesis.clock_jump_target`: whose wall clock a random jump steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JumpTarget {
+pub(crate) enum JumpTarget {
     /// A random node (the default: nodes expire keys by their wall clock).
     Node,
     /// A random client (clients that time by the wall clock are exposed).
@@ -523,7 +510,7 @@ pub enum JumpTarget {
 
 /// `nemesis.aim`: where the nemesis's faults go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Aim {
+pub(crate) enum Aim {
     /// Drawn blind: random times, random hosts.
     Random,
     /// Aimed at the lock: near lock events, on the hosts involved.
@@ -548,17 +535,17 @@ pub struct Nemesis {
     /// How long a partition lasts.
     pub partition_for: DurRange,
     /// Mean interval between pauses of a random client or node.
-    pub pause_every: Option<Duration>,
+    pub(crate) pause_every: Option<Duration>,
     /// How long a pause lasts.
     pub pause_for: DurRange,
     /// Mean interval between jumps of a random node's wall clock.
-    pub clock_jump_every: Option<Duration>,
+    pub(crate) clock_jump_every: Option<Duration>,
     /// Size of a jump in ms.
     pub clock_jump: SignedRange,
     /// Whose clock jumps.
-    pub clock_jump_target: JumpTarget,
+    pub(crate) clock_jump_target: JumpTarget,
     /// Blind, or aimed at the lock.
-    pub aim: Aim,
+    pub(crate) aim: Aim,
 }
 
 /// `[sweep]`: seeds and the values to vary.

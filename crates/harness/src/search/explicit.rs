@@ -56,7 +56,7 @@ fn at_event(a: &Applied) -> Option<Trigger> {
 /// due at its time from the start: for runs where a triggered fault must
 /// keep its trigger to act at the same instruction of its host (a pause of
 /// the client that just acquired, before its first write).
-pub fn keeping_triggers(file: &[Fault], applied: &[Applied]) -> Vec<Fault> {
+pub(crate) fn keeping_triggers(file: &[Fault], applied: &[Applied]) -> Vec<Fault> {
     let mut out: Vec<Fault> = file
         .iter()
         .filter(|f| f.after != Trigger::Start)
@@ -74,7 +74,7 @@ pub fn keeping_triggers(file: &[Fault], applied: &[Applied]) -> Vec<Fault> {
 
 /// A duration as a string the format parses back to the same nanosecond:
 /// milliseconds with up to six decimals (`"1234.567891ms"`, `"2000ms"`).
-pub fn exact(d: Duration) -> String {
+pub(crate) fn exact(d: Duration) -> String {
     let nanos = d.as_nanos();
     let (ms, frac) = (nanos / 1_000_000, nanos % 1_000_000);
     if frac == 0 {
@@ -86,7 +86,7 @@ pub fn exact(d: Duration) -> String {
 
 /// A signed millisecond amount as the format writes it (`"+8000ms"`,
 /// `"-1234.5678901ms"`), parsing back to the same `f64`.
-pub fn signed_ms(ms: f64) -> String {
+pub(crate) fn signed_ms(ms: f64) -> String {
     if ms.is_sign_negative() {
         format!("-{}ms", -ms)
     } else {
@@ -111,7 +111,7 @@ fn target(t: &Target) -> String {
 
 /// A restart policy as the format writes it (`cluster.restart`, a crash's
 /// `restart`).
-pub fn restart(r: Restart) -> String {
+pub(crate) fn restart(r: Restart) -> String {
     match r {
         Restart::Immediate => "immediate".to_string(),
         Restart::Never => "never".to_string(),
@@ -137,7 +137,7 @@ fn strings(list: &[String]) -> toml_edit::Array {
 /// then the keys of its kind in the format's order. A crash's `restart` is
 /// written only when the crash has its own (else the cluster's applies, as
 /// in the run).
-pub fn entry(f: &Fault) -> toml_edit::Table {
+pub(crate) fn entry(f: &Fault) -> toml_edit::Table {
     use toml_edit::value;
     let mut t = toml_edit::Table::new();
     t["at"] = value(exact(f.at));
@@ -203,7 +203,7 @@ pub fn entry(f: &Fault) -> toml_edit::Table {
 }
 
 /// Every entry as an array of tables, for the document's `faults` key.
-pub fn entries(faults: &[Fault]) -> toml_edit::ArrayOfTables {
+pub(crate) fn entries(faults: &[Fault]) -> toml_edit::ArrayOfTables {
     let mut out = toml_edit::ArrayOfTables::new();
     for f in faults {
         out.push(entry(f));

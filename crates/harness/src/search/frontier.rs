@@ -24,11 +24,11 @@ pub const BATCH: u64 = 16;
 /// Seeds per value when `--seeds` is not given.
 pub const DEFAULT_SEEDS: u64 = 200;
 /// The default resolution is `(to - from) / RESOLUTION_PARTS`.
-pub const RESOLUTION_PARTS: f64 = 64.0;
+pub(crate) const RESOLUTION_PARTS: f64 = 64.0;
 /// `--seeds` at most.
-pub const MAX_SEEDS: u64 = 1_000_000;
+pub(crate) const MAX_SEEDS: u64 = 1_000_000;
 /// Values tried at most (both ends included), whatever the resolution.
-pub const MAX_VALUES: usize = 64;
+pub(crate) const MAX_VALUES: usize = 64;
 
 /// What a value of the key is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub enum Kind {
 
 impl Kind {
     /// How the kind is named in messages and the report.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Duration => "a duration",
             Kind::Ttl => "a TTL multiple",
@@ -65,7 +65,7 @@ pub struct Value {
 impl Value {
     /// Parses a value as written on the command line (`1.2s`, `0.9ttl`, `3`,
     /// `1.05`).
-    pub fn parse(text: &str) -> Result<Value, String> {
+    pub(crate) fn parse(text: &str) -> Result<Value, String> {
         let t = text.trim();
         if let Some(f) = t.strip_suffix("ttl") {
             let f = if f.trim().is_empty() { "1" } else { f.trim() };
@@ -134,7 +134,7 @@ impl Value {
     /// The value halfway to `other`, in the kind's own grain (whole
     /// milliseconds, integers, six decimals); `None` when there is none
     /// strictly between them.
-    pub fn midpoint(&self, other: &Value) -> Option<Value> {
+    pub(crate) fn midpoint(&self, other: &Value) -> Option<Value> {
         let m = (self.x + other.x) / 2.0;
         let x = match self.kind {
             Kind::Duration | Kind::Int => m.round(),
@@ -186,7 +186,7 @@ pub struct Trial {
 }
 
 impl Trial {
-    pub fn violates(&self) -> bool {
+    pub(crate) fn violates(&self) -> bool {
         self.violating > 0
     }
 }
@@ -242,12 +242,12 @@ fn bad(file: &str, key: &str, message: String) -> Failure {
 /// What a validated request searches: the file's text and name, the
 /// scenario, both ends and the resolution.
 pub struct Checked {
-    pub text: String,
+    pub(crate) text: String,
     pub file: String,
     pub scenario: Scenario,
     pub from: Value,
     pub to: Value,
-    pub resolution: f64,
+    pub(crate) resolution: f64,
 }
 
 /// Checks everything before anything runs: the file, the key (it must exist
@@ -359,7 +359,7 @@ fn as_set(mut e: ScenarioError, key: &str, v: Value) -> ScenarioError {
 /// Runs `value` on seeds `1..=n` in batches of [`BATCH`], each batch on
 /// `jobs` threads, stopping after the batch with the first violation.
 /// `progress` is told each finished trial.
-pub fn try_value(
+pub(crate) fn try_value(
     c: &Checked,
     key: &str,
     value: Value,

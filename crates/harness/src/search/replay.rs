@@ -13,7 +13,7 @@ use crate::scenario::{Fault, Scenario};
 use crate::sweep::pool;
 
 /// The scenario of one candidate: `base` with exactly `faults`, no nemesis.
-pub fn scenario_with(base: &Scenario, faults: &[Fault]) -> Scenario {
+pub(crate) fn scenario_with(base: &Scenario, faults: &[Fault]) -> Scenario {
     Scenario {
         faults: faults.to_vec(),
         nemesis: None,
@@ -23,25 +23,25 @@ pub fn scenario_with(base: &Scenario, faults: &[Fault]) -> Scenario {
 }
 
 /// Does the run of `base` with `faults` at `seed` violate?
-pub fn violates(base: &Scenario, faults: &[Fault], seed: u64) -> Result<bool, Failure> {
+pub(crate) fn violates(base: &Scenario, faults: &[Fault], seed: u64) -> Result<bool, Failure> {
     let run = runner::simulate(scenario_with(base, faults), seed)?;
     Ok(run.check.verdict == Verdict::Violation)
 }
 
 /// Replays, with a budget: counts the candidates whose answer was needed.
-pub struct Replayer<'a> {
-    pub base: &'a Scenario,
+pub(crate) struct Replayer<'a> {
+    pub(crate) base: &'a Scenario,
     pub seed: u64,
     pub jobs: usize,
     /// Candidates counted so far (see [`Replayer::first_violating`]).
-    pub used: usize,
+    pub(crate) used: usize,
     /// Most candidates to count in all.
-    pub budget: usize,
+    pub(crate) budget: usize,
 }
 
 impl Replayer<'_> {
     /// Candidates the budget still allows.
-    pub fn left(&self) -> usize {
+    pub(crate) fn left(&self) -> usize {
         self.budget.saturating_sub(self.used)
     }
 
@@ -50,14 +50,17 @@ impl Replayer<'_> {
     /// tried. Counts the candidates up to the answer (all of those tried
     /// when there is none): a number that does not depend on the threads.
     /// A simulation that fails before the answer is the error returned.
-    pub fn first_violating(&mut self, candidates: &[Vec<Fault>]) -> Result<Option<usize>, Failure> {
+    pub(crate) fn first_violating(
+        &mut self,
+        candidates: &[Vec<Fault>],
+    ) -> Result<Option<usize>, Failure> {
         self.first_violating_by(candidates.len(), |i| candidates[i].clone())
     }
 
     /// [`Replayer::first_violating`] of `count` candidates, candidate `i`
     /// being `make(i)`, built only when its replay starts (a long fault list
     /// is held once per thread, not once per candidate).
-    pub fn first_violating_by(
+    pub(crate) fn first_violating_by(
         &mut self,
         count: usize,
         make: impl Fn(usize) -> Vec<Fault> + Sync,

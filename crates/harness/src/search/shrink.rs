@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 /// the explicit faults and the final replay of `minimal.toml` are not
 /// counted). When they run out, the search stops where it is: the result
 /// still violates, it may only be less small.
-pub const MAX_REPLAYS: usize = 300;
+pub(crate) const MAX_REPLAYS: usize = 300;
 
 /// What [`shrink_file`] produced.
 pub struct Shrunk {
@@ -57,7 +57,11 @@ pub struct Shrunk {
 /// Where `shrink` writes by default:
 /// `reports/<name>/<runner::dir_name("shrink-seed-", N, sets)>/`
 /// (`reports/<name>/shrink-seed-<N>/` without `--set`).
-pub fn default_out(scenario: &Scenario, seed: u64, sets: &[(String, toml::Value)]) -> PathBuf {
+pub(crate) fn default_out(
+    scenario: &Scenario,
+    seed: u64,
+    sets: &[(String, toml::Value)],
+) -> PathBuf {
     Path::new("reports")
         .join(&scenario.name)
         .join(runner::dir_name("shrink-seed-", seed, sets))

@@ -18,7 +18,7 @@ const ROUNDS: usize = 2;
 /// Drops faults while the run still violates: first all of them, then
 /// (ddmin) each of `n` chunks, `n` doubling when no chunk can go, until no
 /// single fault can be dropped (or the budget ends).
-pub fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure> {
+pub(crate) fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure> {
     if cur.is_empty() || r.first_violating(&[Vec::new()])?.is_some() {
         return Ok(Vec::new());
     }
@@ -82,7 +82,7 @@ fn with_length(f: &Fault, ms: f64) -> Fault {
 }
 
 /// Shortens each fault that has a length (see [`length`]), in order.
-pub fn shorten(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure> {
+pub(crate) fn shorten(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure> {
     for i in 0..cur.len() {
         let Some(len) = length(&cur[i]) else { continue };
         if r.left() == 0 {
@@ -106,7 +106,7 @@ pub fn shorten(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Fail
 /// whole millisecond, latest first; the latest that still violates is
 /// kept, and one more round tries three times between it and the next
 /// later time tried.
-pub fn later(
+pub(crate) fn later(
     r: &mut Replayer,
     mut cur: Vec<Fault>,
     end: Duration,

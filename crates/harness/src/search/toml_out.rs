@@ -9,16 +9,16 @@ use crate::scenario::Fault;
 use toml_edit::{DocumentMut, Item, Table};
 
 /// What replaces the file's own top-level keys.
-pub struct Header<'a> {
-    pub name: &'a str,
-    pub description: &'a str,
+pub(crate) struct Header<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) description: &'a str,
     pub seed: u64,
 }
 
 /// Builds the minimal scenario's text from the file's `source` text.
 /// `sets` were already applied and validated by the scenario parser, so an
 /// error here is a bug of the caller (the message says which path).
-pub fn minimal(
+pub(crate) fn minimal(
     source: &str,
     sets: &[(String, toml::Value)],
     header: &Header,

@@ -33,15 +33,15 @@ struct State {
 }
 
 /// The shared context of one run.
-pub struct Context {
-    pub recorder: Recorder,
-    pub clocks: BTreeMap<String, SimClock>,
+pub(crate) struct Context {
+    pub(crate) recorder: Recorder,
+    pub(crate) clocks: BTreeMap<String, SimClock>,
     /// The clocks' timers; every event recorded touches it.
-    pub wakeups: Wakeups,
+    pub(crate) wakeups: Wakeups,
     /// The lock keys clients use (node events are recorded for these only).
-    pub resources: Vec<String>,
+    pub(crate) resources: Vec<String>,
     /// No new lock attempt starts after this global time.
-    pub end: Duration,
+    pub(crate) end: Duration,
     fence: AtomicU64,
     /// Whether an aimed nemesis follows the events (fixed for the run: a
     /// run without one never takes the state's lock to record an event).
@@ -50,7 +50,7 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(
+    pub(crate) fn new(
         recorder: Recorder,
         clocks: BTreeMap<String, SimClock>,
         resources: Vec<String>,
@@ -82,7 +82,7 @@ impl Context {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn clock(&self, host: &str) -> SimClock {
+    pub(crate) fn clock(&self, host: &str) -> SimClock {
         self.clocks
             .get(host)
             .cloned()
@@ -92,13 +92,13 @@ impl Context {
     /// Records an event of `host` at the current global time, and releases
     /// the faults this event triggers. A triggered pause of the recording
     /// host takes effect at once, before the host runs another instruction.
-    pub fn record(&self, host: &str, kind: EventKind) {
+    pub(crate) fn record(&self, host: &str, kind: EventKind) {
         let now = redlock_proto::clock::sim_now();
         self.wakeups.check_late(host, now);
         self.record_at(now, host, kind);
     }
 
-    pub fn record_at(&self, time: Duration, host: &str, kind: EventKind) {
+    pub(crate) fn record_at(&self, time: Duration, host: &str, kind: EventKind) {
         self.wakeups.touch();
         let fired = match &kind {
             EventKind::Acquired { .. } => Some(Trigger::Acquired(host.to_string())),
@@ -234,29 +234,29 @@ impl Context {
     }
 
     /// Takes the links hosts held since the last call ([`Self::hold_for`]).
-    pub fn take_held(&self) -> Vec<(String, String)> {
+    pub(crate) fn take_held(&self) -> Vec<(String, String)> {
         std::mem::take(&mut self.state().held)
     }
 
     /// Takes the triggered faults released since the last call.
-    pub fn take_due(&self) -> Vec<Due> {
+    pub(crate) fn take_due(&self) -> Vec<Due> {
         std::mem::take(&mut self.state().due)
     }
 
     /// Adds a pause window for `host` (kept by its clock: its timers and,
     /// through [`super::pause`], its sockets wait the pause out).
-    pub fn add_pause(&self, host: &str, start: Duration, end: Duration) {
+    pub(crate) fn add_pause(&self, host: &str, start: Duration, end: Duration) {
         self.clock(host).add_pause(start, end);
     }
 
     /// The end of the pause `host` is in at global time `now`, if any.
-    pub fn paused_until(&self, host: &str, now: Duration) -> Option<Duration> {
+    pub(crate) fn paused_until(&self, host: &str, now: Duration) -> Option<Duration> {
         self.clock(host).paused_until(now)
     }
 
     /// Waits while `host` is paused (a stop-the-world pause: it runs nothing;
     /// its clocks keep running).
-    pub async fn pause_point(&self, host: &str) {
+    pub(crate) async fn pause_point(&self, host: &str) {
         while let Some(until) = self.paused_until(host, redlock_proto::clock::sim_now()) {
             let clock = self.clock(host);
             clock.timer(until - redlock_proto::clock::sim_now()).await;
@@ -265,7 +265,7 @@ impl Context {
 
     /// Notes that `node` went down or came back (for the aimed nemesis, if
     /// any, and for the links a fault released in a host holds).
-    pub fn node_down(&self, node: &str, down: bool) {
+    pub(crate) fn node_down(&self, node: &str, down: bool) {
         let mut st = self.state();
         if down {
             st.down.insert(node.to_string());
@@ -277,16 +277,16 @@ impl Context {
         }
     }
 
-    pub fn master(&self) -> String {
+    pub(crate) fn master(&self) -> String {
         self.state().master.clone()
     }
 
-    pub fn set_master(&self, name: &str) {
+    pub(crate) fn set_master(&self, name: &str) {
         self.state().master = name.to_string();
     }
 
     /// The next fencing token of the ideal consensus service: 1, 2, 3, ...
-    pub fn next_fence(&self) -> u64 {
+    pub(crate) fn next_fence(&self) -> u64 {
         self.fence.fetch_add(1, Ordering::SeqCst) + 1
     }
 }

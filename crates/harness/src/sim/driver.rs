@@ -29,14 +29,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The loop of one simulated run.
-pub struct Driver<'a> {
-    pub world: SimWorld<'a>,
-    pub engine: Engine,
+pub(crate) struct Driver<'a> {
+    pub(crate) world: SimWorld<'a>,
+    pub(crate) engine: Engine,
     pub scenario: Scenario,
     /// The loop stops here even if a client has not finished.
-    pub limit: Duration,
+    pub(crate) limit: Duration,
     /// The deadlines of the hosts' timers (see [`Wakeups`]).
-    pub wakeups: Wakeups,
+    pub(crate) wakeups: Wakeups,
     /// Whether steps in which nothing can happen are skipped.
     pub stepping: Stepping,
 }
@@ -70,7 +70,7 @@ impl Driver<'_> {
     }
 
     /// Runs the simulation to the end.
-    pub fn run(&mut self) -> Result<(), RunError> {
+    pub(crate) fn run(&mut self) -> Result<(), RunError> {
         let end = self.ctx().end;
         let mut ended = false;
         // Events reach the checkers this far behind the present: a fault

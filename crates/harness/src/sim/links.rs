@@ -9,7 +9,7 @@ use turmoil::Sim;
 
 /// What turmoil has now, per directed pair (absent: healthy).
 #[derive(Default)]
-pub struct TurmoilLinks {
+pub(crate) struct TurmoilLinks {
     applied: BTreeMap<(String, String), LinkState>,
 }
 
@@ -17,13 +17,13 @@ impl TurmoilLinks {
     /// Notes that a host held `from -> to` itself (a fault triggered in the
     /// middle of a step, see [`super::context::Context::record_at`]), so
     /// that the next [`TurmoilLinks::apply`] brings it to the wanted state.
-    pub fn held_by_host(&mut self, from: &str, to: &str) {
+    pub(crate) fn held_by_host(&mut self, from: &str, to: &str) {
         self.applied
             .insert((from.into(), to.into()), LinkState::Held);
     }
 
     /// Brings turmoil's links between the hosts to the wanted state.
-    pub fn apply(&mut self, sim: &mut Sim<'_>, cuts: &Cuts) {
+    pub(crate) fn apply(&mut self, sim: &mut Sim<'_>, cuts: &Cuts) {
         let hosts = cuts.hosts();
         for from in hosts {
             for to in hosts.iter().filter(|h| *h != from) {

@@ -16,18 +16,18 @@
 //! from the seed; turmoil's own generator is seeded with it too, and its
 //! epoch is fixed, so a run depends on nothing else.
 
-pub mod context;
-pub mod driver;
-pub mod links;
-pub mod nodes;
+pub(crate) mod context;
+pub(crate) mod driver;
+pub(crate) mod links;
+pub(crate) mod nodes;
 pub mod own;
-pub mod pause;
+pub(crate) mod pause;
 pub mod sentinel;
-pub mod sockets;
-pub mod store;
-pub mod store_link;
+pub(crate) mod sockets;
+pub(crate) mod store;
+pub(crate) mod store_link;
 pub mod workload;
-pub mod world;
+pub(crate) mod world;
 
 use crate::engine::due::Applied;
 use crate::engine::plan::fault_plan;
@@ -57,7 +57,7 @@ pub const EPOCH_SECS: u64 = 1_700_000_000;
 /// that connect to one node, the store or the sentinel at once, or when a
 /// paused host is released with the connects held during its pause. The
 /// buffers grow only as used, so a bound this large costs nothing.
-pub const TCP_CAPACITY: usize = 1 << 24;
+pub(crate) const TCP_CAPACITY: usize = 1 << 24;
 
 /// Ports a host's outgoing connections take. Turmoil (0.7) never frees the
 /// port of a connect that got no answer (a lost SYN, a refused or abandoned
@@ -65,7 +65,7 @@ pub const TCP_CAPACITY: usize = 1 << 24;
 /// every node retries each about once a second (the connection backoff), so
 /// the whole range above the well-known ports (64512, four times turmoil's
 /// default) lasts an hour of simulated isolation with the most nodes.
-pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 1024..=65535;
+pub(crate) const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 1024..=65535;
 
 /// Each host's clock: rates drawn from `[1 − drift, 1 + drift]`, offsets from
 /// `clocks.offset`, per-host overrides applied after the draw (so overriding
@@ -100,13 +100,13 @@ pub fn run(s: &Scenario, seed: u64) -> Result<History, RunError> {
 /// Runs `s` with `seed`, handing each event to `sink` in time order as the
 /// run goes (a few ticks behind the present), and keeping none: memory does
 /// not grow with the simulated duration.
-pub fn run_with(s: &Scenario, seed: u64, sink: Sink) -> Result<(), RunError> {
+pub(crate) fn run_with(s: &Scenario, seed: u64, sink: Sink) -> Result<(), RunError> {
     run_with_code(s, seed, sink, &LockCode::BuiltIn).map(|_| ())
 }
 
 /// [`run_with`], the clients running `code`; returns the faults applied,
 /// in the order they were applied.
-pub fn run_with_code(
+pub(crate) fn run_with_code(
     s: &Scenario,
     seed: u64,
     sink: Sink,
@@ -117,7 +117,7 @@ pub fn run_with_code(
 
 /// [`run_with_code`], time moved by `stepping`: the same run either way
 /// (tests compare the two).
-pub fn run_stepping(
+pub(crate) fn run_stepping(
     s: &Scenario,
     seed: u64,
     sink: Sink,

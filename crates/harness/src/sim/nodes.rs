@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// Records changes of the lock keys in the history.
-pub fn history_sink(
+pub(crate) fn history_sink(
     ctx: Arc<Context>,
     host: String,
     held: BTreeMap<String, String>,
@@ -29,7 +29,7 @@ pub fn history_sink(
 }
 
 /// Serves `node` on the node port of this host, after recording that it is up.
-pub async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result {
+pub(crate) async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result {
     let held = keys::lock_keys(&node, &ctx.resources);
     node.add_effects_sink(history_sink(ctx.clone(), host.to_string(), held));
     let keys = node.keyspace().counts().0;

@@ -106,7 +106,7 @@ impl<L: OwnLock> DynLock for L {
 }
 
 /// Builds each client host's lock.
-pub type Factory = Arc<dyn Fn(LockEnv) -> Box<dyn DynLock> + Send + Sync>;
+pub(crate) type Factory = Arc<dyn Fn(LockEnv) -> Box<dyn DynLock> + Send + Sync>;
 
 /// A [`Factory`] from a function that builds the user's lock.
 pub fn factory<L: OwnLock>(build: impl Fn(LockEnv) -> L + Send + Sync + 'static) -> Factory {

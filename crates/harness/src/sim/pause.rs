@@ -22,14 +22,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// A stream of a host that can be paused: every operation first waits until
 /// the host is not paused.
-pub struct Paused<S> {
+pub(crate) struct Paused<S> {
     inner: S,
     clock: SimClock,
     wait: Option<SimSleep>,
 }
 
 impl<S> Paused<S> {
-    pub fn new(inner: S, clock: SimClock) -> Self {
+    pub(crate) fn new(inner: S, clock: SimClock) -> Self {
         Paused {
             inner,
             clock,
@@ -89,10 +89,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Paused<S> {
 }
 
 /// turmoil's TCP for a host that can be paused.
-pub struct PausingConnector {
-    pub clock: SimClock,
+pub(crate) struct PausingConnector {
+    pub(crate) clock: SimClock,
     /// The host's connector.
-    pub net: super::sockets::Connector,
+    pub(crate) net: super::sockets::Connector,
 }
 
 impl Connector for PausingConnector {
@@ -109,9 +109,9 @@ impl Connector for PausingConnector {
 /// a real kernel completes the handshake of a stopped process (the
 /// connection waits in its backlog); the process reads nothing from it
 /// until it resumes.
-pub struct PausingListener {
-    pub inner: turmoil::net::TcpListener,
-    pub clock: SimClock,
+pub(crate) struct PausingListener {
+    pub(crate) inner: turmoil::net::TcpListener,
+    pub(crate) clock: SimClock,
 }
 
 impl Listener for PausingListener {

@@ -15,7 +15,7 @@ use redlock_proto::connection::{BoxStream, ConnectFuture};
 use std::io;
 
 /// Opens turmoil streams from the current host.
-pub struct Connector;
+pub(crate) struct Connector;
 
 impl redlock_client::Connector for Connector {
     fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a> {
@@ -27,6 +27,6 @@ impl redlock_client::Connector for Connector {
 }
 
 /// A listener on `port` of every address of the current host.
-pub async fn bind(port: u16) -> io::Result<turmoil::net::TcpListener> {
+pub(crate) async fn bind(port: u16) -> io::Result<turmoil::net::TcpListener> {
     turmoil::net::TcpListener::bind(("0.0.0.0", port)).await
 }

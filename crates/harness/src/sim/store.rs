@@ -11,10 +11,10 @@ use redlock_proto::resp::{Connection, Frame};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-pub const PORT: u16 = 7000;
+pub(crate) const PORT: u16 = 7000;
 
 /// The store host's program.
-pub async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
+pub(crate) async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
     let listener = super::sockets::bind(PORT).await?;
     let highest: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
     let clock = ctx.clock("store");

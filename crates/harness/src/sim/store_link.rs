@@ -27,7 +27,7 @@ type Opening = Pin<Box<dyn Future<Output = io::Result<BoxStream>> + Send>>;
 
 /// What became of one write.
 #[derive(Debug, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The store answered.
     Answered(Frame),
     /// Sent, but no answer came in time, or the connection broke: the
@@ -46,7 +46,7 @@ enum State {
 }
 
 /// One client's connection to the store.
-pub struct StoreLink {
+pub(crate) struct StoreLink {
     addr: String,
     connector: Arc<PausingConnector>,
     state: State,
@@ -54,7 +54,7 @@ pub struct StoreLink {
 
 impl StoreLink {
     /// Starts opening a connection to `addr` at once.
-    pub fn open(addr: &str, connector: PausingConnector) -> StoreLink {
+    pub(crate) fn open(addr: &str, connector: PausingConnector) -> StoreLink {
         let connector = Arc::new(connector);
         StoreLink {
             state: State::Opening(connect(&connector, addr)),
@@ -66,7 +66,7 @@ impl StoreLink {
     /// Sends `cmd` and waits for its answer, all within `wait` on `clock`
     /// (waiting for the connection to open included). `sent` is called just
     /// before the write leaves, and only if it does.
-    pub async fn write(
+    pub(crate) async fn write(
         &mut self,
         clock: &SimClock,
         cmd: &Frame,

@@ -32,12 +32,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Port of the protected store.
-pub const STORE_ADDR: &str = "store:7000";
+pub(crate) const STORE_ADDR: &str = "store:7000";
 /// Port of the sentinel.
-pub const SENTINEL_ADDR: &str = "sentinel:26379";
+pub(crate) const SENTINEL_ADDR: &str = "sentinel:26379";
 /// The least a client waits for the store to answer a write (it waits as
 /// long as its lock is valid, when that is longer).
-pub const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The lock code the clients run.
 #[derive(Clone, Default)]
@@ -50,14 +50,14 @@ pub enum LockCode {
 }
 
 /// Everything one client needs.
-pub struct ClientParams {
-    pub spec: ClientSpec,
+pub(crate) struct ClientParams {
+    pub(crate) spec: ClientSpec,
     /// Node addresses for the quorum lock (`None`: ask the sentinel).
-    pub nodes: Option<Vec<String>>,
+    pub(crate) nodes: Option<Vec<String>>,
     /// Every node's address, n1..nN (a lock of one's own gets them all).
-    pub all_nodes: Vec<String>,
+    pub(crate) all_nodes: Vec<String>,
     pub seed: u64,
-    pub code: LockCode,
+    pub(crate) code: LockCode,
 }
 
 /// The lock a client's loop runs.
@@ -164,7 +164,7 @@ struct Client {
 }
 
 /// The client host's program.
-pub async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result {
+pub(crate) async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::Result {
     let name = p.spec.name.clone();
     let clock = ctx.clock(&name);
     let mut c = Client {
@@ -258,7 +258,7 @@ fn single_topology(nodes: &Option<Vec<String>>) -> Topology {
 }
 
 /// The client's lock kind for a scenario's `lock`.
-pub fn lock_of(kind: crate::scenario::LockKind) -> redlock_client::LockKind {
+pub(crate) fn lock_of(kind: crate::scenario::LockKind) -> redlock_client::LockKind {
     match kind {
         crate::scenario::LockKind::SetNx => redlock_client::LockKind::SetNx,
         crate::scenario::LockKind::Reentrant => redlock_client::LockKind::Reentrant,

@@ -18,14 +18,14 @@ use std::time::Duration;
 use turmoil::Sim;
 
 /// The simulation's hosts, as the faults act on them.
-pub struct SimWorld<'a> {
-    pub sim: Sim<'a>,
-    pub ctx: Arc<Context>,
-    pub links: TurmoilLinks,
+pub(crate) struct SimWorld<'a> {
+    pub(crate) sim: Sim<'a>,
+    pub(crate) ctx: Arc<Context>,
+    pub(crate) links: TurmoilLinks,
     /// Each node's disk, outside its host: a crash loses what is unsynced.
-    pub disks: BTreeMap<String, SharedDisk>,
+    pub(crate) disks: BTreeMap<String, SharedDisk>,
     /// The network's latency, which a slowed link gets back.
-    pub latency: DurRange,
+    pub(crate) latency: DurRange,
 }
 
 impl engine::World for SimWorld<'_> {

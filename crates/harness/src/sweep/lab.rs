@@ -37,6 +37,6 @@ pub fn run_seeds(
 }
 
 /// Where seed `seed`'s run goes in a lab sweep's directory.
-pub fn seed_dir(dir: &Path, seed: u64) -> PathBuf {
+pub(crate) fn seed_dir(dir: &Path, seed: u64) -> PathBuf {
     dir.join(format!("seed-{seed}"))
 }

@@ -37,8 +37,8 @@ pub const CHART_PREFIXES: [&str; 4] = [
 /// One shard `k/n` of a sweep.
 #[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Shard {
-    pub k: usize,
-    pub n: usize,
+    pub(crate) k: usize,
+    pub(crate) n: usize,
 }
 
 /// `sweep.json`.
@@ -47,15 +47,15 @@ pub struct Meta {
     /// The scenario's `name`.
     pub scenario: String,
     /// The seeds of every combination: `seeds_first..=seeds_last`.
-    pub seeds_first: u64,
-    pub seeds_last: u64,
-    pub combinations: usize,
+    pub(crate) seeds_first: u64,
+    pub(crate) seeds_last: u64,
+    pub(crate) combinations: usize,
     /// `--shard K/N`, or none (the whole sweep).
     pub shard: Option<Shard>,
     /// Runs of the whole sweep (combinations × seeds).
-    pub runs_total: usize,
+    pub(crate) runs_total: usize,
     /// Runs of this shard (`runs_total` without `--shard`).
-    pub runs_shard: usize,
+    pub(crate) runs_shard: usize,
 }
 
 impl Meta {
@@ -73,7 +73,7 @@ impl Meta {
         }
     }
 
-    pub fn seeds(&self) -> RangeInclusive<u64> {
+    pub(crate) fn seeds(&self) -> RangeInclusive<u64> {
         self.seeds_first..=self.seeds_last
     }
 
@@ -91,7 +91,7 @@ impl Meta {
 
 /// Reads `dir/sweep.json`: `None` when there is none (a directory of an
 /// older version), an error naming the file when it cannot be read.
-pub fn read(dir: &Path) -> Result<Option<Meta>, String> {
+pub(crate) fn read(dir: &Path) -> Result<Option<Meta>, String> {
     let path = dir.join(META_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -187,7 +187,7 @@ pub fn check(dir: &Path, plan: &Plan, new: &Meta, fresh: bool) -> io::Result<boo
 /// metadata and rows: `shards 1, 3 of 4 present; missing: 2, 4` when every
 /// directory is a shard of the same sweep; otherwise each directory's seeds
 /// and shard.
-pub fn merge_parts(dirs: &[(String, Option<Meta>, usize)]) -> String {
+pub(crate) fn merge_parts(dirs: &[(String, Option<Meta>, usize)]) -> String {
     let metas: Vec<&Meta> = dirs.iter().filter_map(|(_, m, _)| m.as_ref()).collect();
     let same = metas.len() == dirs.len()
         && metas.iter().all(|m| {

@@ -16,7 +16,7 @@ pub mod baseline;
 pub mod lab;
 pub mod matrix;
 pub mod meta;
-pub mod pool;
+pub(crate) mod pool;
 pub mod rows;
 pub mod run_reports;
 pub mod stats;
@@ -35,19 +35,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 
 /// Seeds of a sweep when the file has no `[sweep]` and no `--seeds` is given.
-pub const DEFAULT_SEEDS: RangeInclusive<u64> = 1..=100;
+pub(crate) const DEFAULT_SEEDS: RangeInclusive<u64> = 1..=100;
 /// Worker threads at most, whatever `--jobs` asks.
 pub const MAX_JOBS: usize = 256;
 /// Runs in one sweep at most.
-pub const MAX_RUNS: u64 = 100_000_000;
+pub(crate) const MAX_RUNS: u64 = 100_000_000;
 /// Violating seeds listed per combination in the report, each with its run
 /// report under `DIR/runs/`.
-pub const REPLAY_SEEDS: usize = 3;
+pub(crate) const REPLAY_SEEDS: usize = 3;
 /// The copy of the scenario a sweep leaves in its directory, for `merge`.
 pub const SCENARIO_COPY: &str = "scenario.toml";
 
 /// A combination: its overrides, and its values as written.
-pub type Cell = (Vec<(String, toml::Value)>, Vec<String>);
+pub(crate) type Cell = (Vec<(String, toml::Value)>, Vec<String>);
 
 /// What to sweep: the scenario, its combinations and seeds.
 pub struct Plan {

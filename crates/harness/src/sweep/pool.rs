@@ -11,14 +11,14 @@ use std::sync::Mutex;
 use super::MAX_JOBS;
 
 /// Stack of a worker thread (a run is deep).
-pub const STACK: usize = 16 << 20;
+pub(crate) const STACK: usize = 16 << 20;
 
 /// `f(i)` for `i` in `0..count` on up to `jobs` threads, in index order.
 /// Once `stops(&f(i))` holds for some `i`, no index after the smallest such
 /// `i` is started (those already started finish): their slots are `None`.
 /// Every index before it is always run, so what comes back up to the first
 /// stop is the same whatever the threads did.
-pub fn map_in_order<T: Send>(
+pub(crate) fn map_in_order<T: Send>(
     count: usize,
     jobs: usize,
     f: impl Fn(usize) -> T + Sync,

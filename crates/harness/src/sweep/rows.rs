@@ -12,7 +12,7 @@ use std::io;
 use std::path::Path;
 
 /// The columns after the varied keys.
-pub const FIGURES: [&str; 15] = [
+pub(crate) const FIGURES: [&str; 15] = [
     "verdict",
     "lock_overlaps",
     "write_interleavings",
@@ -38,24 +38,24 @@ pub struct RunRow {
     /// The varied values, as written in `[sweep.vary]`.
     pub values: Vec<String>,
     pub verdict: String,
-    pub lock_overlaps: u64,
-    pub write_interleavings: u64,
+    pub(crate) lock_overlaps: u64,
+    pub(crate) write_interleavings: u64,
     pub stale_writes: u64,
-    pub rejected_writes: u64,
-    pub attempts: u64,
-    pub acquisitions: u64,
-    pub acquire_p50_ms: f64,
-    pub acquire_p99_ms: f64,
-    pub unavailable_ms: f64,
+    pub(crate) rejected_writes: u64,
+    pub(crate) attempts: u64,
+    pub(crate) acquisitions: u64,
+    pub(crate) acquire_p50_ms: f64,
+    pub(crate) acquire_p99_ms: f64,
+    pub(crate) unavailable_ms: f64,
     /// The run saw its clients' lock calls (a simulated run); false for a
     /// lab run, whose four figures above are not measured (0 here, empty
     /// in `runs.csv`).
-    pub lock_calls_seen: bool,
+    pub(crate) lock_calls_seen: bool,
     pub trace: String,
     pub wall_ms: f64,
     /// The stale writes in flight, sent late and in overlap
     /// ([`crate::check::StaleKind::ALL`]'s order).
-    pub stale_split: [u64; 3],
+    pub(crate) stale_split: [u64; 3],
 }
 
 /// The header line's fields for these varied keys.
@@ -72,7 +72,7 @@ fn millis_text(v: f64) -> String {
 
 impl RunRow {
     /// The row of a finished run.
-    pub fn from_run(run: &Run, values: Vec<String>) -> RunRow {
+    pub(crate) fn from_run(run: &Run, values: Vec<String>) -> RunRow {
         let c = &run.check;
         RunRow {
             scenario: run.scenario.name.clone(),
@@ -96,7 +96,7 @@ impl RunRow {
     }
 
     /// The row of a finished lab run: its lock calls not measured.
-    pub fn from_lab_run(run: &Run) -> RunRow {
+    pub(crate) fn from_lab_run(run: &Run) -> RunRow {
         RunRow {
             attempts: 0,
             acquire_p50_ms: 0.0,
@@ -147,7 +147,7 @@ impl RunRow {
     /// Parses a record with `nkeys` varied columns; `None` if malformed.
     /// The four figures of lock calls are all empty (not measured) or all
     /// numbers.
-    pub fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
+    pub(crate) fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
         if rec.len() != 2 + nkeys + FIGURES.len() {
             return None;
         }

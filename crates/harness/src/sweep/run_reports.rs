@@ -20,17 +20,17 @@ use crate::sim::workload::LockCode;
 use std::path::PathBuf;
 
 /// The subdirectory of the sweep's directory that holds the run reports.
-pub const RUNS_DIR: &str = "runs";
+pub(crate) const RUNS_DIR: &str = "runs";
 
 /// A violating run to write: its combination, seed and recorded trace.
-pub struct Wanted {
-    pub cell: usize,
+pub(crate) struct Wanted {
+    pub(crate) cell: usize,
     pub seed: u64,
     pub trace: String,
 }
 
 /// The path of the run's `index.html`, relative to the sweep's directory.
-pub fn link(plan: &Plan, cell: usize, seed: u64) -> String {
+pub(crate) fn link(plan: &Plan, cell: usize, seed: u64) -> String {
     let sets = &plan.cells[cell].0;
     format!(
         "{RUNS_DIR}/{}/index.html",
@@ -39,7 +39,7 @@ pub fn link(plan: &Plan, cell: usize, seed: u64) -> String {
 }
 
 /// Why the run reports could not be made.
-pub enum ReplayError {
+pub(crate) enum ReplayError {
     /// A run replayed to another trace than `runs.csv` holds: the rows were
     /// made by another version of the program, or edited, or the simulation
     /// is not deterministic (a bug).
@@ -61,7 +61,11 @@ pub struct Replayed {
 /// Replays `wanted` on `jobs` threads and checks each trace against the one
 /// `runs.csv` holds; nothing is written. The result is in `wanted`'s order
 /// whatever the threads did.
-pub fn replay(plan: &Plan, wanted: &[Wanted], jobs: usize) -> Result<Vec<Replayed>, ReplayError> {
+pub(crate) fn replay(
+    plan: &Plan,
+    wanted: &[Wanted],
+    jobs: usize,
+) -> Result<Vec<Replayed>, ReplayError> {
     // Past the first failure no other replay starts.
     let results = pool::map_in_order(
         wanted.len(),

@@ -44,9 +44,9 @@ pub struct SummaryRow {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct KindRate {
     pub runs: u64,
-    pub rate: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
+    pub(crate) rate: f64,
+    pub(crate) ci_low: f64,
+    pub(crate) ci_high: f64,
 }
 
 impl KindRate {

@@ -18,10 +18,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The registry name of the table the prelude calls `ctx`.
-pub const CTX: &str = "redlock_sim_ctx";
+pub(crate) const CTX: &str = "redlock_sim_ctx";
 
 /// Fills the `api` table the prelude receives with the Rust functions.
-pub fn register(lua: &Lua, api: &Table, rand: Arc<AtomicU64>) -> mlua::Result<()> {
+pub(crate) fn register(lua: &Lua, api: &Table, rand: Arc<AtomicU64>) -> mlua::Result<()> {
     let ctx = lua.create_table()?;
     lua.set_named_registry_value(CTX, &ctx)?;
     api.raw_set("ctx", ctx)?;
@@ -49,7 +49,7 @@ pub fn register(lua: &Lua, api: &Table, rand: Arc<AtomicU64>) -> mlua::Result<()
 
 /// Raises `v` as the Lua error of the running API function: mlua raises its
 /// own error value, and the prelude's handlers swap in `v` (`ctx.pending`).
-pub fn raise<T>(lua: &Lua, v: Value) -> mlua::Result<T> {
+pub(crate) fn raise<T>(lua: &Lua, v: Value) -> mlua::Result<T> {
     let ctx: Table = lua.named_registry_value(CTX)?;
     ctx.raw_set("pending", v)?;
     Err(mlua::Error::runtime("redis lua error"))
@@ -233,7 +233,7 @@ fn random(lua: &Lua, state: &AtomicU64, args: MultiValue) -> mlua::Result<f64> {
 
 /// Redis's rand48 (`rand.c`): the 48-bit generator of `lrand48`, seeded as
 /// `srand48` seeds it. Its state outlives `SCRIPT FLUSH`, as in Redis.
-pub const RAND48_INIT: u64 = 0x1234_ABCD_330E;
+pub(crate) const RAND48_INIT: u64 = 0x1234_ABCD_330E;
 
 fn lrand48(state: &AtomicU64) -> i32 {
     let x = state.load(Ordering::Relaxed);
@@ -254,7 +254,7 @@ fn lua_int(d: f64) -> i32 {
 
 /// One `redis.call`/`redis.pcall`: the reply as a Lua value, an error reply
 /// as an `{err=...}` table (which `redis.call` raises: see [`raises`]).
-pub fn call(
+pub(crate) fn call(
     lua: &Lua,
     ks: &mut Keyspace,
     now: i64,
@@ -295,7 +295,7 @@ fn err(lua: &Lua, msg: &str) -> mlua::Result<Value> {
 }
 
 /// Is this `redis.call` result an error to raise (an `{err=...}` table)?
-pub fn raises(v: &Value) -> bool {
+pub(crate) fn raises(v: &Value) -> bool {
     matches!(v, Value::Table(t) if matches!(t.raw_get::<Value>("err"), Ok(Value::String(_))))
 }
 

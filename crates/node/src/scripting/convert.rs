@@ -24,13 +24,13 @@ use mlua::{Lua, Table, Value};
 use redlock_proto::resp::Frame;
 
 /// A reply of a command, as `redis.call` hands it to the script.
-pub fn reply_to_lua(lua: &Lua, f: &Frame) -> mlua::Result<Value> {
+pub(crate) fn reply_to_lua(lua: &Lua, f: &Frame) -> mlua::Result<Value> {
     reply_to_lua_as(lua, f, false)
 }
 
 /// A reply as `redis.call` hands it to the script, under RESP3 when `resp3`
 /// (the script called `redis.setresp(3)`).
-pub fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result<Value> {
+pub(crate) fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result<Value> {
     if resp3 {
         match f {
             Frame::Null | Frame::NullArray => return Ok(Value::Nil),
@@ -109,7 +109,7 @@ pub fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result<Value>
 /// `{err = "CODE message"}` as Redis's `luaPushErrorBuff` builds it from a
 /// reply's error text: an error with no space gets the code `ERR`; trailing
 /// CR/LF are trimmed.
-pub fn error_table(lua: &Lua, e: &str) -> mlua::Result<Table> {
+pub(crate) fn error_table(lua: &Lua, e: &str) -> mlua::Result<Table> {
     let e = e.strip_prefix('-').unwrap_or(e);
     let text = match e.split_once(' ') {
         Some((code, msg)) => format!("{code} {}", msg.trim_matches(['\r', '\n'])),
@@ -122,7 +122,7 @@ pub fn error_table(lua: &Lua, e: &str) -> mlua::Result<Table> {
 
 /// The value a script returns, as the reply EVAL sends; `resp3` when the
 /// script called `redis.setresp(3)` (booleans are then RESP3 booleans).
-pub fn lua_to_reply_as(v: &Value, resp3: bool) -> Frame {
+pub(crate) fn lua_to_reply_as(v: &Value, resp3: bool) -> Frame {
     match v {
         Value::String(s) => Frame::Bulk(bytes::Bytes::copy_from_slice(&s.as_bytes())),
         Value::Boolean(b) if resp3 => Frame::Boolean(*b),
@@ -144,7 +144,7 @@ fn truncate(n: f64) -> i64 {
 
 /// An error text as Redis's `addReplyErrorFormat` sends it: CR/LF trimmed
 /// at both ends, and any inside turned into spaces.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.trim_matches(['\r', '\n']).replace(['\r', '\n'], " ")
 }
 
@@ -183,4 +183,4 @@ fn table_to_reply(t: &Table, resp3: bool) -> Frame {
     Frame::Array(items)
 }
 
-pub use crate::format::{fmt_g, fmt_g17};
+pub(crate) use crate::format::{fmt_g, fmt_g17};

@@ -28,15 +28,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Lua VM instructions one script may execute before it is stopped.
-pub const INSTRUCTION_LIMIT: u64 = 20_000_000;
+pub(crate) const INSTRUCTION_LIMIT: u64 = 20_000_000;
 /// How often (in instructions) the hook counts.
 const HOOK_EVERY: u32 = 10_000;
 /// Bytes the Lua state may use.
-pub const MEMORY_LIMIT: usize = 32 << 20;
+pub(crate) const MEMORY_LIMIT: usize = 32 << 20;
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
-pub struct Interp {
+pub(crate) struct Interp {
     lua: Lua,
     /// Where `KEYS` and `ARGV` are set for each call.
     view: Table,
@@ -54,7 +54,7 @@ pub struct Interp {
 
 impl Interp {
     /// A fresh state; `rand` is the node's rand48 state.
-    pub fn new(rand: Arc<AtomicU64>) -> Result<Interp, String> {
+    pub(crate) fn new(rand: Arc<AtomicU64>) -> Result<Interp, String> {
         Self::build(rand).map_err(|e| format!("ERR Lua state could not be created: {e}"))
     }
 
@@ -85,7 +85,7 @@ impl Interp {
 
     /// Compiles `body` as the function of `sha`; the error reply Redis
     /// gives for a script that does not compile.
-    pub fn compile(&mut self, sha: &str, body: &[u8]) -> Result<(), Frame> {
+    pub(crate) fn compile(&mut self, sha: &str, body: &[u8]) -> Result<(), Frame> {
         if self.funcs.contains_key(sha) {
             return Ok(());
         }
@@ -114,7 +114,7 @@ impl Interp {
 
     /// Runs the compiled script `sha` with `KEYS`/`ARGV`, every command at
     /// `now`.
-    pub fn run(
+    pub(crate) fn run(
         &mut self,
         ks: &mut Keyspace,
         sha: &str,

@@ -28,12 +28,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-pub use interp::{INSTRUCTION_LIMIT, MEMORY_LIMIT};
-
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
 /// The script cache of one node and its Lua state.
-pub struct Scripts {
+pub(crate) struct Scripts {
     /// SHA1 (lowercase hex) to body, for every script compiled.
     bodies: BTreeMap<String, Bytes>,
     lua: Option<Interp>,
@@ -62,7 +60,7 @@ impl std::fmt::Debug for Scripts {
 }
 
 impl Scripts {
-    pub fn contains(&self, sha: &str) -> bool {
+    pub(crate) fn contains(&self, sha: &str) -> bool {
         self.bodies.contains_key(sha)
     }
 
@@ -87,7 +85,7 @@ impl Scripts {
     }
 }
 
-pub fn eval(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn eval(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let Some((keys, argv)) = split_keys(args) else {
         return numkeys_error(&args[2], args.len());
     };
@@ -98,7 +96,7 @@ pub fn eval(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     run(ks, &sha, keys, argv, now)
 }
 
-pub fn evalsha(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+pub(crate) fn evalsha(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     if args[1].len() != 40 {
         return Frame::err(NOSCRIPT);
     }
@@ -142,7 +140,7 @@ fn run(ks: &mut Keyspace, sha: &str, keys: &[Bytes], argv: &[Bytes], now: i64) -
 }
 
 /// `SCRIPT LOAD body`, `SCRIPT EXISTS sha...`, `SCRIPT FLUSH [ASYNC|SYNC]`.
-pub fn script(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+pub(crate) fn script(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     let sub = &args[1];
     let argc = args.len();
     if is(sub, "load") {

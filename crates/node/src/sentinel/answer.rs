@@ -27,14 +27,14 @@ pub const MASTER_NAME: &str = "mymaster";
 pub type Translate = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 /// The address unchanged.
-pub fn same() -> Translate {
+pub(crate) fn same() -> Translate {
     Arc::new(|a: &str| a.to_string())
 }
 
 /// The reply to a sentinel command, None for the handshake's commands
 /// (answered by the connection as a node answers them). `now` is the
 /// sentinel's monotonic time.
-pub fn reply(args: &[Bytes], view: &View, show: &Translate, now: Duration) -> Option<Frame> {
+pub(crate) fn reply(args: &[Bytes], view: &View, show: &Translate, now: Duration) -> Option<Frame> {
     let words: Vec<String> = args
         .iter()
         .map(|a| String::from_utf8_lossy(a).into_owned())

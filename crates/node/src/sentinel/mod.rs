@@ -32,14 +32,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 pub const SENTINEL_PORT: u16 = 26379;
 /// How often the sentinel pings the master.
-pub const TICK: Duration = Duration::from_millis(100);
+pub(crate) const TICK: Duration = Duration::from_millis(100);
 /// Timeout of every request the sentinel sends.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_millis(50);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_millis(50);
 /// How often it checks that every other node replicates the master.
-pub const RECONCILE: Duration = Duration::from_secs(1);
+pub(crate) const RECONCILE: Duration = Duration::from_secs(1);
 
 /// Called with `(old master, new master)` addresses at each failover.
-pub type FailoverHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
+pub(crate) type FailoverHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 #[derive(Clone)]
 pub struct SentinelConfig {
@@ -62,20 +62,20 @@ pub fn split_addr(addr: &str) -> (&str, &str) {
 
 /// What the sentinel knows now, for its answers ([`answer`]).
 #[derive(Clone, Debug, Default)]
-pub struct View {
+pub(crate) struct View {
     /// The master's address, as the monitor reaches it.
     pub master: String,
     /// The replicas of the master seen at the last reconcile, with their
     /// offsets, in `nodes` order.
-    pub replicas: Vec<(String, i64)>,
+    pub(crate) replicas: Vec<(String, i64)>,
     /// The sentinel's time of the master's last answer.
-    pub last_ok: Duration,
+    pub(crate) last_ok: Duration,
     /// Failovers so far.
-    pub config_epoch: u64,
+    pub(crate) config_epoch: u64,
     /// How long the master may not answer before it is down: the
     /// failover's wait, or Redis's default for a monitor that never fails
     /// over.
-    pub down_after: Duration,
+    pub(crate) down_after: Duration,
 }
 
 /// Redis Sentinel's default `down-after-milliseconds`.
@@ -83,7 +83,7 @@ const DEFAULT_DOWN_AFTER: Duration = Duration::from_secs(30);
 
 impl View {
     /// The master has not answered for the down-after time at `now`.
-    pub fn master_down(&self, now: Duration) -> bool {
+    pub(crate) fn master_down(&self, now: Duration) -> bool {
         now.saturating_sub(self.last_ok) >= self.down_after
     }
 }

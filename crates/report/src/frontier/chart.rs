@@ -20,7 +20,7 @@ const GRID: RGBColor = RGBColor(0xe4, 0xe4, 0xe4);
 const GREY_TEXT: RGBColor = RGBColor(0x66, 0x66, 0x66);
 
 /// The SVG text of the frontier's chart.
-pub fn render(f: &Frontier) -> String {
+pub(crate) fn render(f: &Frontier) -> String {
     ensure_font();
     match draw(f) {
         Ok(svg) => svg,

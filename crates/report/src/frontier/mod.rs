@@ -37,7 +37,7 @@ code{background:#f2f2f2;padding:0 .25em;border-radius:3px}\
 );
 
 /// The header of `frontier.csv`.
-pub const CSV_HEADER: [&str; 9] = [
+pub(crate) const CSV_HEADER: [&str; 9] = [
     "value",
     "order",
     "runs",
@@ -73,7 +73,7 @@ pub fn write_frontier(dir: &Path, out: &FrontierOutput) -> io::Result<()> {
 }
 
 /// The trials in value order.
-pub fn by_value(f: &Frontier) -> Vec<&Trial> {
+pub(crate) fn by_value(f: &Frontier) -> Vec<&Trial> {
     let mut v: Vec<&Trial> = f.trials.iter().collect();
     v.sort_by(|a, b| a.value.x.total_cmp(&b.value.x));
     v
@@ -85,7 +85,7 @@ fn stopped_early(f: &Frontier, t: &Trial) -> bool {
 }
 
 /// `frontier.csv`: one row per value tried, in value order.
-pub fn csv_text(f: &Frontier) -> String {
+pub(crate) fn csv_text(f: &Frontier) -> String {
     let mut s = CSV_HEADER.join(",");
     s.push('\n');
     for t in by_value(f) {
@@ -124,7 +124,7 @@ fn pct(x: f64) -> String {
 }
 
 /// The command that reproduces the search.
-pub fn command(f: &Frontier) -> String {
+pub(crate) fn command(f: &Frontier) -> String {
     let r = &f.request;
     let mut s = format!(
         "redlock-sim frontier {} --key {} --from {} --to {} --seeds {}",
@@ -141,7 +141,7 @@ pub fn command(f: &Frontier) -> String {
 }
 
 /// The answer in one sentence (the report's first paragraph).
-pub fn answer(f: &Frontier) -> String {
+pub(crate) fn answer(f: &Frontier) -> String {
     let key = &f.request.key;
     match &f.outcome {
         Outcome::Found {

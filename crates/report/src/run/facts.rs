@@ -74,64 +74,64 @@ fn ms_to_duration(x: f64) -> Option<Duration> {
 /// A span of time on one host's row.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Span {
-    pub host: String,
-    pub start: Duration,
-    pub end: Duration,
+    pub(crate) host: String,
+    pub(crate) start: Duration,
+    pub(crate) end: Duration,
 }
 
 /// A node holding the lock key with some token.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct KeySpan {
-    pub node: String,
+    pub(crate) node: String,
     pub key: String,
-    pub token: String,
-    pub start: Duration,
-    pub end: Duration,
+    pub(crate) token: String,
+    pub(crate) start: Duration,
+    pub(crate) end: Duration,
     /// Restored by a restart rather than set by a client (a guess: the
     /// history says how many keys came back, not which).
-    pub restored: bool,
+    pub(crate) restored: bool,
 }
 
 /// A partition (all rows) or an isolation (`host`'s row).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PartSpan {
-    pub start: Duration,
-    pub end: Duration,
+    pub(crate) start: Duration,
+    pub(crate) end: Duration,
     /// Isolated host, for `isolate`.
-    pub host: Option<String>,
+    pub(crate) host: Option<String>,
 }
 
 /// A fault or failover, for markers and lists.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Marker {
-    pub time: Duration,
+    pub(crate) time: Duration,
     /// `crash`, `partition`, ..., or `failover`.
-    pub what: String,
+    pub(crate) what: String,
     /// Short label for the chart: `crash n2`.
-    pub label: String,
+    pub(crate) label: String,
     /// Sentence for the report.
-    pub text: String,
+    pub(crate) text: String,
     /// Index of the event in the history.
-    pub index: usize,
+    pub(crate) index: usize,
 }
 
 /// What the chart and the report need, computed once from the history.
 pub(crate) struct Facts {
     /// Clients: the scenario's, then any other host that made lock calls.
-    pub clients: Vec<String>,
+    pub(crate) clients: Vec<String>,
     /// Nodes: the scenario's, then any other host with node events.
     pub nodes: Vec<String>,
     /// Token -> (client, acq), from `acquired` events.
-    pub owners: BTreeMap<String, (String, u64)>,
-    pub key_spans: Vec<KeySpan>,
-    pub down: Vec<Span>,
-    pub paused: Vec<Span>,
+    pub(crate) owners: BTreeMap<String, (String, u64)>,
+    pub(crate) key_spans: Vec<KeySpan>,
+    pub(crate) down: Vec<Span>,
+    pub(crate) paused: Vec<Span>,
     /// Lock calls in progress (client waiting).
-    pub waiting: Vec<Span>,
-    pub partitions: Vec<PartSpan>,
-    pub markers: Vec<Marker>,
+    pub(crate) waiting: Vec<Span>,
+    pub(crate) partitions: Vec<PartSpan>,
+    pub(crate) markers: Vec<Marker>,
     /// Time of the last event.
-    pub end: Duration,
+    pub(crate) end: Duration,
 }
 
 /// The state of the scan of a history in [`Facts::new`]: what was found so

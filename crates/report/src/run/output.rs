@@ -50,7 +50,7 @@ impl<'a> RunOutput<'a> {
     /// Whether the run saw its clients' lock calls: a simulated run does;
     /// a lab run does not (only what the nodes and the drivers say), so its
     /// lock calls, acquire latencies and time unavailable are not measured.
-    pub fn sees_lock_calls(&self) -> bool {
+    pub(crate) fn sees_lock_calls(&self) -> bool {
         self.lab.is_none()
     }
 
@@ -67,7 +67,7 @@ impl<'a> RunOutput<'a> {
     }
 
     /// `safe`, `violation` or `degraded`: [`redlock_harness::check::verdict::outcome_of`].
-    pub fn outcome(&self) -> &'static str {
+    pub(crate) fn outcome(&self) -> &'static str {
         redlock_harness::check::verdict::outcome_of(self.scenario, self.check)
     }
 }

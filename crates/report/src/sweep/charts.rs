@@ -48,15 +48,15 @@ pub(super) const MARGIN_R: u32 = 28;
 pub(super) const CHAR_W: f64 = 7.2;
 
 /// One chart of the report.
-pub struct Chart {
+pub(crate) struct Chart {
     /// File name: `violation_rate-cluster.restart.svg`.
     pub file: String,
     /// What it shows: `Violation rate by cluster.restart`.
-    pub title: String,
+    pub(crate) title: String,
     /// The varied key (empty without varied keys).
     pub key: String,
     /// The SVG text.
-    pub svg: String,
+    pub(crate) svg: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -85,7 +85,7 @@ impl Kind {
 
 /// The charts of a sweep: three per varied key (violation rate, acquisition
 /// rate, acquisition latency), in key order; three without varied keys.
-pub fn render_all(out: &SweepOutput) -> Vec<Chart> {
+pub(crate) fn render_all(out: &SweepOutput) -> Vec<Chart> {
     ensure_font();
     let mut charts = Vec::new();
     let mut used: Vec<String> = Vec::new();

@@ -14,7 +14,7 @@ use std::io;
 use std::path::Path;
 
 mod against_spec;
-pub mod charts;
+pub(crate) mod charts;
 mod conclusions;
 mod costs;
 mod coverage;
@@ -23,7 +23,7 @@ pub(crate) mod format;
 mod output;
 #[cfg(test)]
 mod tests;
-pub mod tradeoff;
+pub(crate) mod tradeoff;
 mod view;
 
 pub use self::conclusions::conclusions;

@@ -22,9 +22,9 @@ use super::view::key_view;
 use crate::fonts::{ensure_font, FAMILY};
 
 /// The chart's file name.
-pub const FILE: &str = "tradeoff.svg";
+pub(crate) const FILE: &str = "tradeoff.svg";
 /// The chart's title (also the figure's caption in the report).
-pub const TITLE: &str = "What safety costs: violation rate against waiting";
+pub(crate) const TITLE: &str = "What safety costs: violation rate against waiting";
 /// Points drawn at most (summary.csv has them all).
 const MAX_POINTS: usize = 200;
 /// Height of a label, in px.
@@ -43,7 +43,7 @@ struct Point {
 }
 
 /// The chart, when the sweep has more than one combination with runs.
-pub fn render(out: &SweepOutput) -> Option<Chart> {
+pub(crate) fn render(out: &SweepOutput) -> Option<Chart> {
     if out.rows.iter().filter(|r| r.runs > 0).count() < 2 {
         return None;
     }

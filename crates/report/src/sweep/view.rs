@@ -11,21 +11,21 @@ use redlock_harness::sweep::stats::SummaryRow;
 /// the row at each value.
 pub(crate) struct KeyView<'r> {
     /// The key (`cluster.restart`); empty for a sweep of seeds only.
-    pub name: String,
+    pub(crate) name: String,
     /// Its values, in the order of `[sweep.vary]`.
-    pub values: Vec<String>,
+    pub(crate) values: Vec<String>,
     /// The other varied keys, in order.
-    pub others: Vec<String>,
+    pub(crate) others: Vec<String>,
     /// One per combination of the other keys, in sweep order.
-    pub groups: Vec<Group<'r>>,
+    pub(crate) groups: Vec<Group<'r>>,
 }
 
 /// A combination of the other keys' values.
 pub(crate) struct Group<'r> {
     /// `cluster.topology = single`; empty when no other key varies.
-    pub label: String,
+    pub(crate) label: String,
     /// The row at each value of the key (`None`: no such row).
-    pub cells: Vec<Option<&'r SummaryRow>>,
+    pub(crate) cells: Vec<Option<&'r SummaryRow>>,
 }
 
 pub(crate) fn value_at(row: &SummaryRow, j: usize) -> &str {
