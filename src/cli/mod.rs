@@ -207,7 +207,7 @@ enum Command {
         /// Output directory (default: reports/<name>/).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Lab runs at once (default 1; on 2 cores at most 4, see the README).
+        /// Lab runs at once (default 1; on 2 cores at most 4, see docs/lab.md).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
         /// Run every cell again, even one already swept.

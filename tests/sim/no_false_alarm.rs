@@ -1,7 +1,7 @@
 //! No false alarm: every shipped scenario that expects `safe` is safe over
 //! at least 1,000 seeds. The sweep itself is committed
 //! (`reports/no-false-alarms/`, made by `redlock-sim sweep --strict --expect
-//! safe`, see the README); this test checks that it covers every safe
+//! safe`, see docs/testing.md); this test checks that it covers every safe
 //! shipped scenario as shipped today, that it holds no violation, and
 //! replays a slice of it (five seeds per scenario, spread over the range),
 //! which must give the committed rows: the same verdict, figures and trace.

@@ -2,11 +2,14 @@
 //! `redlock-sim run` (`history.csv`, `summary.json`, `report.md`,
 //! `index.html`, `timeline.svg`, the summary on stdout); [`sweep`] those of
 //! `redlock-sim sweep` and `merge` (the report, its charts, the
-//! conclusions); [`set`] those of a sweep of several files; [`frontier`] those of `redlock-sim frontier`. [`doc`] (the document model rendered as Markdown and HTML)
-//! and [`fonts`] (the shipped font, the palette) are shared by them.
+//! conclusions); [`set`] those of a sweep of several files; [`frontier`]
+//! those of `redlock-sim frontier`; [`matrix`] the library matrix's. The
+//! document model rendered as Markdown and HTML (`doc`) and the shipped
+//! font and palette (`fonts`) are shared by them.
 //!
-//! The run's items are re-exported here (`report::write_run`,
-//! `report::summary_lines`, ...), as before the split.
+//! The run's items are re-exported at the crate's root
+//! (`redlock_report::write_run`, `redlock_report::summary_lines`, ...):
+//! a run's outputs are what most callers write.
 
 // What other crates use is `pub`; everything else is `pub(crate)` or less.
 #![warn(unreachable_pub)]
