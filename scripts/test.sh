@@ -132,5 +132,5 @@ turmoil_status=${PIPESTATUS[0]}
 [ "$status" = 0 ] && status=$turmoil_status
 set -e
 awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i; if ($(i+1) ~ /^ignored;?$/) g += $i } }
-     END { printf "(%d ignored: exploring tests, run by hand with --ignored)\nsuite: %d passed, %d failed\n", g, p, f }' "$log"
+     END { printf "(%d ignored: our exploring tests, run by hand with --ignored, and the doc examples turmoil marks ignore)\nsuite: %d passed, %d failed\n", g, p, f }' "$log"
 exit "$status"
