@@ -65,25 +65,25 @@ pub(crate) struct Outcome {
     pub(crate) clients: Vec<ClientEnd>,
 }
 
-/// Why a lab run could not be made.
+/// Why a lab run could not be made or judged.
 #[derive(Debug)]
-pub(crate) enum LabError {
-    /// The client command cannot be started (exit 2).
-    Command(String),
-    /// The lab itself failed (a port, a file): exit 70.
-    Io(String),
+pub enum LabFailure {
+    /// The scenario, the client command or a fault the lab refuses (exit 2).
+    BadInput(String),
+    /// The lab itself failed (a port, a file, a runtime): exit 70.
+    Failed(String),
 }
 
-impl std::fmt::Display for LabError {
+impl std::fmt::Display for LabFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LabError::Command(m) | LabError::Io(m) => f.write_str(m),
+            LabFailure::BadInput(m) | LabFailure::Failed(m) => f.write_str(m),
         }
     }
 }
 
-fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabError + '_ {
-    move |e| LabError::Io(format!("lab: {what}: {e}"))
+fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabFailure + '_ {
+    move |e| LabFailure::Failed(format!("lab: {what}: {e}"))
 }
 
 /// Everything of one run.
@@ -99,7 +99,7 @@ pub(crate) struct Lab {
 /// Runs `setup` to its end. Clients are started from the calling thread,
 /// which must live as long as the run (their parent-death signal follows
 /// it): call it from `block_on`, not from a spawned task.
-pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabError> {
+pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabFailure> {
     let mut lab = Lab::start(setup).await?;
     lab.spawn_clients(setup, watchdog)?;
     lab.drive().await;
@@ -111,7 +111,7 @@ pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outco
 }
 
 impl Lab {
-    async fn start(setup: &Setup) -> Result<Lab, LabError> {
+    async fn start(setup: &Setup) -> Result<Lab, LabFailure> {
         let s = &setup.scenario;
         let origin = Instant::now();
         let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
@@ -161,7 +161,7 @@ impl Lab {
 
     /// The sentinel, one listener per client, each naming a node at the
     /// address that client reaches it through.
-    async fn start_sentinel(&mut self, clock: LabClock) -> Result<(), LabError> {
+    async fn start_sentinel(&mut self, clock: LabClock) -> Result<(), LabFailure> {
         let node_addrs: Vec<String> = (1..=self.scenario.cluster.nodes)
             .map(|i| format!("n{i}:{NODE_PORT}"))
             .collect();
@@ -219,7 +219,7 @@ impl Lab {
         Ok(())
     }
 
-    fn spawn_clients(&mut self, setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<(), LabError> {
+    fn spawn_clients(&mut self, setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<(), LabFailure> {
         for spec in &self.scenario.clients {
             let mut env = client_env(&self.scenario, spec, setup.seed, &self.world.net);
             let log = setup.logs.join(format!("{}.log", spec.name));
@@ -230,7 +230,7 @@ impl Lab {
                 self.world.clocks.insert(spec.name.clone(), clock);
             }
             let p = process::spawn(&setup.cmd, &env, cleared, &log, watchdog).map_err(|e| {
-                LabError::Command(format!(
+                LabFailure::BadInput(format!(
                     "lab: cannot start the client command `{}`: {e}",
                     setup.cmd.join(" ")
                 ))
@@ -256,7 +256,7 @@ impl Lab {
         setup: &Setup,
         client: &str,
         watchdog: &Watchdog,
-    ) -> Result<Option<FakeClock>, LabError> {
+    ) -> Result<Option<FakeClock>, LabFailure> {
         let s = &self.scenario;
         if !faketime::needed(s, setup.seed, client) {
             return Ok(None);
@@ -266,7 +266,7 @@ impl Lab {
         let (offset, rate) = clock_draws(s, setup.seed)[client];
         let file = setup.logs.join(format!("{client}.faketime"));
         let clock = FakeClock::start(&lib, &file, client, offset, rate)
-            .map_err(|e| LabError::Io(format!("lab: cannot set {client}'s clock: {e}")))?;
+            .map_err(|e| LabFailure::Failed(format!("lab: cannot set {client}'s clock: {e}")))?;
         for f in clock.leftovers() {
             watchdog.note(&format!("f{f}"));
         }
@@ -364,7 +364,7 @@ async fn start_nodes(
     net: &LabNet,
     clocks: &BTreeMap<String, LabClock>,
     master: &Arc<Mutex<String>>,
-) -> Result<BTreeMap<String, NodeHost>, LabError> {
+) -> Result<BTreeMap<String, NodeHost>, LabFailure> {
     let names: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
     let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
     let mut nodes = BTreeMap::new();
@@ -405,7 +405,7 @@ async fn open_links(
     net: &mut LabNet,
     nodes: &BTreeMap<String, NodeHost>,
     store: &Store,
-) -> Result<(), LabError> {
+) -> Result<(), LabFailure> {
     let mut pairs: Vec<(String, String, std::net::SocketAddr)> = Vec::new();
     for c in &s.clients {
         for (n, host) in nodes {

@@ -8,27 +8,11 @@
 use super::{load_file, Failure, Run};
 use crate::check::outside;
 use crate::lab::process::Watchdog;
-use crate::lab::run::{self, ClientEnd, LabError, Setup};
+pub use crate::lab::run::LabFailure;
+use crate::lab::run::{self, ClientEnd, Setup};
 use crate::scenario::Scenario;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Why a lab run could not be made or judged.
-#[derive(Debug)]
-pub enum LabFailure {
-    /// The scenario, the command or a fault the lab refuses (exit 2).
-    BadInput(String),
-    /// The lab itself failed (a port, a file, a runtime): exit 70.
-    Failed(String),
-}
-
-impl std::fmt::Display for LabFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LabFailure::BadInput(m) | LabFailure::Failed(m) => f.write_str(m),
-        }
-    }
-}
 
 /// What a lab run's report says of its clients.
 #[derive(Clone, Debug)]
@@ -107,10 +91,7 @@ pub fn run_lab(
         logs,
     };
     let started = std::time::Instant::now();
-    let outcome = in_runtime(&setup).map_err(|e| match e {
-        LabError::Command(m) => LabFailure::BadInput(m),
-        LabError::Io(m) => LabFailure::Failed(m),
-    })?;
+    let outcome = in_runtime(&setup)?;
     let check = outside::check(
         &outcome.history,
         scenario.cluster.topology,
@@ -134,13 +115,13 @@ pub fn run_lab(
 
 /// One lab run on a runtime of its own, in this thread (the clients'
 /// parent-death signal follows the thread that started them).
-fn in_runtime(setup: &Setup) -> Result<run::Outcome, LabError> {
+fn in_runtime(setup: &Setup) -> Result<run::Outcome, LabFailure> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| LabError::Io(format!("lab: a runtime: {e}")))?;
+        .map_err(|e| LabFailure::Failed(format!("lab: a runtime: {e}")))?;
     let watchdog: Arc<Watchdog> =
-        Watchdog::start().map_err(|e| LabError::Io(format!("lab: the watchdog: {e}")))?;
+        Watchdog::start().map_err(|e| LabFailure::Failed(format!("lab: the watchdog: {e}")))?;
     rt.block_on(run::run(setup, &watchdog))
 }

@@ -281,7 +281,11 @@ mod tests {
 
     #[test]
     fn a_shards_runs_are_every_nth_from_the_kth() {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/small_sweep.toml")).unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/small_sweep.toml"
+        ))
+        .unwrap();
         let plan = Plan::from_text(text, "s".into(), None).unwrap();
         for n in 1..=7 {
             let sum: usize = (1..=n)
