@@ -13,6 +13,8 @@ pub mod due;
 pub(crate) mod nemesis;
 pub(crate) mod plan;
 pub(crate) mod setup;
+#[cfg(test)]
+mod tests;
 
 use crate::history::{EventKind, FaultEvent, SkipReason, SkippedFault};
 use crate::scenario::{DurRange, FaultAction, Restart, Scenario, Target, Trigger};
