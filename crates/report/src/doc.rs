@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 /// A piece of running text.
-pub(crate) enum In {
+pub(crate) enum Inline {
     /// Plain text.
     Text(String),
     /// Bold text.
@@ -18,17 +18,17 @@ pub(crate) enum In {
     Link(String, String),
 }
 
-pub(crate) fn t(s: impl Into<String>) -> In {
-    In::Text(s.into())
+pub(crate) fn t(s: impl Into<String>) -> Inline {
+    Inline::Text(s.into())
 }
-pub(crate) fn b(s: impl Into<String>) -> In {
-    In::Bold(s.into())
+pub(crate) fn b(s: impl Into<String>) -> Inline {
+    Inline::Bold(s.into())
 }
-pub(crate) fn code(s: impl Into<String>) -> In {
-    In::Code(s.into())
+pub(crate) fn code(s: impl Into<String>) -> Inline {
+    Inline::Code(s.into())
 }
-pub(crate) fn link(text: impl Into<String>, href: impl Into<String>) -> In {
-    In::Link(text.into(), href.into())
+pub(crate) fn link(text: impl Into<String>, href: impl Into<String>) -> Inline {
+    Inline::Link(text.into(), href.into())
 }
 
 /// A word for a shell command line: quoted when it holds anything special.
@@ -72,10 +72,10 @@ pub(crate) fn row(cells: Vec<String>) -> Row {
 
 pub(crate) enum Block {
     H(u8, String),
-    P(Vec<In>),
+    P(Vec<Inline>),
     /// The verdict line: `ok` when as expected.
-    Verdict(bool, Vec<In>),
-    List(Vec<Vec<In>>),
+    Verdict(bool, Vec<Inline>),
+    List(Vec<Vec<Inline>>),
     Table(Vec<String>, Vec<Row>),
     /// The index of a chart in the [`Figure`]s given to the renderers.
     Chart(usize),
@@ -83,12 +83,12 @@ pub(crate) enum Block {
 
 /// A paragraph of plain text.
 pub(crate) fn p(s: String) -> Block {
-    Block::P(vec![In::Text(s)])
+    Block::P(vec![Inline::Text(s)])
 }
 
 /// A list of plain-text items.
 pub(crate) fn list(items: Vec<String>) -> Block {
-    Block::List(items.into_iter().map(|s| vec![In::Text(s)]).collect())
+    Block::List(items.into_iter().map(|s| vec![Inline::Text(s)]).collect())
 }
 
 /// A chart as the renderers place it.
@@ -156,21 +156,21 @@ fn md_code(s: &str) -> String {
     }
 }
 
-fn md_inline(spans: &[In], hash: bool) -> String {
+fn md_inline(spans: &[Inline], hash: bool) -> String {
     spans
         .iter()
         .map(|s| match s {
-            In::Text(x) => md_escape(x, hash),
-            In::Bold(x) if x.trim().is_empty() => x.clone(),
+            Inline::Text(x) => md_escape(x, hash),
+            Inline::Bold(x) if x.trim().is_empty() => x.clone(),
             // Emphasis must not start or end with a space in CommonMark.
-            In::Bold(x) => {
+            Inline::Bold(x) => {
                 let inner = x.trim();
                 let lead = &x[..x.len() - x.trim_start().len()];
                 let trail = &x[x.trim_end().len()..];
                 format!("{lead}**{}**{trail}", md_escape(inner, hash))
             }
-            In::Code(x) => md_code(x),
-            In::Link(x, href) => format!("[{}](<{}>)", md_escape(x, hash), url_path(href)),
+            Inline::Code(x) => md_code(x),
+            Inline::Link(x, href) => format!("[{}](<{}>)", md_escape(x, hash), url_path(href)),
         })
         .collect()
 }
@@ -253,14 +253,14 @@ pub(crate) fn html_escape(s: &str) -> String {
     out
 }
 
-fn html_inline(spans: &[In]) -> String {
+fn html_inline(spans: &[Inline]) -> String {
     spans
         .iter()
         .map(|s| match s {
-            In::Text(x) => html_escape(x),
-            In::Bold(x) => format!("<strong>{}</strong>", html_escape(x)),
-            In::Code(x) => format!("<code>{}</code>", html_escape(x)),
-            In::Link(x, href) => format!(
+            Inline::Text(x) => html_escape(x),
+            Inline::Bold(x) => format!("<strong>{}</strong>", html_escape(x)),
+            Inline::Code(x) => format!("<code>{}</code>", html_escape(x)),
+            Inline::Link(x, href) => format!(
                 "<a href=\"{}\">{}</a>",
                 html_escape(&url_path(href)),
                 html_escape(x)

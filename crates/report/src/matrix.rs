@@ -15,7 +15,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::doc::{b, code, link, p, t, to_html, to_md, Block, Figure, In, Row};
+use super::doc::{b, code, link, p, t, to_html, to_md, Block, Figure, Inline, Row};
 use super::fonts::{ensure_font, FAMILY};
 use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
@@ -280,7 +280,7 @@ fn kinds_table(out: &MatrixOutput) -> Block {
 /// For each library that broke: which way of getting late its stale
 /// writes mostly took (by runs, over its cells), or that it broke by lock
 /// overlaps alone.
-fn dominant_kinds(out: &MatrixOutput) -> Vec<Vec<In>> {
+fn dominant_kinds(out: &MatrixOutput) -> Vec<Vec<Inline>> {
     let mut items = Vec::new();
     for l in &out.matrix.libraries {
         let swept: Vec<&Swept> = out
@@ -320,7 +320,7 @@ fn dominant_phrase(runs: [u64; 3]) -> String {
     }
 }
 
-fn violating_links(out: &MatrixOutput) -> Vec<Vec<In>> {
+fn violating_links(out: &MatrixOutput) -> Vec<Vec<Inline>> {
     let mut items = Vec::new();
     for c in &out.cells {
         let Some(s) = c.swept() else {
@@ -355,14 +355,14 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<In>> {
     items
 }
 
-fn not_cells(out: &MatrixOutput) -> Vec<Vec<In>> {
+fn not_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
     let mut kinds: Vec<LibKind> = Vec::new();
     for l in &out.matrix.libraries {
         if !kinds.contains(&l.kind) {
             kinds.push(l.kind);
         }
     }
-    let mut items: Vec<Vec<In>> = Vec::new();
+    let mut items: Vec<Vec<Inline>> = Vec::new();
     for f in &out.matrix.faults {
         for k in &kinds {
             if let Err(why) = f.file_for(*k) {

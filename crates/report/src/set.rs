@@ -13,7 +13,7 @@ use std::io;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
-use super::doc::{b, code, link, p, shell_word, t, to_html, to_md, Block, In, Row};
+use super::doc::{b, code, link, p, shell_word, t, to_html, to_md, Block, Inline, Row};
 use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
 use redlock_harness::scenario::{Expect, Scenario};
@@ -280,7 +280,7 @@ fn table(out: &SetOutput) -> Block {
 }
 
 /// Each scenario's sweep report and file, as a list after the table.
-fn links(out: &SetOutput) -> Vec<Vec<In>> {
+fn links(out: &SetOutput) -> Vec<Vec<Inline>> {
     out.entries
         .iter()
         .map(|e| {

@@ -140,16 +140,26 @@ fn run_to(engine: &mut Engine, world: &mut Notebook, until: Duration) {
 #[test]
 fn a_crash_of_a_node_already_down_is_skipped_and_the_restart_follows_the_first_crash() {
     let s = scenario();
-    let queue = vec![due(ms(100), crash("n1", None)), due(ms(500), crash("n1", None))];
+    let queue = vec![
+        due(ms(100), crash("n1", None)),
+        due(ms(500), crash("n1", None)),
+    ];
     let mut engine = Engine::new(&s, 1, queue);
     let mut world = Notebook::new(PauseEnd::Itself);
     run_to(&mut engine, &mut world, ms(3000));
-    let skipped = vec![(SkippedFault::Crash { host: "n1".into() }, SkipReason::AlreadyDown)];
+    let skipped = vec![(
+        SkippedFault::Crash { host: "n1".into() },
+        SkipReason::AlreadyDown,
+    )];
     assert_eq!(world.skipped(), skipped);
     // The cluster's policy (2 s) from the first crash.
     let restart = FaultEvent::Restart { host: "n1".into() };
     assert!(world.faults().contains(&(ms(2100), restart)));
-    assert_eq!(engine.into_applied().len(), 1, "the skipped crash is not applied");
+    assert_eq!(
+        engine.into_applied().len(),
+        1,
+        "the skipped crash is not applied"
+    );
 }
 
 #[test]
@@ -157,26 +167,51 @@ fn a_restart_due_after_a_second_crash_is_skipped_as_crashed_again() {
     let s = scenario();
     let queue = vec![
         due(ms(100), crash("n1", Some(Restart::After(ms(1000))))),
-        due(ms(500), FaultAction::Restart { host: Target::Host("n1".into()) }),
+        due(
+            ms(500),
+            FaultAction::Restart {
+                host: Target::Host("n1".into()),
+            },
+        ),
         due(ms(800), crash("n1", Some(Restart::Never))),
     ];
     let mut engine = Engine::new(&s, 1, queue);
     let mut world = Notebook::new(PauseEnd::Itself);
     run_to(&mut engine, &mut world, ms(3000));
-    let skipped = vec![(SkippedFault::Restart { host: "n1".into() }, SkipReason::CrashedAgain)];
+    let skipped = vec![(
+        SkippedFault::Restart { host: "n1".into() },
+        SkipReason::CrashedAgain,
+    )];
     assert_eq!(world.skipped(), skipped);
-    let restarts = world.calls().iter().filter(|c| c.starts_with("restart")).count();
-    assert_eq!(restarts, 1, "only the explicit restart: {:?}", world.calls());
+    let restarts = world
+        .calls()
+        .iter()
+        .filter(|c| c.starts_with("restart"))
+        .count();
+    assert_eq!(
+        restarts,
+        1,
+        "only the explicit restart: {:?}",
+        world.calls()
+    );
 }
 
 #[test]
 fn a_restart_of_a_node_that_is_up_is_skipped_and_master_resolves_through_the_world() {
     let s = scenario();
-    let queue = vec![due(ms(10), FaultAction::Restart { host: Target::Master })];
+    let queue = vec![due(
+        ms(10),
+        FaultAction::Restart {
+            host: Target::Master,
+        },
+    )];
     let mut engine = Engine::new(&s, 1, queue);
     let mut world = Notebook::new(PauseEnd::Itself);
     run_to(&mut engine, &mut world, ms(20));
-    let skipped = vec![(SkippedFault::Restart { host: "n2".into() }, SkipReason::AlreadyUp)];
+    let skipped = vec![(
+        SkippedFault::Restart { host: "n2".into() },
+        SkipReason::AlreadyUp,
+    )];
     assert_eq!(world.skipped(), skipped);
 }
 
@@ -189,14 +224,25 @@ fn a_restore_belongs_to_the_latest_latency_fault_on_the_pair_in_either_order() {
         for_: Some(ms(for_ms)),
     };
     // The second fault names the pair the other way round.
-    let queue = vec![due(ms(100), slow("c1", "n1", 200)), due(ms(200), slow("n1", "c1", 500))];
+    let queue = vec![
+        due(ms(100), slow("c1", "n1", 200)),
+        due(ms(200), slow("n1", "c1", 500)),
+    ];
     let mut engine = Engine::new(&s, 1, queue);
     let mut world = Notebook::new(PauseEnd::Itself);
     run_to(&mut engine, &mut world, ms(1000));
-    let latencies: Vec<String> = world.calls().into_iter().filter(|c| c.starts_with("latency")).collect();
+    let latencies: Vec<String> = world
+        .calls()
+        .into_iter()
+        .filter(|c| c.starts_with("latency"))
+        .collect();
     assert_eq!(
         latencies,
-        ["latency c1-n1 Some(300ms)", "latency n1-c1 Some(300ms)", "latency n1-c1 None"],
+        [
+            "latency c1-n1 Some(300ms)",
+            "latency n1-c1 Some(300ms)",
+            "latency n1-c1 None"
+        ],
         "the first fault's restore at 300 ms belongs to a superseded fault"
     );
 }
@@ -212,8 +258,16 @@ fn a_pause_the_world_ends_is_resumed_by_the_longest_not_the_first() {
     let mut engine = Engine::new(&s, 1, queue);
     let mut world = Notebook::new(PauseEnd::OnResume);
     run_to(&mut engine, &mut world, ms(1000));
-    let resumes: Vec<String> = world.calls().into_iter().filter(|c| c.starts_with("resume")).collect();
-    assert_eq!(resumes, ["resume c1"], "one resume, at the end of the longer pause");
+    let resumes: Vec<String> = world
+        .calls()
+        .into_iter()
+        .filter(|c| c.starts_with("resume"))
+        .collect();
+    assert_eq!(
+        resumes,
+        ["resume c1"],
+        "one resume, at the end of the longer pause"
+    );
     // A world whose pauses end by themselves is never resumed.
     let mut engine = Engine::new(&s, 1, vec![due(ms(100), pause(500))]);
     let mut world = Notebook::new(PauseEnd::Itself);
@@ -228,7 +282,10 @@ fn a_pause_of_a_node_that_is_down_is_skipped() {
         host: Target::Host("n1".into()),
         for_: ms(100),
     };
-    let queue = vec![due(ms(100), crash("n1", Some(Restart::Never))), due(ms(200), pause)];
+    let queue = vec![
+        due(ms(100), crash("n1", Some(Restart::Never))),
+        due(ms(200), pause),
+    ];
     let mut engine = Engine::new(&s, 1, queue);
     let mut world = Notebook::new(PauseEnd::OnResume);
     run_to(&mut engine, &mut world, ms(500));
@@ -255,7 +312,11 @@ fn a_partition_holds_its_links_until_its_heal_and_the_links_follow() {
     run_to(&mut engine, &mut world, ms(400));
     assert_eq!(engine.cuts().wanted("n1", "n2"), LinkState::Healthy);
     let syncs = world.calls().iter().filter(|c| *c == "sync").count();
-    assert!(syncs >= 2, "the links follow the cut and the heal: {:?}", world.calls());
+    assert!(
+        syncs >= 2,
+        "the links follow the cut and the heal: {:?}",
+        world.calls()
+    );
 }
 
 #[test]

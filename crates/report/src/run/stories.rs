@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::facts::{excerpt, fmt_len, fmt_t, short_token, the_lock, Facts};
 use super::output::RunOutput;
-use crate::doc::{b, row, t, Block, In, Row};
+use crate::doc::{b, row, t, Block, Inline, Row};
 use redlock_harness::check::{Hold, Interleaving, Overlap, StaleKind, StaleWrite};
 use redlock_harness::history::{Event, EventKind, FaultEvent};
 
@@ -153,7 +153,7 @@ fn where_the_key_was(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, o: &Overl
 /// What changed on the nodes between the two acquisitions of overlap `o`.
 fn node_changes(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, o: &Overlap) {
     let (a, bh) = (&o.a, &o.b);
-    let changes: Vec<Vec<In>> = out
+    let changes: Vec<Vec<Inline>> = out
         .history
         .events
         .iter()
@@ -215,7 +215,7 @@ pub(super) fn stale_story(
 
 /// The paragraph telling stale write `w`: its acquisition, when it was sent
 /// and applied, the writer's hold, and fencing.
-fn stale_paragraph(out: &RunOutput, w: &StaleWrite) -> Vec<In> {
+fn stale_paragraph(out: &RunOutput, w: &StaleWrite) -> Vec<Inline> {
     let (wc, wa) = (&w.writer.0, w.writer.1);
     let (lc, la) = (&w.landed_in.0, w.landed_in.1);
     let sent = match w.sent {
@@ -265,7 +265,7 @@ fn stale_paragraph(out: &RunOutput, w: &StaleWrite) -> Vec<In> {
 }
 
 /// How stale write `w` got late ([`StaleKind`]), in a sentence.
-fn how_late(w: &StaleWrite) -> Vec<In> {
+fn how_late(w: &StaleWrite) -> Vec<Inline> {
     let sent = w
         .sent
         .map_or("applied".to_string(), |s| format!("sent at {}", fmt_t(s)));
@@ -346,10 +346,10 @@ fn interleaving_table(doc: &mut Vec<Block>, i: &Interleaving) {
 
 /// The two holds of interleaving `i`, and which of its writes landed
 /// outside its writer's hold.
-fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<In> {
+fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<Inline> {
     let (ac, aa) = (&i.first.0, i.first.1);
     let (bc, ba) = (&i.second.0, i.second.1);
-    let mut p: Vec<In> = Vec::new();
+    let mut p: Vec<Inline> = Vec::new();
     for (cl, acq) in [(ac, aa), (bc, ba)] {
         match hold_of(out, cl, acq) {
             Some(h) => p.push(t(format!(
@@ -495,7 +495,7 @@ fn involves(e: &Event, keys: &[(&str, u64)]) -> bool {
 }
 
 /// A node event as a list item, or `None`.
-fn node_change(f: &Facts, e: &Event) -> Option<Vec<In>> {
+fn node_change(f: &Facts, e: &Event) -> Option<Vec<Inline>> {
     let when = fmt_t(e.time);
     let text = match &e.kind {
         EventKind::KeySet { key, token, .. } => {
@@ -515,7 +515,7 @@ fn node_change(f: &Facts, e: &Event) -> Option<Vec<In>> {
     Some(vec![b(when), t(format!(" — {text}"))])
 }
 
-fn cap_list(mut items: Vec<Vec<In>>, cap: usize) -> Vec<Vec<In>> {
+fn cap_list(mut items: Vec<Vec<Inline>>, cap: usize) -> Vec<Vec<Inline>> {
     if items.len() > cap {
         let more = items.len() - cap;
         items.truncate(cap);
@@ -541,7 +541,7 @@ fn faults_before(doc: &mut Vec<Block>, f: &Facts, at: Duration, what: &str) {
         fmt_t(at)
     ))]));
     let skip = before.len().saturating_sub(MAX_FAULTS_BEFORE);
-    let mut items: Vec<Vec<In>> = Vec::new();
+    let mut items: Vec<Vec<Inline>> = Vec::new();
     if skip > 0 {
         items.push(vec![t(format!("({skip} earlier fault(s) not shown)"))]);
     }

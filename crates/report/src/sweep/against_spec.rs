@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::output::{run_command, SweepOutput, MAX_TABLE_ROWS};
-use crate::doc::{link, p, t, Block, In, Row};
+use crate::doc::{link, p, t, Block, Inline, Row};
 use redlock_harness::sweep::baseline::{twin, Caught, BASELINE};
 
 /// The section "Against the spec client" (see [`redlock_harness::sweep::baseline`]).
@@ -27,7 +27,7 @@ pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
         }
     )));
     table(out, doc);
-    let items: Vec<Vec<In>> = out
+    let items: Vec<Vec<Inline>> = out
         .caught
         .iter()
         .take(MAX_TABLE_ROWS)
@@ -88,7 +88,7 @@ fn table(out: &SweepOutput, doc: &mut Vec<Block>) {
 
 /// The first catch of `c` with the commands replaying it and its twin, and
 /// a link to its report when the sweep wrote one; `None` when not caught.
-fn first_catch(out: &SweepOutput, c: &Caught) -> Option<Vec<In>> {
+fn first_catch(out: &SweepOutput, c: &Caught) -> Option<Vec<Inline>> {
     let seed = *c.seeds.first()?;
     let twin = twin(out.keys, &c.values)?;
     let text = format!(
