@@ -4,7 +4,7 @@
 //!
 //! Both sit above the runner: each step is a deterministic replay of a
 //! scenario by [`crate::runner`]. They return data (a scenario's text and
-//! its run, a frontier); the command layer ([`redlock_sim::cli`]) writes them.
+//! its run, a frontier); the command layer (`redlock_sim::cli`) writes them.
 
 pub mod explicit;
 pub mod frontier;

@@ -69,7 +69,7 @@ pub(crate) fn default_out(
 
 /// Shrinks the run of `file` (with `sets` applied) at `seed` (default: the
 /// scenario's), for the directory `out` (default: [`default_out`]);
-/// writes nothing ([`redlock_sim::cli::shrink`] writes the result).
+/// writes nothing (`redlock_sim::cli::shrink` writes the result).
 /// `Ok(None)` when that run does not violate.
 pub fn shrink_file(
     file: &Path,

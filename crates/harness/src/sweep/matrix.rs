@@ -3,7 +3,7 @@
 //! sweep ([`super::lab`]) in `<library>-<version>/<fault>/` of the
 //! matrix's directory. A cell whose `runs.csv` already holds every seed is
 //! read back, so an interrupted matrix resumes. What a cell holds
-//! ([`Cell`]) is what the matrix's report ([`redlock_report::matrix`]) is
+//! ([`Cell`]) is what the matrix's report (`redlock_report::matrix`) is
 //! made from.
 
 use super::rows::{read, RunRow};
