@@ -154,7 +154,7 @@ impl Driver<'_> {
 
     /// How many ticks the next step may take at once: as many as end at or
     /// before the first instant at which something may happen (see
-    /// [`World::next_event`]); at least one.
+    /// [`Driver::next_event`]); at least one.
     ///
     /// A step may end at that instant: a timer due then fires at the end
     /// of the step, and its task runs at the start of the next, as in a
@@ -162,7 +162,7 @@ impl Driver<'_> {
     /// timer fires, before the tasks woken with it run); a message due
     /// then is made deliverable at the end of the step and delivered at
     /// the start of the next; a fault due then is applied before the next.
-    /// Only a tick of whole milliseconds skips (see [`World::whole_ms`]).
+    /// Only a tick of whole milliseconds skips (see [`Driver::whole_ms`]).
     fn quiet_ticks(&self, now: Duration, ended: bool, timer: Option<Duration>) -> u32 {
         let tick = self.scenario.tick;
         let next = self.next_event(now, ended, timer);
