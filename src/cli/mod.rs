@@ -103,7 +103,7 @@ enum Command {
         every_tick: bool,
     },
     /// Shrink one violating run into a minimal scenario: its faults become
-    /// explicit [[faults]], then are dropped, shortened and moved later while
+    /// explicit `[[faults]]`, then are dropped, shortened and moved later while
     /// the run still violates. Writes DIR/minimal.toml and that run's report.
     /// Exits 0 when it wrote one, 1 when the run does not violate.
     Shrink {

@@ -2,7 +2,8 @@
 //! simulation alike. Time, randomness and connections reach it only through
 //! [`redlock_proto::clock::Clock`], a seeded `ChaCha20Rng`, and [`Connector`].
 //!
-//! - [`connection`]: connectors and the per-node connection with timeouts;
+//! - `redlock_proto::connection`: connectors and the per-node connection
+//!   with timeouts (the protocol crate's: the sentinel uses it too);
 //! - [`scripts`]: the compare-and-delete and compare-and-pexpire scripts,
 //!   and Redisson's reentrant lock scripts;
 //! - [`redlock`]: the quorum lock (one node: the single-instance lock), with
@@ -10,13 +11,16 @@
 //! - [`reentrant`]: Redisson's reentrant lock in the same client
 //!   (`Config::lock`): re-entry and release by level;
 //! - [`watchdog`]: extension every ttl/3 while a lock is held;
-//! - [`redis_conn`]: a `redis` crate connection over [`connection`], for
+//! - [`redis_conn`]: a `redis` crate connection over that connection, for
 //!   lock code of one's own written against the `redis` crate;
 //! - [`flaw`]: deliberate flaws of known clients, for the simulation to show
 //!   what each costs (off by default); `legacy` holds the SETNX-page lock.
 
 // What other crates use is `pub`; everything else is `pub(crate)` or less.
 #![warn(unreachable_pub)]
+// The docs are the developers'; `cargo doc --document-private-items`
+// renders the private items they link to.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub(crate) mod flaw;
 pub mod flock;

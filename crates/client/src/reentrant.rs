@@ -33,7 +33,7 @@ use redlock_proto::connection::RequestError;
 use redlock_proto::resp::Frame;
 use std::time::Duration;
 
-/// Redisson's unlock message (`LockPubSub.UNLOCK_MESSAGE`), ARGV[1] of the
+/// Redisson's unlock message (`LockPubSub.UNLOCK_MESSAGE`), `ARGV[1]` of the
 /// release script; unused there without the `PUBLISH`.
 const UNLOCK_MESSAGE: &str = "0";
 

@@ -7,6 +7,9 @@
 
 // What other crates use is `pub`; everything else is `pub(crate)` or less.
 #![warn(unreachable_pub)]
+// The docs are the developers'; `cargo doc --document-private-items`
+// renders the private items they link to.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod clock;
 pub mod connection;

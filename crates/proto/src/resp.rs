@@ -2,8 +2,8 @@
 //! the client.
 //!
 //! [`Frame`] is one reply value: the RESP2 types, and the RESP3 types the
-//! node's commands reply with (map, boolean, double). [`Frame::encode`]
-//! writes RESP2 (a RESP3 type in the form Redis gives a RESP2 connection: a
+//! node's commands reply with (map, boolean, double). [`Frame::encode_as`]
+//! with RESP2 writes (a RESP3 type in the form Redis gives a RESP2 connection: a
 //! map as a flat array, a boolean as an integer, a double as a bulk string);
 //! [`Frame::encode_as`] writes either protocol (under RESP3 a null is `_`). [`parse`] looks at the front of a buffer and
 //! returns a whole frame with the number of bytes it used, `Ok(None)` when the

@@ -366,8 +366,8 @@ impl CheckResult {
     }
 }
 
-/// Runs every checker over `history` (whose events are in time order, as
-/// [`crate::history::Recorder::finish`] gives them). Panics (a bug of the
+/// Runs every checker over `history` (whose events are in time order, as a
+/// [`crate::history::Recorder`] gives them). Panics (a bug of the
 /// harness, exit 70) on an event out of time order or an acquisition id
 /// seen twice: see [`Checker::feed`].
 pub fn check(history: &History) -> CheckResult {

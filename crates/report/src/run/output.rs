@@ -42,7 +42,7 @@ impl<'a> RunOutput<'a> {
 
     /// Whether the run shows what the scenario's `expect` asks for: the one
     /// rule, [`redlock_harness::check::verdict::as_expected_of`] (`degraded` asks for a safe run
-    /// that is degraded by the rule of [`redlock_harness::check::verdict::DEGRADED_UNAVAILABLE`]).
+    /// that is degraded by the rules of `redlock_harness::check::verdict`).
     pub fn as_expected(&self) -> bool {
         redlock_harness::check::verdict::as_expected_of(self.scenario, self.check)
     }
