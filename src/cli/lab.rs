@@ -61,6 +61,11 @@ pub(crate) fn main(a: Args) -> u8 {
 /// Says why a lab run failed; its exit code.
 pub(crate) fn said(e: LabFailure) -> u8 {
     eprintln!("{e}");
+    exit_code(&e)
+}
+
+/// The exit code of a lab run that failed.
+pub(crate) fn exit_code(e: &LabFailure) -> u8 {
     match e {
         LabFailure::BadInput(_) => EXIT_BAD_INPUT,
         LabFailure::Failed(_) => EXIT_SOFTWARE,
@@ -70,11 +75,11 @@ pub(crate) fn said(e: LabFailure) -> u8 {
 /// The scenario, checked for the lab, and the command checked to exist;
 /// otherwise the exit code, with the error said.
 pub(crate) fn load(a: &Args) -> Result<Scenario, u8> {
-    let (scenario, notes) =
-        redlock_harness::runner::lab::load(&a.file, &a.sets, &a.cmd).map_err(said)?;
+    let (scenario, notes) = redlock_harness::runner::lab::load(&a.file, &a.sets).map_err(said)?;
     for n in notes {
         eprintln!("note: {n}");
     }
+    redlock_harness::runner::lab::check_command(&a.cmd).map_err(said)?;
     Ok(scenario)
 }
 

@@ -5,11 +5,11 @@
 //! nothing). Each violating run's report is its own directory: the lab
 //! cannot replay a run.
 
-use super::lab::{load, said, write as write_run, Args};
+use super::lab::{exit_code, load, write as write_run, Args};
 use super::sweep::write_summary;
 use super::sweep_files::write_rows;
 use super::EXIT_SOFTWARE;
-use redlock_harness::runner::lab::LabFailure;
+use redlock_harness::runner::lab::{LabFailure, LabRun};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::rows::RunRow;
 use redlock_harness::sweep::stats::summarize;
@@ -64,20 +64,32 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
 }
 
 /// Runs every seed of `seeds` into `dir/seed-<N>/`, `a.jobs` at once,
-/// each run's outputs written as it ends; the rows in seed order, or the
-/// exit code of the first run that could not be done.
+/// each run's outputs written and each failure said as it ends; the rows
+/// in seed order, or the exit code of the first run that could not be
+/// done.
 pub(crate) fn run_seeds(
     a: &Args,
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
     dir: &Path,
 ) -> Result<Vec<RunRow>, u8> {
-    let each = |r: &redlock_harness::runner::lab::LabRun, out: &Path| -> Result<(), LabFailure> {
-        write_run(r, out, &a.sets)?;
+    let each = |r: &Result<LabRun, LabFailure>, out: &Path| -> Result<(), LabFailure> {
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("{e}");
+                return Ok(());
+            }
+        };
+        if let Err(e) = write_run(r, out, &a.sets) {
+            eprintln!("{e}");
+            return Err(e);
+        }
         eprintln!("seed {}: {}", r.run.seed, r.run.check.verdict.as_str());
         Ok(())
     };
-    redlock_harness::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, each).map_err(said)
+    redlock_harness::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, each)
+        .map_err(|e| exit_code(&e))
 }
 
 /// Writes a lab sweep's files; the lines to print.

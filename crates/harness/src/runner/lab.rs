@@ -29,12 +29,11 @@ pub struct LabRun {
     pub info: LabInfo,
 }
 
-/// `file` with `sets`, checked for the lab, and `cmd` checked to name a
-/// program; with the notes the check has for the user.
+/// `file` with `sets`, checked for the lab; with the notes the check has
+/// for the user.
 pub fn load(
     file: &Path,
     sets: &[(String, toml::Value)],
-    cmd: &[String],
 ) -> Result<(Scenario, Vec<String>), LabFailure> {
     let scenario = match load_file(file, sets) {
         Ok(s) => s,
@@ -44,15 +43,18 @@ pub fn load(
     let text = std::fs::read_to_string(file).unwrap_or_default();
     let notes = crate::lab::refuse::check(&scenario, &text, &file.display().to_string())
         .map_err(|e| LabFailure::BadInput(e.to_string()))?;
+    Ok((scenario, notes))
+}
+
+/// `cmd` names a program that exists (on `PATH`, or as a path).
+pub fn check_command(cmd: &[String]) -> Result<(), LabFailure> {
     findable(cmd).map_err(|e| {
         LabFailure::BadInput(format!(
             "redlock-sim lab: cannot start the client command: {e}"
         ))
-    })?;
-    Ok((scenario, notes))
+    })
 }
 
-/// The command names a program that exists (on `PATH`, or as a path).
 fn findable(cmd: &[String]) -> Result<(), String> {
     let program = cmd.first().ok_or("no command given after --")?;
     let exists = |p: &Path| p.is_file();

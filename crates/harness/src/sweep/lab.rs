@@ -11,15 +11,16 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 /// Runs every seed of `seeds`, each seed's client logs in
-/// `dir/seed-<N>/clients/`, handing each finished run to `each`; the rows
-/// in seed order, or the first failure.
+/// `dir/seed-<N>/clients/`, handing each run as it ends (or why it could
+/// not be made) to `each`, with its directory; the rows in seed order, or
+/// the first failure in seed order.
 pub fn run_seeds(
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
     cmd: &[String],
     jobs: usize,
     dir: &Path,
-    each: impl Fn(&LabRun, &Path) -> Result<(), LabFailure> + Sync,
+    each: impl Fn(&Result<LabRun, LabFailure>, &Path) -> Result<(), LabFailure> + Sync,
 ) -> Result<Vec<RunRow>, LabFailure> {
     let list: Vec<u64> = seeds.collect();
     let results = map_in_order(
@@ -27,9 +28,9 @@ pub fn run_seeds(
         jobs.max(1),
         |i| {
             let out = seed_dir(dir, list[i]);
-            let r = run_lab(scenario, list[i], cmd, out.join("clients"))?;
+            let r = run_lab(scenario, list[i], cmd, out.join("clients"));
             each(&r, &out)?;
-            Ok(RunRow::from_lab_run(&r.run))
+            Ok(RunRow::from_lab_run(&r?.run))
         },
         |r: &Result<RunRow, LabFailure>| r.is_err(),
     );
