@@ -107,7 +107,8 @@ pub(crate) struct Engine {
     timers: BTreeMap<(Duration, u64), Timer>,
     /// Nodes down, with the id of their crash.
     down: BTreeMap<String, u64>,
-    /// Hosts paused, until when.
+    /// Hosts paused until the engine resumes them ([`PauseEnd::OnResume`]),
+    /// until when.
     paused: BTreeMap<String, Duration>,
     /// The latest latency fault on each slowed pair, by id.
     slowed: BTreeMap<(String, String), u64>,
@@ -163,19 +164,18 @@ impl Engine {
 
     /// Makes due the waiting faults whose trigger came: `seen` says when.
     pub(crate) fn release(&mut self, seen: impl Fn(&Trigger) -> Option<Duration>) {
-        let (came, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
-            .into_iter()
-            .partition(|w| seen(&w.trigger).is_some());
-        self.waiting = wait;
-        let due = came
-            .into_iter()
-            .map(|w| Due {
-                time: seen(&w.trigger).expect("partitioned on it") + w.at,
-                action: w.action,
-                origin: due::Origin::File(w.index),
-                placed: None,
-            })
-            .collect();
+        let mut due = Vec::new();
+        for w in std::mem::take(&mut self.waiting) {
+            match seen(&w.trigger) {
+                Some(t) => due.push(Due {
+                    time: t + w.at,
+                    action: w.action,
+                    origin: due::Origin::File(w.index),
+                    placed: None,
+                }),
+                None => self.waiting.push(w),
+            }
+        }
         self.add_due(due);
     }
 
@@ -397,9 +397,9 @@ impl Engine {
             Self::skipped(world, at, skipped, SkipReason::Down);
             return false;
         }
-        let until = self.paused.entry(host.clone()).or_default();
-        *until = (*until).max(at + for_);
         if world.pause(&host, at, at + for_) == PauseEnd::OnResume {
+            let until = self.paused.entry(host.clone()).or_default();
+            *until = (*until).max(at + for_);
             self.after(world, at + for_, Timer::Resume(host.clone()));
         }
         world.record(at, EventKind::Fault(FaultEvent::Pause { host, for_ms }));
