@@ -80,6 +80,7 @@ pub(crate) fn load(a: &Args) -> Result<Scenario, u8> {
         eprintln!("note: {n}");
     }
     redlock_harness::runner::lab::check_command(&a.cmd).map_err(said)?;
+    redlock_harness::runner::lab::check_clock_reach(&a.file, &scenario, &a.cmd).map_err(said)?;
     Ok(scenario)
 }
 

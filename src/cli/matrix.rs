@@ -10,6 +10,7 @@
 use super::lab::{load, Args as LabArgs};
 use super::lab_seeds::{run_seeds, write};
 use super::EXIT_SOFTWARE;
+use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
 use redlock_harness::sweep::matrix::{cell_dir, cells, kept, swept};
 use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
@@ -81,7 +82,8 @@ fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
         seed: None,
         jobs: a.jobs,
         out: Some(out),
-        sets: Vec::new(),
+        // Checked to be KEY=VALUE when the matrix file was parsed.
+        sets: l.set.iter().filter_map(|kv| parse_set(kv).ok()).collect(),
         cmd: l.command.clone(),
     }
 }

@@ -129,6 +129,21 @@ fn a_bad_matrix_file_is_exit_2_naming_the_line_and_writes_nothing() {
             text.replace("tests/data/lab/failover_race.toml", "nope.toml"),
             "nope.toml",
         ),
+        // A library's settings: KEY=VALUE, each a key of the scenario.
+        (
+            text.replace(
+                "kind = \"single\"",
+                "kind = \"single\"\nset = [\"fencing\"]",
+            ),
+            "m.toml:17: library[1].set",
+        ),
+        (
+            text.replace(
+                "kind = \"single\"",
+                "kind = \"single\"\nset = [\"clients.fenced=true\"]",
+            ),
+            "clients.fenced",
+        ),
     ] {
         let file = dir.join("m.toml");
         std::fs::write(&file, bad).unwrap();

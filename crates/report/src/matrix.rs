@@ -218,11 +218,16 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
         m.libraries
             .iter()
             .map(|l| {
-                vec![
+                let mut line = vec![
                     b(format!("{} {}", l.name, l.version)),
                     t(format!(" ({}, {}): ", l.language, l.kind.as_str())),
                     code(l.command.join(" ")),
-                ]
+                ];
+                if !l.set.is_empty() {
+                    line.push(t(", every scenario with ".to_string()));
+                    line.push(code(l.set.join(" ")));
+                }
+                line
             })
             .collect(),
     ));

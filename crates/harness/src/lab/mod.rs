@@ -15,6 +15,8 @@
 //! - [`process`]: a client, the user's command in its own process group,
 //!   paused, crashed and ended by signals, dying with the lab;
 //! - [`clock`]: a node's clock, the simulation's clock model on real time;
+//!   [`faketime`]: a client's, through libfaketime, and [`reach`]: whether
+//!   libfaketime can reach the client's program at all;
 //! - [`gate`]: the pause of an in-process host;
 //! - [`sent`]: when a client sent each write, read by its link to the store.
 
@@ -26,6 +28,7 @@ pub mod link;
 pub(crate) mod net;
 pub mod node;
 pub mod process;
+pub(crate) mod reach;
 pub mod record;
 pub(crate) mod refuse;
 pub(crate) mod run;

@@ -42,6 +42,8 @@ struct State {
     ownership: Ownership,
     /// The first time each client was seen owning a lock.
     first_owned: BTreeMap<String, Duration>,
+    /// The clients the store has had a command from.
+    heard: std::collections::BTreeSet<String>,
     /// Per client: what its `HELD`s opened.
     clients: BTreeMap<String, Acquisitions>,
     /// `aim = "lock"`: the aimed nemesis, following what the lab sees of
@@ -78,6 +80,7 @@ impl LabRecorder {
             events: Vec::new(),
             ownership: Ownership::new(topology, nodes).with_resources(resources),
             first_owned: BTreeMap::new(),
+            heard: Default::default(),
             clients: BTreeMap::new(),
             aimer: None,
             placed: Vec::new(),
@@ -159,6 +162,7 @@ impl LabRecorder {
     /// the time it was sent.
     pub fn store(&self, e: StoreEvent) {
         let mut state = self.lock();
+        state.heard.insert(e.client().to_string());
         let time = self.now();
         let sent = match &e {
             StoreEvent::Write { sent: Some(at), .. } => {
@@ -204,6 +208,13 @@ impl LabRecorder {
     /// The first time the lab saw `client` own a lock, since the start.
     pub(crate) fn first_owned(&self, client: &str) -> Option<Duration> {
         self.lock().first_owned.get(client).copied()
+    }
+
+    /// Whether `client` has shown it runs: it sent the store a command,
+    /// or the lab saw it own a lock.
+    pub(crate) fn heard_from(&self, client: &str) -> bool {
+        let state = self.lock();
+        state.heard.contains(client) || state.first_owned.contains_key(client)
     }
 
     /// Everything recorded so far.

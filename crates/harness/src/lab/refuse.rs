@@ -91,14 +91,6 @@ fn client_clocks(
     text: &str,
     is_client: &dyn Fn(&str) -> bool,
 ) -> Option<(String, Option<usize>, String)> {
-    let missing = super::faketime::library().is_none();
-    let why = format!("a client's clock is set through libfaketime, {MISSING}");
-    if missing && s.clocks.drift > 0.0 {
-        return Some(("clocks.drift".into(), key_line(text, "clocks.drift"), why));
-    }
-    if missing && (s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0) {
-        return Some(("clocks.offset".into(), key_line(text, "clocks.offset"), why));
-    }
     for (h, o) in &s.hosts {
         let set = o.clock_rate.is_some() || o.clock_offset.is_some();
         let table = format!("hosts.{h}");
@@ -106,11 +98,58 @@ fn client_clocks(
             let m = format!("the lab cannot set the clock of the {h} (it runs inside the lab)");
             return Some((table.clone(), clock_line(text, &table), m));
         }
-        if set && missing && is_client(h) {
-            return Some((table.clone(), clock_line(text, &table), why));
-        }
     }
-    None
+    let why = format!("a client's clock is set through libfaketime, {MISSING}");
+    let missing = super::faketime::library().is_none();
+    start_clock_key(s, text, is_client)
+        .filter(|_| missing)
+        .map(|(key, line)| (key, line, why))
+}
+
+/// The first key that gives a client a clock of its own from its start:
+/// `(key, line)`.
+fn start_clock_key(
+    s: &Scenario,
+    text: &str,
+    is_client: &dyn Fn(&str) -> bool,
+) -> Option<(String, Option<usize>)> {
+    if s.clocks.drift > 0.0 {
+        return Some(("clocks.drift".into(), key_line(text, "clocks.drift")));
+    }
+    if s.clocks.offset.lo_ms != 0.0 || s.clocks.offset.hi_ms != 0.0 {
+        return Some(("clocks.offset".into(), key_line(text, "clocks.offset")));
+    }
+    s.hosts
+        .iter()
+        .find(|(h, o)| is_client(h) && (o.clock_rate.is_some() || o.clock_offset.is_some()))
+        .map(|(h, _)| {
+            let table = format!("hosts.{h}");
+            let line = clock_line(text, &table);
+            (table, line)
+        })
+}
+
+/// The first key that sets or changes a client's clock, the `clock-rate`
+/// faults on a client included: `(key, line)`.
+pub(crate) fn client_clock_key(s: &Scenario, text: &str) -> Option<(String, Option<usize>)> {
+    let clients: Vec<&str> = s.clients.iter().map(|c| c.name.as_str()).collect();
+    let is_client = |h: &str| clients.contains(&h);
+    start_clock_key(s, text, &is_client).or_else(|| {
+        s.faults
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| match &f.action {
+                FaultAction::ClockRate {
+                    host: Target::Host(h),
+                    ..
+                } if is_client(h) => {
+                    let key = format!("faults[{i}].host");
+                    let line = key_line(text, &key).or((f.line > 0).then_some(f.line));
+                    Some((key, line))
+                }
+                _ => None,
+            })
+    })
 }
 
 /// Why the lab cannot apply `a`, if it cannot.

@@ -94,6 +94,9 @@ pub(crate) struct Lab {
     seed: u64,
     pub(crate) ends: BTreeMap<String, ClientEnd>,
     sentinel: Option<JoinHandle<()>>,
+    /// The clients with a clock of their own whose processes the lab has
+    /// not yet looked at ([`super::reach`]).
+    unreached: Vec<String>,
 }
 
 /// Runs `setup` to its end. Clients are started from the calling thread,
@@ -102,8 +105,9 @@ pub(crate) struct Lab {
 pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabFailure> {
     let mut lab = Lab::start(setup).await?;
     lab.spawn_clients(setup, watchdog)?;
-    lab.drive().await;
+    let driven = lab.drive().await;
     lab.stop().await;
+    driven?;
     Ok(Outcome {
         history: lab.world.rec.history(),
         clients: std::mem::take(&mut lab.ends).into_values().collect(),
@@ -152,6 +156,7 @@ impl Lab {
             seed: setup.seed,
             ends: BTreeMap::new(),
             sentinel: None,
+            unreached: Vec::new(),
         };
         if s.cluster.topology == Topology::Single {
             lab.start_sentinel(clocks["sentinel"].clone()).await?;
@@ -228,6 +233,7 @@ impl Lab {
                 env.extend(clock.env());
                 cleared = &super::faketime::CLEARED;
                 self.world.clocks.insert(spec.name.clone(), clock);
+                self.unreached.push(spec.name.clone());
             }
             let p = process::spawn(&setup.cmd, &env, cleared, &log, watchdog).map_err(|e| {
                 LabFailure::BadInput(format!(
@@ -273,13 +279,16 @@ impl Lab {
         Ok(Some(clock))
     }
 
-    /// Runs the faults on the wall clock until the clients are done.
-    async fn drive(&mut self) {
+    /// Runs the faults on the wall clock until the clients are done; an
+    /// error when a client's clock turns out to be out of libfaketime's
+    /// reach.
+    async fn drive(&mut self) -> Result<(), LabFailure> {
         let end = self.scenario.duration;
         let limit = end + self.scenario.max_ttl * 2 + Duration::from_secs(5);
         let mut ended = false;
         loop {
             let now = self.world.rec.now();
+            self.check_reach()?;
             self.step_faults(now).await;
             self.note_exits(ended);
             if !ended && now >= end {
@@ -288,10 +297,35 @@ impl Lab {
             }
             let running = self.ends.values().any(|e| e.status.is_empty());
             if (ended && !running) || now >= limit {
-                return;
+                return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
+    }
+
+    /// Looks, once, at the processes of each client with a clock of its
+    /// own when it is first heard from (its program is running by then):
+    /// a process libfaketime cannot reach refuses the run.
+    fn check_reach(&mut self) -> Result<(), LabFailure> {
+        let rec = &self.world.rec;
+        let (heard, waiting): (Vec<String>, Vec<String>) =
+            self.unreached.drain(..).partition(|c| rec.heard_from(c));
+        self.unreached = waiting;
+        let lib = faketime::library().expect("libfaketime, checked before the run");
+        for client in heard {
+            let pgid = self.world.clients[&client].pid() as i32;
+            if let Some(why) = super::reach::unreachable_in_group(pgid, &lib) {
+                let (key, _) = super::refuse::client_clock_key(&self.scenario, "")
+                    .expect("a client with a clock of its own has a key that set it");
+                return Err(LabFailure::BadInput(format!(
+                    "redlock-sim lab: scenario {}: {key}: the lab sets client {client}'s clock \
+                     through libfaketime, and cannot reach it: {why}; the run is refused \
+                     rather than run as if the clock had moved",
+                    self.scenario.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Releases the faults whose trigger came, adds those the aimed

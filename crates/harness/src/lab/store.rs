@@ -81,6 +81,20 @@ pub enum StoreEvent {
     },
 }
 
+impl StoreEvent {
+    /// The client that sent it.
+    pub fn client(&self) -> &str {
+        match self {
+            StoreEvent::LockKey { client, .. }
+            | StoreEvent::Write { client, .. }
+            | StoreEvent::Held { client, .. }
+            | StoreEvent::Fence { client, .. }
+            | StoreEvent::Released { client, .. }
+            | StoreEvent::Bad { client, .. } => client,
+        }
+    }
+}
+
 /// Receives each store event as the store applies it.
 pub type Sink = Arc<dyn Fn(StoreEvent) + Send + Sync>;
 

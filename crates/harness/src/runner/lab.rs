@@ -46,6 +46,38 @@ pub fn load(
     Ok((scenario, notes))
 }
 
+/// When `scenario` (read from `file`) sets or changes a client's clock:
+/// `cmd`'s program is not one libfaketime cannot reach (a Go program).
+/// A program a wrapper starts is looked at during the run.
+pub fn check_clock_reach(
+    file: &Path,
+    scenario: &Scenario,
+    cmd: &[String],
+) -> Result<(), LabFailure> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let Some((key, line)) = crate::lab::refuse::client_clock_key(scenario, &text) else {
+        return Ok(());
+    };
+    let Some(program) =
+        crate::lab::reach::program(cmd).filter(|p| crate::lab::reach::go_program(p))
+    else {
+        return Ok(());
+    };
+    let error = crate::scenario::ScenarioError {
+        file: file.display().to_string(),
+        key,
+        line,
+        message: format!(
+            "the lab sets the clients' clocks through libfaketime, and cannot reach the \
+             client command's: {} is a Go program, which reads the clock from the kernel \
+             itself (the vDSO), not through libc; the run is refused rather than run as if \
+             the clock had moved",
+            program.display()
+        ),
+    };
+    Err(LabFailure::BadInput(error.to_string()))
+}
+
 /// `cmd` names a program that exists (on `PATH`, or as a path).
 pub fn check_command(cmd: &[String]) -> Result<(), LabFailure> {
     findable(cmd).map_err(|e| {
@@ -57,18 +89,9 @@ pub fn check_command(cmd: &[String]) -> Result<(), LabFailure> {
 
 fn findable(cmd: &[String]) -> Result<(), String> {
     let program = cmd.first().ok_or("no command given after --")?;
-    let exists = |p: &Path| p.is_file();
-    let found = if program.contains('/') {
-        exists(Path::new(program))
-    } else {
-        std::env::var_os("PATH")
-            .map(|path| std::env::split_paths(&path).any(|d| exists(&d.join(program))))
-            .unwrap_or(false)
-    };
-    if found {
-        Ok(())
-    } else {
-        Err(format!("`{program}` not found"))
+    match crate::lab::reach::program(cmd) {
+        Some(p) if p.is_file() => Ok(()),
+        _ => Err(format!("`{program}` not found")),
     }
 }
 
@@ -80,6 +103,7 @@ pub fn run_lab(
     cmd: &[String],
     logs: PathBuf,
 ) -> Result<LabRun, LabFailure> {
+    let created = first_missing(&logs);
     std::fs::create_dir_all(&logs).map_err(|e| {
         LabFailure::Failed(format!(
             "redlock-sim lab: cannot create {}: {e}",
@@ -93,7 +117,16 @@ pub fn run_lab(
         logs,
     };
     let started = std::time::Instant::now();
-    let outcome = in_runtime(&setup)?;
+    let outcome = match in_runtime(&setup) {
+        Ok(o) => o,
+        Err(e) => {
+            // Bad input writes nothing: what this run created goes.
+            if let (LabFailure::BadInput(_), Some(dir)) = (&e, created) {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            return Err(e);
+        }
+    };
     let check = outside::check(
         &outcome.history,
         scenario.cluster.topology,
@@ -113,6 +146,18 @@ pub fn run_lab(
         clients: outcome.clients,
     };
     Ok(LabRun { run, info })
+}
+
+/// The outermost directory of `dir` that does not exist yet, if any.
+fn first_missing(dir: &Path) -> Option<PathBuf> {
+    let mut missing = None;
+    for d in dir.ancestors().filter(|d| !d.as_os_str().is_empty()) {
+        if d.exists() {
+            break;
+        }
+        missing = Some(d.to_path_buf());
+    }
+    missing
 }
 
 /// One lab run on a runtime of its own, in this thread (the clients'

@@ -14,6 +14,8 @@
 //! language = "Python"
 //! kind = "single"
 //! command = ["tests/libs/python/.venv/bin/python", "drivers/python/redis_py_lock.py"]
+//! # optional: settings of every cell's scenario, as `lab --set` takes them
+//! set = ["clients.fencing=true"]
 //!
 //! [[fault]]
 //! name = "failover race"
@@ -51,6 +53,11 @@ pub struct Library {
     pub kind: LibKind,
     /// The lab client command (`CMD` of `redlock-sim lab ... -- CMD`).
     pub command: Vec<String>,
+    /// `KEY=VALUE` settings applied to each of its cells' scenarios, as
+    /// `lab --set` applies them (`clients.fencing=true` for a library
+    /// whose tokens fence the store).
+    #[serde(default)]
+    pub set: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -123,6 +130,13 @@ pub fn parse(text: &str, file: &str) -> Result<Matrix, ScenarioError> {
                 super::key_line(text, &key),
                 "an empty command".into(),
             ));
+        }
+    }
+    for (i, l) in raw.library.iter().enumerate() {
+        if let Some(bad) = l.set.iter().find(|kv| !kv.contains('=')) {
+            let key = format!("library[{i}].set");
+            let m = format!("\"{bad}\" is not KEY=VALUE (e.g. clients.fencing=true)");
+            return Err(err(&key, super::key_line(text, &key), m));
         }
     }
     for (i, f) in raw.fault.iter().enumerate() {
