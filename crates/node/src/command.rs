@@ -24,6 +24,7 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("set", -3, strings::set),
     ("setnx", 3, strings::setnx),
     ("getset", 3, strings::getset),
+    ("getrange", 4, strings::getrange),
     ("incr", 2, strings::incr),
     ("del", -2, keys::del),
     ("exists", -2, keys::exists),

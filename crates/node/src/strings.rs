@@ -1,5 +1,5 @@
 //! String commands: `GET`, `SET` (with `NX`/`XX`/`GET`/`EX`/`PX`/`EXAT`/
-//! `PXAT`/`KEEPTTL`), `SETNX`, `GETSET`, `INCR`. A string command on a key
+//! `PXAT`/`KEEPTTL`), `SETNX`, `GETSET`, `GETRANGE`, `INCR`. A string command on a key
 //! of another type answers `WRONGTYPE`, as Redis does, but for `SET` without
 //! `GET` (which overwrites any type) and `SETNX` (which only sees the key).
 
@@ -122,6 +122,36 @@ pub(crate) fn getset(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     };
     ks.set(args[1].clone(), args[2].clone(), None, false);
     old
+}
+
+/// `GETRANGE key start end`, as Redis 7.0's `getrangeCommand`: the bytes
+/// from `start` to `end` inclusive, negative offsets counted from the end,
+/// clamped to the string; an empty bulk for a missing key or an empty
+/// range (bsm/redislock's obtain script calls it).
+pub(crate) fn getrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let (Some(mut start), Some(mut end)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
+        return not_an_integer();
+    };
+    let value = match ks.get_str(&args[1], now) {
+        Err(e) => return e,
+        Ok(None) => return Frame::Bulk(Bytes::new()),
+        Ok(Some(v)) => v.clone(),
+    };
+    let len = value.len() as i64;
+    if start < 0 && end < 0 && start > end {
+        return Frame::Bulk(Bytes::new());
+    }
+    if start < 0 {
+        start = (len + start).max(0);
+    }
+    if end < 0 {
+        end = (len + end).max(0);
+    }
+    end = end.min(len - 1);
+    if start > end || len == 0 {
+        return Frame::Bulk(Bytes::new());
+    }
+    Frame::Bulk(value.slice(start as usize..=end as usize))
 }
 
 pub(crate) fn incr(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
