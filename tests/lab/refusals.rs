@@ -102,3 +102,39 @@ fn a_command_that_cannot_start_is_exit_2_and_writes_nothing() {
     assert!(err.contains("/nonexistent/driver"), "{err}");
     assert!(!written, "a run that could not start wrote its directory");
 }
+
+/// The Go driver `scripts/test.sh` builds (`drivers/go/build.sh`).
+fn go_driver() -> &'static str {
+    let p = "drivers/go/bin/redislock";
+    assert!(
+        std::path::Path::new(p).is_file(),
+        "{p} is missing: `bash scripts/test.sh` builds it (bash drivers/go/build.sh)"
+    );
+    p
+}
+
+#[test]
+fn a_client_clock_on_a_go_driver_is_refused_with_its_reason_and_nothing_written() {
+    let go = go_driver();
+    let rest = "\n[hosts.c1]\nclock_rate = 1.5\n";
+    // The command is the Go program itself: refused before anything runs.
+    let (code, err, written) = lab("go-direct", rest, &[go]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("s.toml:12: hosts.c1"), "{err}");
+    assert!(err.contains("is a Go program"), "{err}");
+    assert!(!written, "a refused run wrote its directory");
+    // A wrapper starts it: found when the client first talks to the store.
+    let wrapped = format!("exec {go}");
+    let (code, err, written) = lab("go-wrapped", rest, &["sh", "-c", &wrapped]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("hosts.c1: the lab sets client c1's clock"),
+        "{err}"
+    );
+    assert!(err.contains("a Go program"), "{err}");
+    assert!(!written, "a refused run wrote its directory");
+    // No clock of its own: the same wrapped driver runs.
+    let (code, err, written) = lab("go-no-clock", "", &["sh", "-c", &wrapped]);
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+    assert!(written);
+}

@@ -1,0 +1,164 @@
+// redsync (Redlock) over go-redis under redlock-sim lab: a driver, as a user
+// writes one.
+//
+//	cd drivers/go && go build -o bin/redsync ./redsync   # or: bash drivers/go/build.sh
+//	redlock-sim lab scenarios/libraries/restart_immediate-redlock.toml -- drivers/go/bin/redsync
+//
+// The lab starts one copy per client, with the scenario in its environment
+// (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
+// lock on the masters (REDLOCK_NODES, one go-redis client each) with
+// redsync's Mutex, tell the store it holds it (HELD, with the validity
+// redsync computed: `Until()`), write to the store REDLOCK_WRITES times over
+// the hold, checking `Until()` first, tell the store it let go (RELEASED),
+// unlock. redsync has no watchdog of its own: with REDLOCK_RENEW=1 the driver
+// calls `Extend()` every ttl/3 from a goroutine, as redsync's users do, and
+// each extension is a new HELD; a failed one means the lock is lost, and the
+// driver writes no more. The same source is built against redsync 4.12.0 and
+// 4.12.1 (build.sh, go.redsync-4.12.*.mod) for redsync PR #151.
+package main
+
+import (
+	"context"
+	"math/rand"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+)
+
+var env = os.Getenv
+
+func ms(name string) time.Duration {
+	v, _ := strconv.Atoi(env(name))
+	return time.Duration(v) * time.Millisecond
+}
+
+// msRange draws a duration from REDLOCK_X_MS = "A..B" (or "A").
+func msRange(name string) time.Duration {
+	lo, hi, found := strings.Cut(env(name), "..")
+	a, _ := strconv.Atoi(lo)
+	b := a
+	if found {
+		b, _ = strconv.Atoi(hi)
+	}
+	return time.Duration((float64(a) + rand.Float64()*float64(b-a)) * float64(time.Millisecond))
+}
+
+func main() {
+	ctx := context.Background()
+	me := env("REDLOCK_CLIENT")
+	resource := env("REDLOCK_RESOURCE")
+	ttl := ms("REDLOCK_TTL_MS")
+	writes, _ := strconv.Atoi(env("REDLOCK_WRITES"))
+	timeout := ms("REDLOCK_REQUEST_TIMEOUT_MS")
+	tries, _ := strconv.Atoi(env("REDLOCK_RETRY_COUNT"))
+	renew := env("REDLOCK_RENEW") == "1"
+
+	// Fail fast on a master that is down (no retries, go-redis's default is
+	// 3), as a lock must not wait on one.
+	var pools []redsyncredis.Pool
+	for _, addr := range strings.Split(env("REDLOCK_NODES"), ",") {
+		pools = append(pools, goredis.NewPool(redis.NewClient(&redis.Options{
+			Addr: addr, DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, MaxRetries: -1,
+		})))
+	}
+	rs := redsync.New(pools...)
+	store := redis.NewClient(&redis.Options{Addr: env("REDLOCK_STORE")})
+	// redsync keeps the lock under the mutex's name, as given.
+	if err := store.Do(ctx, "LOCKKEY", resource, resource).Err(); err != nil {
+		panic(err)
+	}
+
+	start := time.Now()
+	time.Sleep(ms("REDLOCK_START_MS"))
+	for time.Since(start) < ms("REDLOCK_DURATION_MS") {
+		time.Sleep(msRange("REDLOCK_THINK_MS"))
+		mutex := rs.NewMutex(resource, redsync.WithExpiry(ttl), redsync.WithTries(tries),
+			redsync.WithRetryDelay(ms("REDLOCK_RETRY_DELAY_MS")))
+		if err := mutex.Lock(); err != nil {
+			continue // taken, or the masters are gone: try again after thinking
+		}
+		heldAt := time.Now()
+		// With clients.fencing the store hands out the tokens and refuses stale ones.
+		var fence []any
+		if env("REDLOCK_FENCING") == "1" {
+			token, err := store.Do(ctx, "FENCE", me, resource).Result()
+			if err != nil {
+				panic(err)
+			}
+			fence = append(fence, token)
+		}
+		// redsync's validity: the TTL from the lock call less its elapsed
+		// time and the drift allowance (1% + nothing: redsync adds no 2 ms).
+		validity := time.Until(mutex.Until())
+		store.Do(ctx, "HELD", me, resource, validity.Milliseconds())
+		hold := validity
+		if env("REDLOCK_HOLD_MS") != "validity" {
+			hold = msRange("REDLOCK_HOLD_MS")
+		}
+
+		// The watchdog: Extend every ttl/3 until the hold ends or an
+		// extension fails. `mu` guards the mutex between the goroutines.
+		var mu sync.Mutex
+		lost := false
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		if renew {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ticker := time.NewTicker(ttl / 3)
+				defer ticker.Stop()
+				for {
+					select {
+					case <-done:
+						return
+					case <-ticker.C:
+					}
+					mu.Lock()
+					ok, _ := mutex.Extend()
+					if !ok {
+						lost = true
+						mu.Unlock()
+						return
+					}
+					left := time.Until(mutex.Until())
+					mu.Unlock()
+					store.Do(ctx, "HELD", me, resource, left.Milliseconds())
+				}
+			}()
+		}
+		stillHeld := func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return !lost && time.Now().Before(mutex.Until())
+		}
+
+		for k := 0; k < writes; k++ {
+			at := time.Duration(0)
+			if writes > 1 {
+				at = hold * time.Duration(k) / time.Duration(writes-1)
+			}
+			time.Sleep(time.Until(heldAt.Add(at)))
+			if (k > 0 || renew) && !stillHeld() {
+				break // redsync says the lock is no longer ours
+			}
+			if err := store.Do(ctx, append([]any{"WRITE", me, resource}, fence...)...).Err(); err != nil {
+				if !strings.HasPrefix(err.Error(), "REJECTED") {
+					panic(err)
+				} // REJECTED: a later holder's token came first
+			}
+		}
+		time.Sleep(time.Until(heldAt.Add(hold)))
+		close(done)
+		wg.Wait()
+		store.Do(ctx, "RELEASED", me, resource)
+		_, _ = mutex.Unlock() // false: expired, taken by another, or the masters are gone
+	}
+}
