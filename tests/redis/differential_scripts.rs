@@ -254,6 +254,11 @@ const FIXED: &[(&str, &[&str], &[&str])] = &[
     (r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end"#, &["lk"], &["other"]),
     (r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end"#, &["lk"], &["tok"]),
     (r#"if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end"#, &[], &[]),
+    // Redisson's release: delete, then publish the unlock to the channel
+    // (no subscriber: 0), and Spring Integration 5.1's UNLINK
+    ("redis.call('hset', KEYS[1], 'o', 1); redis.call('del', KEYS[1]); return redis.call('publish', KEYS[2], ARGV[1])", &["rl", "redisson_lock__channel:{rl}"], &["0"]),
+    ("return redis.call('publish', 'ch')", &[], &[]),
+    ("redis.call('set', KEYS[1], 'x'); return redis.call('unlink', KEYS[1], 'nokey')", &["ul"], &[]),
 ];
 
 /// Scripts of Redis 7's RESP3 conversions (`redis.setresp(3)` and the

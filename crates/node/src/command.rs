@@ -4,7 +4,7 @@
 use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
-use super::{hashes, keys, lists, replication, scripting, server, strings, zsets};
+use super::{hashes, keys, lists, pubsub, replication, scripting, server, strings, zsets};
 use bytes::Bytes;
 use redlock_proto::resp::Frame;
 
@@ -27,6 +27,8 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("getrange", 4, strings::getrange),
     ("incr", 2, strings::incr),
     ("del", -2, keys::del),
+    ("unlink", -2, keys::del),
+    ("publish", 3, pubsub::publish),
     ("exists", -2, keys::exists),
     ("expire", -3, keys::expire),
     ("expireat", -3, keys::expireat),
@@ -81,6 +83,7 @@ const WRITES: &[&str] = &[
     "getset",
     "incr",
     "del",
+    "unlink",
     "expire",
     "expireat",
     "pexpire",

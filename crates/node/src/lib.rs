@@ -27,6 +27,7 @@ pub(crate) mod keys;
 pub mod keyspace;
 pub(crate) mod lists;
 pub mod persistence;
+pub(crate) mod pubsub;
 pub mod replication;
 pub(crate) mod scripting;
 pub mod sentinel;
