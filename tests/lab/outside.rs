@@ -211,6 +211,7 @@ fn a_lock_key_maps_a_librarys_key_to_its_resource() {
     let lock_key = || EventKind::LockKey {
         resource: "lock".into(),
         key: "lib:lock".into(),
+        by_client: false,
     };
     let h = history(vec![
         ev(1, "c1", lock_key()),
@@ -279,4 +280,43 @@ fn a_silent_clients_write_sent_follows_its_writes_spell() {
     assert_eq!(w.writer, ("c1".to_string(), 1));
     assert_eq!(w.sent, Some(Duration::from_millis(20)));
     assert_eq!(w.kind, StaleKind::InFlight);
+}
+
+#[test]
+fn a_library_with_a_token_per_master_owns_by_client_when_it_says_so() {
+    // Redisson's RedissonRedLock: one client per master, each its own id,
+    // so c1's keys hold three different tokens; then c2 takes n2 and n3.
+    let lock_key = |by_client| {
+        let kind = EventKind::LockKey {
+            resource: "lock".into(),
+            key: "lock".into(),
+            by_client,
+        };
+        ev(1, "c1", kind)
+    };
+    let events = |by_client| {
+        vec![
+            lock_key(by_client),
+            set(10, "n1", "a:1", Some("c1")),
+            set(11, "n2", "b:1", Some("c1")),
+            set(12, "n3", "c:1", Some("c1")),
+            write(20, "c1", 0, 1),
+            del(30, "n2"),
+            del(31, "n3"),
+            set(40, "n2", "d:1", Some("c2")),
+            set(41, "n3", "e:1", Some("c2")),
+            write(50, "c2", 0, 1),
+            write(60, "c1", 0, 2),
+        ]
+    };
+    let r = check(&history(events(true)), Topology::Redlock, 3);
+    assert_eq!(r.verdict, Verdict::Violation);
+    assert_eq!(r.unprotected_writes, Some(0));
+    assert_eq!(r.stale_writes.len(), 1);
+    assert_eq!(r.stale_writes[0].landed_in.0, "c2");
+    // Without BYCLIENT no token is on a majority: nobody ever owns, and
+    // the stale write goes unseen (only the A B A of the writes is).
+    let r = check(&history(events(false)), Topology::Redlock, 3);
+    assert!(r.stale_writes.is_empty(), "{r:?}");
+    assert_eq!(r.unprotected_writes, Some(3));
 }

@@ -77,6 +77,12 @@ async fn a_write_with_a_lower_fence_is_rejected_and_every_write_is_reported() {
             .unwrap(),
         "OK"
     );
+    assert_eq!(
+        call(&mut c1, &["LOCKKEY", "lock", "lock", "byclient"])
+            .await
+            .unwrap(),
+        "OK"
+    );
     let seen = seen.lock().unwrap().clone();
     assert_eq!(
         seen,
@@ -97,7 +103,14 @@ async fn a_write_with_a_lower_fence_is_rejected_and_every_write_is_reported() {
             StoreEvent::LockKey {
                 client: "c1".into(),
                 resource: "lock".into(),
-                key: "{lock}:x".into()
+                key: "{lock}:x".into(),
+                by_client: false,
+            },
+            StoreEvent::LockKey {
+                client: "c1".into(),
+                resource: "lock".into(),
+                key: "lock".into(),
+                by_client: true,
             },
         ]
     );
@@ -124,13 +137,17 @@ async fn a_bad_command_is_answered_and_reported_and_the_connection_goes_on() {
             &["WRITE", "c1", "lock", "-1"][..],
             "fence '-1' is not a whole number",
         ),
+        (
+            &["LOCKKEY", "lock", "lock", "bytoken"][..],
+            "usage LOCKKEY <resource> <key> [BYCLIENT]",
+        ),
     ] {
         let e = call(&mut c1, args).await.unwrap_err();
         assert!(e.contains(says), "{args:?}: {e}");
     }
     assert_eq!(call(&mut c1, &["PING"]).await.unwrap(), "PONG");
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 4);
+    assert_eq!(seen.len(), 5);
     assert!(seen
         .iter()
         .all(|e| matches!(e, StoreEvent::Bad { client, .. } if client == "c1")));

@@ -124,8 +124,15 @@ pub enum EventKind {
     /// The run's end: no new lock attempt starts after this.
     End,
     // --- the lab: what its drivers said, and what became of them ---
-    /// A driver said its library keeps the lock on `resource` under `key`.
-    LockKey { resource: String, key: String },
+    /// A driver said its library keeps the lock on `resource` under `key`;
+    /// `by_client`: its token differs from master to master, so a client
+    /// owns the lock on a majority holding keys it set, whatever their
+    /// tokens (`LOCKKEY ... BYCLIENT`).
+    LockKey {
+        resource: String,
+        key: String,
+        by_client: bool,
+    },
     /// A driver sent the store a command it could not take.
     StoreError { error: String },
     /// A client process ended (`status` as the system gives it), before
@@ -256,7 +263,14 @@ impl EventKind {
                 new_master,
             } => format!("old={old_master} new={new_master}"),
             EventKind::End => String::new(),
-            EventKind::LockKey { resource, key } => format!("resource={resource} key={key}"),
+            EventKind::LockKey {
+                resource,
+                key,
+                by_client,
+            } => {
+                let by = if *by_client { " owner=by_client" } else { "" };
+                format!("resource={resource} key={key}{by}")
+            }
             EventKind::StoreError { error } => format!("error={error}"),
             EventKind::ClientExited { status } => format!("status={status}"),
         }

@@ -22,6 +22,9 @@ pub(crate) struct Ownership {
     made_by: BTreeMap<String, String>,
     /// Key → resource (`lock_key`; a key nobody named is its own resource).
     resource_of: BTreeMap<String, String>,
+    /// The keys whose library sets a token of its own on each master
+    /// (`lock_key ... owner=by_client`): owned by the client, not the token.
+    by_client: std::collections::BTreeSet<String>,
     master: String,
     /// Resource → its owner now.
     now: BTreeMap<String, Option<String>>,
@@ -36,6 +39,7 @@ impl Ownership {
             on: BTreeMap::new(),
             made_by: BTreeMap::new(),
             resource_of: BTreeMap::new(),
+            by_client: Default::default(),
             master: "n1".to_string(),
             now: BTreeMap::new(),
         }
@@ -88,8 +92,15 @@ impl Ownership {
                 self.master = new_master.clone();
                 self.on.values().flat_map(|k| k.keys().cloned()).collect()
             }
-            EventKind::LockKey { resource, key } => {
+            EventKind::LockKey {
+                resource,
+                key,
+                by_client,
+            } => {
                 self.resource_of.insert(key.clone(), resource.clone());
+                if *by_client {
+                    self.by_client.insert(key.clone());
+                }
                 vec![key.clone()]
             }
             _ => return vec![],
@@ -137,6 +148,18 @@ impl Ownership {
         let token_on = |n: &str| self.on.get(n).and_then(|k| k.get(key));
         let token = match self.topology {
             Topology::Single => token_on(&self.master).cloned(),
+            // A library whose token differs from master to master: the
+            // client that set keys on a majority.
+            Topology::Redlock if self.by_client.contains(key) => {
+                let mut count: BTreeMap<&String, usize> = BTreeMap::new();
+                for keys in self.on.values() {
+                    if let Some(c) = keys.get(key).and_then(|t| self.made_by.get(t)) {
+                        *count.entry(c).or_default() += 1;
+                    }
+                }
+                let owner = count.into_iter().find(|(_, n)| *n > self.nodes / 2);
+                return owner.map(|(c, _)| c.clone());
+            }
             Topology::Redlock => {
                 let mut count: BTreeMap<&String, usize> = BTreeMap::new();
                 for keys in self.on.values() {

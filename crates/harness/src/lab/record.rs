@@ -301,7 +301,15 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             client,
             resource,
             key,
-        } => vec![(client, EventKind::LockKey { resource, key })],
+            by_client,
+        } => vec![(
+            client,
+            EventKind::LockKey {
+                resource,
+                key,
+                by_client,
+            },
+        )],
         StoreEvent::Held {
             client,
             resource,

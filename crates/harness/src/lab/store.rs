@@ -46,6 +46,8 @@ pub enum StoreEvent {
         client: String,
         resource: String,
         key: String,
+        /// `BYCLIENT`: the library's token differs from master to master.
+        by_client: bool,
     },
     /// A write, applied or (fencing) rejected; `highest` is the highest
     /// fencing token accepted for the resource before it; `sent`, when the
@@ -305,12 +307,17 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
             .map_err(|_| format!("{name}: {what} '{s}' is not a whole number"))
     };
     match (name, args) {
-        ("LOCKKEY", [resource, key]) => Ok(StoreEvent::LockKey {
-            client: client.to_string(),
-            resource: resource.clone(),
-            key: key.clone(),
-        }),
-        ("LOCKKEY", _) => Err(usage("<resource> <key>")),
+        ("LOCKKEY", [resource, key, rest @ ..])
+            if rest.is_empty() || rest[0].eq_ignore_ascii_case("BYCLIENT") && rest.len() == 1 =>
+        {
+            Ok(StoreEvent::LockKey {
+                client: client.to_string(),
+                resource: resource.clone(),
+                key: key.clone(),
+                by_client: !rest.is_empty(),
+            })
+        }
+        ("LOCKKEY", _) => Err(usage("<resource> <key> [BYCLIENT]")),
         ("WRITE", [c, resource, rest @ ..]) if rest.len() <= 1 => Ok(StoreEvent::Write {
             client: own(c)?,
             resource: resource.clone(),
