@@ -15,6 +15,9 @@
 #     2.10.0 in venvs of their own, redis-semaphore 5.3.0 and 5.3.1 in
 #     tests/libs/node-redis-semaphore-<v>/), replayed by tests/lab/bugs.rs
 #     (tests/lab/ is the lab's test crate: real client processes);
+#   - Go and a JDK with Maven, which build the Go drivers (drivers/go/,
+#     go.mod) and the Java drivers (drivers/java/, pom.xml), their bugs'
+#     affected and fixed versions included;
 #   - then `cargo fmt --all --check`, the layering inside each crate
 #     (scripts/layers.py: no import cycle but Lua's; the crates' own
 #     dependencies keep the layers apart), clippy on every crate but the
@@ -91,6 +94,22 @@ for NODE_LIBS in tests/libs/node tests/libs/node-redis-semaphore-5.3.0 tests/lib
 done
 python3 --version
 node --version
+
+# Go's and Java's drivers (drivers/go/, drivers/java/): every version pinned
+# (go.mod and go.sum, pom.xml), fetched by each ecosystem's own tool from the
+# Go module proxy and Maven Central the first time, offline after.
+if ! command -v go >/dev/null 2>&1; then
+    echo "scripts/test.sh: Go 1.21 or later is missing (drivers/go/): install it from https://go.dev/doc/install (go.mod asks for 1.26, which Go downloads itself)" >&2
+    exit 1
+fi
+go version
+bash drivers/go/build.sh
+if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing Maven and a JDK (17) from Debian's packages"
+    apt_install maven openjdk-17-jdk-headless
+fi
+java -version 2>&1 | head -1
+bash drivers/java/build.sh
 
 # The toolchain's own checkers (rustup's components where rustup is used).
 for tool in rustfmt clippy; do
