@@ -42,7 +42,7 @@ pub(crate) fn main(a: Args) -> u8 {
         }
     };
     // Every cell's scenario and command checked before anything runs.
-    for (l, f) in cells(&matrix) {
+    for (l, f) in cells(&matrix).filter(|(l, f)| l.runs_under(f)) {
         if let Ok(file) = f.file_for(l.kind) {
             if let Err(code) = load(&lab_args(&a, l, file, PathBuf::new())) {
                 return code;
@@ -97,7 +97,14 @@ fn cell<'a>(
     dir: &Path,
 ) -> Result<Cell<'a>, u8> {
     let file = match f.file_for(l.kind) {
-        Ok(file) => file,
+        Ok(file) if l.runs_under(f) => file,
+        Ok(_) => {
+            return Ok(Cell {
+                library: l,
+                fault: f,
+                outcome: Outcome::NotACell("not among this library's faults"),
+            })
+        }
         Err(why) => {
             return Ok(Cell {
                 library: l,

@@ -376,6 +376,13 @@ fn not_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
             }
         }
     }
+    for l in &out.matrix.libraries {
+        if let Some(names) = &l.faults {
+            let what = format!("{} {}", l.name, l.version);
+            let only = format!(": run only under {} (its `faults`)", names.join(", "));
+            items.push(vec![b(what), t(only)]);
+        }
+    }
     if items.is_empty() {
         items.push(vec![t("none: every library has a cell under every fault")]);
     }

@@ -16,6 +16,8 @@
 //! command = ["tests/libs/python/.venv/bin/python", "drivers/python/redis_py_lock.py"]
 //! # optional: settings of every cell's scenario, as `lab --set` takes them
 //! set = ["clients.fencing=true"]
+//! # optional: the faults it runs under, by name (default: all)
+//! faults = ["failover race"]
 //!
 //! [[fault]]
 //! name = "failover race"
@@ -58,6 +60,18 @@ pub struct Library {
     /// whose tokens fence the store).
     #[serde(default)]
     pub set: Vec<String>,
+    /// The faults it runs under, by name (default: every fault with a
+    /// scenario for its kind); under the others it has no cell.
+    pub faults: Option<Vec<String>>,
+}
+
+impl Library {
+    /// Whether it runs under `f` (its kind's scenario aside).
+    pub fn runs_under(&self, f: &Fault) -> bool {
+        self.faults
+            .as_ref()
+            .is_none_or(|names| names.contains(&f.name))
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -136,6 +150,14 @@ pub fn parse(text: &str, file: &str) -> Result<Matrix, ScenarioError> {
         if let Some(bad) = l.set.iter().find(|kv| !kv.contains('=')) {
             let key = format!("library[{i}].set");
             let m = format!("\"{bad}\" is not KEY=VALUE (e.g. clients.fencing=true)");
+            return Err(err(&key, super::key_line(text, &key), m));
+        }
+    }
+    for (i, l) in raw.library.iter().enumerate() {
+        let known = |n: &String| raw.fault.iter().any(|f| &f.name == n);
+        if let Some(bad) = l.faults.iter().flatten().find(|n| !known(n)) {
+            let key = format!("library[{i}].faults");
+            let m = format!("\"{bad}\" is no fault's name in this file");
             return Err(err(&key, super::key_line(text, &key), m));
         }
     }
