@@ -39,6 +39,13 @@ public final class RedissonFencedLockDriver {
         // Redisson keeps the lock under the name it is given (its token counter
         // beside it, under "{<name>}:token").
         lab.store.call("LOCKKEY", lab.resource, lab.resource);
+        lab.warmUp(name -> {
+            RFencedLock warm = redisson.getFencedLock(name);
+            if (warm.tryLockAndGetToken(0, lab.ttlMs, TimeUnit.MILLISECONDS) != null) {
+                warm.isHeldByCurrentThread();
+                warm.unlock();
+            }
+        });
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));

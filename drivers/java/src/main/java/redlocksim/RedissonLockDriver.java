@@ -55,6 +55,13 @@ public final class RedissonLockDriver {
         RedissonClient redisson = Redissons.single(lab);
         // Redisson keeps the lock under the name it is given.
         lab.store.call("LOCKKEY", lab.resource, lab.resource);
+        lab.warmUp(name -> {
+            RLock warm = redisson.getLock(name);
+            if (lease ? warm.tryLock(0, lab.ttlMs, TimeUnit.MILLISECONDS) : warm.tryLock(0, TimeUnit.MILLISECONDS)) {
+                warm.isHeldByCurrentThread();
+                warm.unlock();
+            }
+        });
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));

@@ -53,6 +53,9 @@ public final class ShedLockDriver {
         RedisLockProvider provider = new RedisLockProvider.Builder(factory).safeUpdate(safe).build();
         // ShedLock keeps the lock under "job-lock:<environment>:<name>".
         lab.store.call("LOCKKEY", lab.resource, "job-lock:default:" + lab.resource);
+        lab.warmUp(name -> provider.lock(new LockConfiguration(
+                        ClockProvider.now(), name, Duration.ofMillis(lab.ttlMs), Duration.ZERO))
+                .ifPresent(SimpleLock::unlock));
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));

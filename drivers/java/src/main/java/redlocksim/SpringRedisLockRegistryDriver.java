@@ -46,6 +46,12 @@ public final class SpringRedisLockRegistryDriver {
         RedisLockRegistry registry = new RedisLockRegistry(factory, "redlock-sim", lab.ttlMs);
         // The registry keeps the lock under "<registryKey>:<lockKey>".
         lab.store.call("LOCKKEY", lab.resource, "redlock-sim:" + lab.resource);
+        lab.warmUp(name -> {
+            Lock warm = registry.obtain(name);
+            if (warm.tryLock(lab.waitMs, TimeUnit.MILLISECONDS)) {
+                warm.unlock();
+            }
+        });
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));
