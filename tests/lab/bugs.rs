@@ -2,10 +2,10 @@
 //! (`reports/library-bugs/`, `redlock-sim matrix scenarios/libraries/bugs.toml`):
 //! each affected version violates on its bug's scenario and its fixed
 //! version does not, on the same seeds, as the committed rows say. And
-//! three cells of `reports/libraries/` (`scenarios/libraries/matrix.toml`),
-//! a library of each language, violating and safe.
+//! cells of `reports/libraries/` (`scenarios/libraries/matrix.toml`), a
+//! library of each language, violating and safe.
 
-use super::runs::lab_env;
+use super::runs::{go, java, lab_env};
 use std::path::Path;
 
 /// The committed verdict of `seed` in a cell (`reports/<cell>/runs.csv`).
@@ -73,7 +73,61 @@ fn redis_semaphore_5_3_0_resurrects_a_lost_lock_and_5_3_1_does_not() {
 }
 
 #[test]
-fn three_cells_of_the_library_matrix_replay_as_committed() {
+fn spring_integration_5_1_1_deletes_its_successors_lock_and_5_1_2_does_not() {
+    let scenario = "scenarios/libraries/spring_integration_release_after_pause.toml";
+    for (v, want) in [("5.1.1", "violation"), ("5.1.2", "safe")] {
+        let jar = format!("spring-integration-{v}.jar");
+        let cmd = java(&jar, &["redlocksim.SpringRedisLockRegistryDriver"]);
+        let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        let cell = format!(
+            "library-bugs/spring-integration-redislockregistry-{v}/\
+             release-after-pause-jvm-clients-spring-integration-2661"
+        );
+        replay(&cell, scenario, &cmd, want);
+    }
+}
+
+#[test]
+fn redisson_3_43_0_stops_its_watchdog_after_a_failed_renewal_and_3_44_0_does_not() {
+    let scenario = "scenarios/libraries/redisson_watchdog_after_partition.toml";
+    for (v, want) in [("3.43.0", "violation"), ("3.44.0", "safe")] {
+        let jar = format!("redisson-{v}.jar");
+        let cmd = java(&jar, &["redlocksim.RedissonLockDriver", "watchdog-nocheck"]);
+        let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        let cell = format!(
+            "library-bugs/redisson-rlock-watchdog-trusted-{v}/\
+             watchdog-after-a-partition-redisson-6303"
+        );
+        replay(&cell, scenario, &cmd, want);
+    }
+}
+
+#[test]
+fn redsync_4_0_3_and_4_12_0_extend_lost_locks_and_their_fixes_do_not() {
+    let pairs = [
+        (
+            "extend_after_pause-redsync.toml",
+            "extend-after-pause-redsync-61",
+            [("4.0.3", "violation"), ("4.0.4", "safe")],
+        ),
+        (
+            "extend_one_master_cut-redsync.toml",
+            "one-master-cut-during-extend-redsync-151",
+            [("4.12.0", "violation"), ("4.12.1", "safe")],
+        ),
+    ];
+    for (file, fault, versions) in pairs {
+        let scenario = format!("scenarios/libraries/{file}");
+        for (v, want) in versions {
+            let cmd = go(&format!("redsync-{v}"));
+            let cell = format!("library-bugs/redsync-{v}/{fault}");
+            replay(&cell, &scenario, &[&cmd], want);
+        }
+    }
+}
+
+#[test]
+fn cells_of_the_library_matrix_in_five_languages_replay_as_committed() {
     let py = super::runs::python();
     let py = py.to_str().unwrap();
     let node = "NODE_PATH=tests/libs/node/node_modules";
@@ -94,7 +148,24 @@ fn three_cells_of_the_library_matrix_replay_as_committed() {
             vec!["env", node, "node", "drivers/node/node_redlock.js"],
         ),
     ];
-    for (cell, scenario, cmd) in cells {
+    let redisson = java(
+        "redlock-drivers.jar",
+        &["redlocksim.RedissonLockDriver", "lease"],
+    );
+    let redislock = go("redislock");
+    let more: [(&str, &str, Vec<&str>); 2] = [
+        (
+            "libraries/redisson-rlock-lease-3.52.0/restart-immediate",
+            "scenarios/libraries/restart_immediate-single.toml",
+            redisson.iter().map(String::as_str).collect(),
+        ),
+        (
+            "libraries/bsm-redislock-0.9.4/restart-delayed",
+            "scenarios/libraries/restart_delayed-single.toml",
+            vec![&redislock],
+        ),
+    ];
+    for (cell, scenario, cmd) in cells.into_iter().chain(more) {
         let v = lab_env(scenario, "1..=1", 1, &[], &cmd, &[]);
         assert_eq!(v, [committed(cell, 1)], "{cell}: the committed verdict");
     }

@@ -22,6 +22,32 @@ pub fn python() -> PathBuf {
     p.to_path_buf()
 }
 
+/// The command of a Java driver in `jar` (under `drivers/java/target/`,
+/// built by `bash drivers/java/build.sh`), as the matrices run it.
+pub fn java(jar: &str, class_and_args: &[&str]) -> Vec<String> {
+    let path = format!("drivers/java/target/{jar}");
+    assert!(
+        Path::new(&path).exists(),
+        "{path} is missing: `bash scripts/test.sh` builds it (bash drivers/java/build.sh)"
+    );
+    let mut cmd: Vec<String> = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp"]
+        .map(String::from)
+        .to_vec();
+    cmd.push(path);
+    cmd.extend(class_and_args.iter().map(|a| a.to_string()));
+    cmd
+}
+
+/// A Go driver (`drivers/go/bin/<name>`, built by `bash drivers/go/build.sh`).
+pub fn go(name: &str) -> String {
+    let path = format!("drivers/go/bin/{name}");
+    assert!(
+        Path::new(&path).exists(),
+        "{path} is missing: `bash scripts/test.sh` builds it (bash drivers/go/build.sh)"
+    );
+    path
+}
+
 /// Runs `lab FILE --seeds A..=B --jobs J --out DIR [extra] -- CMD`; the
 /// verdict of every seed, from `runs.csv`.
 pub fn lab(file: &str, seeds: &str, jobs: u32, extra: &[&str], cmd: &[&str]) -> Vec<String> {
@@ -172,6 +198,22 @@ fn a_client_clock_slowed_through_libfaketime_writes_stale() {
         "libfaketime is missing: `bash scripts/test.sh` installs it (apt-get install faketime)"
     );
     let cmd = [BIN, "lab-client"];
+    let file = "tests/data/lab/slow_client_clock.toml";
+    assert_eq!(lab(file, "1..=1", 1, &[], &cmd), ["violation"]);
+    let normal = lab(file, "1..=1", 1, &["--set", "hosts.c1.clock_rate=1"], &cmd);
+    assert_eq!(normal, ["safe"]);
+}
+
+#[test]
+fn a_jvm_clock_slowed_through_libfaketime_writes_stale() {
+    // The JVM reads time through libc: libfaketime, preloaded, runs its
+    // System.nanoTime, its sleeps and Netty's timers at the rate.
+    assert!(
+        redlock_harness::lab::faketime::library().is_some(),
+        "libfaketime is missing: `bash scripts/test.sh` installs it (apt-get install faketime)"
+    );
+    let cmd = java("redlock-drivers.jar", &["redlocksim.RedissonRedLockDriver"]);
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let file = "tests/data/lab/slow_client_clock.toml";
     assert_eq!(lab(file, "1..=1", 1, &[], &cmd), ["violation"]);
     let normal = lab(file, "1..=1", 1, &["--set", "hosts.c1.clock_rate=1"], &cmd);

@@ -379,7 +379,10 @@ fn not_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
     for l in &out.matrix.libraries {
         if let Some(names) = &l.faults {
             let what = format!("{} {}", l.name, l.version);
-            let only = format!(": run only under {} (its `faults`)", names.join(", "));
+            let only = format!(
+                ": run only under {}, as the matrix file says",
+                names.join(", ")
+            );
             items.push(vec![b(what), t(only)]);
         }
     }

@@ -161,40 +161,36 @@ mod tests {
             .expect("libfaketime: apt-get install faketime (scripts/test.sh installs it)")
     }
 
-    #[test]
-    fn a_c_program_with_libfaketime_preloaded_is_reached() {
+    /// What [`unreachable_in_group`] says of `program`, started waiting in
+    /// a group of its own, with or without libfaketime preloaded.
+    fn looked_at(program: &Path, preload: bool) -> Option<String> {
         let lib = lib();
-        let cat = program(&["cat".into()]).expect("cat on PATH");
-        let mut c = waiting(&cat, Some(&lib));
+        let mut c = waiting(program, preload.then_some(lib.as_path()));
         let why = unreachable_in_group(c.id() as i32, &lib);
         c.kill().unwrap();
         c.wait().unwrap();
-        assert_eq!(why, None);
+        why
+    }
+
+    #[test]
+    fn a_c_program_with_libfaketime_preloaded_is_reached() {
+        let cat = program(&["cat".into()]).expect("cat on PATH");
+        assert_eq!(looked_at(&cat, true), None);
     }
 
     #[test]
     fn a_program_without_the_library_mapped_is_not_reached() {
-        let lib = lib();
         let cat = program(&["cat".into()]).expect("cat on PATH");
-        let mut c = waiting(&cat, None);
-        let why = unreachable_in_group(c.id() as i32, &lib);
-        c.kill().unwrap();
-        c.wait().unwrap();
-        let why = why.expect("cat without LD_PRELOAD is not reached");
+        let why = looked_at(&cat, false).expect("cat without LD_PRELOAD is not reached");
         assert!(why.contains("is not mapped in its process"), "{why}");
     }
 
     #[test]
     fn a_go_program_is_not_reached_even_with_the_library_preloaded() {
-        let lib = lib();
         let gofmt = program(&["gofmt".into()])
             .expect("gofmt, Go's formatter, on PATH: install Go (https://go.dev/dl/)");
         assert!(go_program(&gofmt), "{gofmt:?} is a Go program");
-        let mut c = waiting(&gofmt, Some(&lib));
-        let why = unreachable_in_group(c.id() as i32, &lib);
-        c.kill().unwrap();
-        c.wait().unwrap();
-        let why = why.expect("a Go program is not reached");
+        let why = looked_at(&gofmt, true).expect("a Go program is not reached");
         assert!(why.contains("a Go program"), "{why}");
     }
 
