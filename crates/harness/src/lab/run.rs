@@ -307,10 +307,16 @@ impl Lab {
     /// own when it is first heard from (its program is running by then):
     /// a process libfaketime cannot reach refuses the run.
     fn check_reach(&mut self) -> Result<(), LabFailure> {
+        if self.unreached.is_empty() {
+            return Ok(());
+        }
         let rec = &self.world.rec;
         let (heard, waiting): (Vec<String>, Vec<String>) =
             self.unreached.drain(..).partition(|c| rec.heard_from(c));
         self.unreached = waiting;
+        if heard.is_empty() {
+            return Ok(());
+        }
         let lib = faketime::library().expect("libfaketime, checked before the run");
         for client in heard {
             let pgid = self.world.clients[&client].pid() as i32;
