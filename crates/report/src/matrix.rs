@@ -392,8 +392,9 @@ fn not_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
     items
 }
 
-/// The narrowest cell; a wider one when a fault's name needs it (about 7.5
-/// px a character at 13 px).
+/// The narrowest cell, and the narrowest column of library names; wider
+/// ones when a fault's or a library's name needs it (about 7.5 px a
+/// character at 13 px).
 const CELL_W: u32 = 150;
 const CELL_H: u32 = 44;
 const LEFT: u32 = 260;
@@ -411,7 +412,10 @@ pub(crate) fn chart(out: &MatrixOutput) -> String {
         .max()
         .unwrap_or(0);
     let cell_w = CELL_W.max(longest as u32 * 15 / 2 + 12);
-    let w = LEFT + cell_w * m.faults.len() as u32 + 20;
+    let label = |l: &Library| format!("{} {}", l.name, l.version);
+    let widest = m.libraries.iter().map(|l| label(l).chars().count()).max();
+    let left = LEFT.max(widest.unwrap_or(0) as u32 * 15 / 2 + 20);
+    let w = left + cell_w * m.faults.len() as u32 + 20;
     let h = TOP + CELL_H * m.libraries.len() as u32 + 20;
     let mut buf = String::new();
     {
@@ -435,13 +439,13 @@ pub(crate) fn chart(out: &MatrixOutput) -> String {
         );
         text(&sub, 10, 38, 14, &RGBColor(0x66, 0x66, 0x66));
         for (j, f) in m.faults.iter().enumerate() {
-            text(&f.name, LEFT + cell_w * j as u32 + 6, TOP - 26, 13, &BLACK);
+            text(&f.name, left + cell_w * j as u32 + 6, TOP - 26, 13, &BLACK);
         }
         for (i, l) in m.libraries.iter().enumerate() {
             let y = TOP + CELL_H * i as u32;
-            text(&format!("{} {}", l.name, l.version), 10, y + 14, 13, &BLACK);
+            text(&label(l), 10, y + 14, 13, &BLACK);
             for (j, f) in m.faults.iter().enumerate() {
-                let x = LEFT + cell_w * j as u32;
+                let x = left + cell_w * j as u32;
                 let (fill, label) = match swept_at(out, l, f).map(|s| &s.row) {
                     Some(r) => (
                         rate_colour(r.violation_rate),
