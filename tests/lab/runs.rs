@@ -214,7 +214,7 @@ fn a_jvm_clock_slowed_through_libfaketime_writes_stale() {
     );
     let cmd = java("redlock-drivers.jar", &["redlocksim.RedissonRedLockDriver"]);
     let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let file = "tests/data/lab/slow_client_clock.toml";
+    let file = "tests/data/lab/slow_jvm_clock.toml";
     assert_eq!(lab(file, "1..=1", 1, &[], &cmd), ["violation"]);
     let normal = lab(file, "1..=1", 1, &["--set", "hosts.c1.clock_rate=1"], &cmd);
     assert_eq!(normal, ["safe"]);
