@@ -1,11 +1,11 @@
 //! `redlock-sim lab FILE [--seed N] [--seeds A..=B] [--jobs J] [--out DIR]
-//! [--set KEY=VALUE]... -- CMD [ARGS...]`: the scenario in real time
+//! [--set KEY=VALUE]... [--servers node|redis] -- CMD [ARGS...]`: the scenario in real time
 //! against real client processes ([`redlock_harness::lab`]), judged from outside
 //! ([`redlock_harness::check::outside`]), with `run`'s outputs; and
 //! `redlock-sim lab-client`, the built-in client as a lab client.
 
 use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
-use redlock_harness::runner::lab::{run_lab, LabFailure, LabRun};
+use redlock_harness::runner::lab::{run_lab, LabFailure, LabRun, Servers};
 use redlock_harness::scenario::Scenario;
 use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,7 @@ pub(crate) struct Args {
     pub out: Option<PathBuf>,
     pub sets: Vec<(String, toml::Value)>,
     pub(crate) cmd: Vec<String>,
+    pub(crate) servers: Servers,
 }
 
 /// Runs `lab` for one seed (`--seeds`: [`super::lab_seeds`]) and returns
@@ -37,7 +38,7 @@ pub(crate) fn main(a: Args) -> u8 {
                 &a.sets,
             ))
     });
-    let written = run_lab(&scenario, seed, &a.cmd, dir.join("clients"))
+    let written = run_lab(&scenario, seed, &a.cmd, dir.join("clients"), a.servers)
         .and_then(|r| write(&r, &dir, &a.sets).map(|()| r));
     match written {
         Ok(r) => {
@@ -81,6 +82,7 @@ pub(crate) fn load(a: &Args) -> Result<Scenario, u8> {
     }
     redlock_harness::runner::lab::check_command(&a.cmd).map_err(said)?;
     redlock_harness::runner::lab::check_clock_reach(&a.file, &scenario, &a.cmd).map_err(said)?;
+    redlock_harness::runner::lab::check_servers(&a.file, &scenario, a.servers).map_err(said)?;
     Ok(scenario)
 }
 

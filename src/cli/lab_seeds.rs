@@ -88,7 +88,7 @@ pub(crate) fn run_seeds(
         eprintln!("seed {}: {}", r.run.seed, r.run.check.verdict.as_str());
         Ok(())
     };
-    redlock_harness::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, each)
+    redlock_harness::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, a.servers, each)
         .map_err(|e| exit_code(&e))
 }
 

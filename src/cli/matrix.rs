@@ -22,6 +22,7 @@ pub(crate) struct Args {
     pub out: Option<PathBuf>,
     pub jobs: usize,
     pub fresh: bool,
+    pub servers: redlock_harness::runner::lab::Servers,
 }
 
 /// Runs `matrix` and returns its exit code.
@@ -85,6 +86,7 @@ fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
         // Checked to be KEY=VALUE when the matrix file was parsed.
         sets: l.set.iter().filter_map(|kv| parse_set(kv).ok()).collect(),
         cmd: l.command.clone(),
+        servers: a.servers,
     }
 }
 

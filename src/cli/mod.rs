@@ -5,6 +5,7 @@
 
 use clap::{Parser, Subcommand};
 use redlock_client::flock;
+use redlock_harness::runner::lab::Servers;
 use redlock_harness::{runner, search};
 use redlock_proto::{clock, duration};
 
@@ -188,6 +189,10 @@ enum Command {
         /// Override a key, as `run --set` does (repeatable).
         #[arg(long = "set", value_parser = runner::parse_set)]
         set: Vec<(String, toml::Value)>,
+        /// What serves the nodes: the project's node code (`node`), or real
+        /// `redis-server` and `redis-sentinel` processes (`redis`).
+        #[arg(long, default_value = "node", value_parser = servers)]
+        servers: Servers,
         /// The client command, after `--` (`redlock-sim lab-client` runs the
         /// built-in client).
         #[arg(last = true, required = true)]
@@ -213,6 +218,9 @@ enum Command {
         /// Run every cell again, even one already swept.
         #[arg(long)]
         fresh: bool,
+        /// What serves the nodes, as `lab --servers` (node or redis).
+        #[arg(long, default_value = "node", value_parser = servers)]
+        servers: Servers,
     },
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check {
@@ -315,6 +323,11 @@ fn die_quietly_on_broken_pipe() {
     }
 }
 
+/// `--servers`: `node` or `redis`.
+fn servers(s: &str) -> Result<Servers, String> {
+    Servers::parse(s).ok_or_else(|| format!("`{s}`: the servers are `node` or `redis`"))
+}
+
 /// `--jobs`, or all cores.
 fn jobs_or_cores(jobs: Option<usize>) -> usize {
     jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -331,6 +344,7 @@ fn command(cli: Cli) -> ExitCode {
             jobs,
             out,
             set,
+            servers,
             command,
         } => {
             let args = lab::Args {
@@ -340,6 +354,7 @@ fn command(cli: Cli) -> ExitCode {
                 out,
                 sets: set,
                 cmd: command,
+                servers,
             };
             ExitCode::from(match seeds {
                 Some(seeds) => lab_seeds::main(&args, seeds),
@@ -352,11 +367,13 @@ fn command(cli: Cli) -> ExitCode {
             out,
             jobs,
             fresh,
+            servers,
         } => ExitCode::from(matrix::main(matrix::Args {
             file,
             out,
             jobs,
             fresh,
+            servers,
         })),
         Command::Run {
             file,

@@ -162,6 +162,12 @@ impl FakeClock {
         self.write()
     }
 
+    /// Moves the clock by `by_ms` (a node's: see [`crate::lab::redis`]).
+    pub(crate) fn jump(&mut self, by_ms: f64) -> io::Result<()> {
+        self.offset_ms += by_ms;
+        self.write()
+    }
+
     /// The spec, `+<offset s> x<rate>`, into the file, through a rename.
     fn write(&self) -> io::Result<()> {
         let sign = if self.offset_ms < 0.0 { "-" } else { "+" };

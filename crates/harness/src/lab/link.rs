@@ -44,6 +44,7 @@
 //! SYN on its own backoff (a SYN after 1 s, 3 s, ...), not a hop after the
 //! heal as the simulation does.
 
+use super::rewrite::{PortMap, Rewriter};
 use super::sent::{Early, SendTimes, Stamper};
 use bytes::{Bytes, BytesMut};
 use rand::{Rng, SeedableRng};
@@ -113,6 +114,20 @@ impl Link {
         seed: u64,
         sent: Option<SendTimes>,
     ) -> io::Result<Link> {
+        let extra = Extra {
+            sent,
+            ..Extra::default()
+        };
+        Link::open_with(server, setting, seed, extra).await
+    }
+
+    /// [`Link::open`], with what `extra` adds.
+    pub(crate) async fn open_with(
+        server: SocketAddr,
+        setting: Setting,
+        seed: u64,
+        extra: Extra,
+    ) -> io::Result<Link> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (up, up_rx) = watch::channel(setting);
@@ -124,7 +139,7 @@ impl Link {
             down: down_rx,
             server: server_rx,
             reset: reset.clone(),
-            sent,
+            extra,
         };
         let mut tasks = JoinSet::new();
         tasks.spawn(accept_loop(listener, shared, seed));
@@ -176,9 +191,25 @@ struct Shared {
     down: watch::Receiver<Setting>,
     server: watch::Receiver<SocketAddr>,
     reset: Arc<watch::Sender<u64>>,
-    /// Where the client's chunks' read times go, if anywhere.
-    sent: Option<SendTimes>,
+    extra: Extra,
 }
+
+/// What a link may do besides forwarding.
+#[derive(Clone, Default)]
+pub(crate) struct Extra {
+    /// Where the client's chunks' read times go.
+    pub(crate) sent: Option<SendTimes>,
+    /// Told the local address of each connection to the server (what the
+    /// server sees as its peer: a real `redis-server`'s `MONITOR` names it).
+    pub(crate) noted: Option<ConnectNote>,
+    /// Ports rewritten in what the client sends, and in what it is sent
+    /// ([`super::rewrite`]).
+    pub(crate) rewrite_up: Option<PortMap>,
+    pub(crate) rewrite_down: Option<PortMap>,
+}
+
+/// Told the local address of each connection a link makes to its server.
+pub(crate) type ConnectNote = Arc<dyn Fn(SocketAddr) + Send + Sync>;
 
 /// One forwarded connection. A server that refuses, or a reset of the
 /// link, ends the client's stream with a reset (RST).
@@ -210,7 +241,10 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
         return true;
     };
     let _ = upstream.set_nodelay(true);
-    let stamper = match (&shared.sent, upstream.local_addr()) {
+    if let (Some(note), Ok(local)) = (&shared.extra.noted, upstream.local_addr()) {
+        note(local);
+    }
+    let stamper = match (&shared.extra.sent, upstream.local_addr()) {
         (Some(times), Ok(peer)) => Some(Stamper::open(times, peer, &early_reads)),
         _ => None,
     };
@@ -219,9 +253,15 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
     let up_rng = ChaCha8Rng::seed_from_u64(rng.random());
     let down_rng = ChaCha8Rng::seed_from_u64(rng.random());
     let (up, down) = (shared.up.clone(), shared.down.clone());
+    let mut up_rw = shared.extra.rewrite_up.clone().map(Rewriter::new);
+    let early = match &mut up_rw {
+        Some(r) => r.feed(&early),
+        None => early,
+    };
+    let down_rw = shared.extra.rewrite_down.clone().map(Rewriter::new);
     tokio::join!(
-        pump(cr, sw, up, up_rng, early, stamper),
-        pump(sr, cw, down, down_rng, Bytes::new(), None)
+        pump(cr, sw, up, up_rng, (early, stamper, up_rw)),
+        pump(sr, cw, down, down_rng, (Bytes::new(), None, down_rw))
     );
     false
 }
@@ -311,13 +351,12 @@ async fn pump<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     to: W,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
-    first: Bytes,
-    stamper: Option<Stamper>,
+    start: (Bytes, Option<Stamper>, Option<Rewriter>),
 ) {
     let (tx, rx) = mpsc::channel(QUEUE);
     let write_rng = ChaCha8Rng::seed_from_u64(rng.random());
     tokio::join!(
-        read_side(from, tx, dir.clone(), rng, first, stamper),
+        read_side(from, tx, dir.clone(), rng, start),
         write_side(to, rx, dir, write_rng)
     );
 }
@@ -327,8 +366,7 @@ async fn read_side<R: AsyncRead + Unpin>(
     tx: mpsc::Sender<Segment>,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
-    first: Bytes,
-    mut stamper: Option<Stamper>,
+    (first, mut stamper, mut rewriter): (Bytes, Option<Stamper>, Option<Rewriter>),
 ) {
     let mut last = Instant::now();
     if !first.is_empty() {
@@ -352,7 +390,13 @@ async fn read_side<R: AsyncRead + Unpin>(
         }
         let hop = draw(&mut rng, dir.borrow().latency);
         last = last.max(Instant::now() + hop);
-        let bytes = (n > 0).then(|| buf.freeze());
+        let bytes = match (&mut rewriter, n > 0) {
+            (Some(r), true) => Some(r.feed(&buf)).filter(|b| !b.is_empty()),
+            _ => (n > 0).then(|| buf.freeze()),
+        };
+        if bytes.is_none() && n > 0 {
+            continue;
+        }
         let end = bytes.is_none();
         let seg = Segment { due: last, bytes };
         if tx.send(seg).await.is_err() || end {

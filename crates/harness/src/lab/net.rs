@@ -14,6 +14,7 @@
 //! takes the host's own link to it.
 
 use super::link::{Link, Setting};
+use super::rewrite::PortMap;
 use super::sent::SendTimes;
 use crate::engine::cuts::{Cuts, LinkState};
 use crate::scenario::DurRange;
@@ -29,6 +30,10 @@ use std::time::Duration;
 /// are open, read by each [`Route`].
 pub(crate) type Directory = Arc<RwLock<BTreeMap<(String, String), SocketAddr>>>;
 
+/// Which host each link's connection to a node came from, by the local
+/// port it connected from (what a real server sees as its peer's port).
+pub(crate) type Peers = Arc<RwLock<BTreeMap<u16, String>>>;
+
 /// The links and their fault state.
 pub(crate) struct LabNet {
     links: BTreeMap<(String, String), Link>,
@@ -36,6 +41,10 @@ pub(crate) struct LabNet {
     /// Slowed pairs (both directions), with their latency.
     slowed: BTreeMap<(String, String), Duration>,
     pub(crate) directory: Directory,
+    pub(crate) peers: Peers,
+    /// A delay of its own on what `from` sends `to` (a real replica's
+    /// link from its master carries `replication_delay`).
+    delays: BTreeMap<(String, String), Duration>,
 }
 
 impl LabNet {
@@ -45,6 +54,8 @@ impl LabNet {
             latency,
             slowed: BTreeMap::new(),
             directory: Directory::default(),
+            peers: Peers::default(),
+            delays: BTreeMap::new(),
         }
     }
 
@@ -58,11 +69,42 @@ impl LabNet {
         seed: u64,
         sent: Option<SendTimes>,
     ) -> io::Result<()> {
+        self.open_rewriting(from, to, server, seed, sent, (None, None))
+            .await
+    }
+
+    /// [`LabNet::open`], rewriting ports in what `from` sends (`.0`) and
+    /// in what it is sent (`.1`).
+    pub(crate) async fn open_rewriting(
+        &mut self,
+        from: &str,
+        to: &str,
+        server: SocketAddr,
+        seed: u64,
+        sent: Option<SendTimes>,
+        (rewrite_up, rewrite_down): (Option<PortMap>, Option<PortMap>),
+    ) -> io::Result<()> {
         let setting = Setting {
             held: false,
-            latency: (self.latency.lo, self.latency.hi),
+            latency: self.latency_of(from, to),
         };
-        let link = Link::open_timed(server, setting, seed, sent).await?;
+        let (peers, me) = (self.peers.clone(), from.to_string());
+        let note: super::link::ConnectNote = Arc::new(move |local: SocketAddr| {
+            let mut book = peers.write().unwrap_or_else(|e| e.into_inner());
+            book.insert(local.port(), me.clone());
+        });
+        let extra = super::link::Extra {
+            sent,
+            noted: Some(note),
+            rewrite_up,
+            rewrite_down,
+        };
+        let link = Link::open_with(server, setting, seed, extra).await?;
+        let back = Setting {
+            held: false,
+            latency: self.latency_of(to, from),
+        };
+        link.down.send_replace(back);
         let key = (from.to_string(), to.to_string());
         self.directory
             .write()
@@ -109,14 +151,44 @@ impl LabNet {
         }
     }
 
-    fn setting(&self, cuts: &Cuts, from: &str, to: &str) -> Setting {
-        let latency = match self.slowed.get(&pair(from, to)) {
+    /// Adds `d` to what `from` sends `to`, from now on (before any fault:
+    /// every link carries).
+    pub(crate) fn delay(&mut self, from: &str, to: &str, d: Duration) {
+        self.delays.insert((from.to_string(), to.to_string()), d);
+        let key = (from.to_string(), to.to_string());
+        if let Some(link) = self.links.get(&key) {
+            link.up.send_replace(Setting {
+                held: false,
+                latency: self.latency_of(from, to),
+            });
+        }
+        let back = (to.to_string(), from.to_string());
+        if let Some(link) = self.links.get(&back) {
+            link.down.send_replace(Setting {
+                held: false,
+                latency: self.latency_of(from, to),
+            });
+        }
+    }
+
+    /// The latency range of what `from` sends `to`.
+    fn latency_of(&self, from: &str, to: &str) -> (Duration, Duration) {
+        let (lo, hi) = match self.slowed.get(&pair(from, to)) {
             Some(d) => (*d, *d),
             None => (self.latency.lo, self.latency.hi),
         };
+        let extra = self
+            .delays
+            .get(&(from.to_string(), to.to_string()))
+            .copied()
+            .unwrap_or_default();
+        (lo + extra, hi + extra)
+    }
+
+    fn setting(&self, cuts: &Cuts, from: &str, to: &str) -> Setting {
         Setting {
             held: cuts.wanted(from, to) != LinkState::Healthy,
-            latency,
+            latency: self.latency_of(from, to),
         }
     }
 }

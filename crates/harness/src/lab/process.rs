@@ -187,7 +187,9 @@ impl Drop for ClientProcess {
 
 /// Kills, when the lab's end of its pipe closes, every group noted `+pgid`
 /// and not noted `-pgid` since, and removes every file noted `f<path>`
-/// (libfaketime's shared memory: the lab removes it itself when it can).
+/// (libfaketime's shared memory: the lab removes it itself when it can)
+/// and every directory noted `d<path>` (real servers' data, named
+/// `redlock-sim-*`).
 pub struct Watchdog {
     pipe: std::sync::Mutex<Option<std::process::ChildStdin>>,
     child: std::sync::Mutex<std::process::Child>,
@@ -200,6 +202,7 @@ for g in $gs; do
   case $g in
     +*) p=${g#+}; case " $gs " in *" -$p "*) ;; *) kill -9 "-$p" 2>/dev/null;; esac;;
     f/dev/shm/*) rm -f "${g#f}";;
+    d*/redlock-sim-*) rm -rf "${g#d}";;
   esac
 done"#;
 

@@ -32,7 +32,7 @@ use std::time::Instant;
 /// Where every host of one lab run records. Cheap to clone.
 #[derive(Clone)]
 pub struct LabRecorder {
-    origin: Instant,
+    origin: Arc<std::sync::RwLock<Instant>>,
     state: Arc<Mutex<State>>,
 }
 
@@ -88,7 +88,7 @@ impl LabRecorder {
             owned: BTreeMap::new(),
         };
         LabRecorder {
-            origin,
+            origin: Arc::new(std::sync::RwLock::new(origin)),
             state: Arc::new(Mutex::new(state)),
         }
     }
@@ -99,7 +99,21 @@ impl LabRecorder {
 
     /// The time since the start.
     pub(crate) fn now(&self) -> Duration {
-        self.origin.elapsed()
+        self.origin().elapsed()
+    }
+
+    fn origin(&self) -> Instant {
+        *self.origin.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The run starts now: what was recorded while it was being set up
+    /// (real servers take a while to start and sync) is at time 0.
+    pub(crate) fn start_now(&self) {
+        let mut state = self.lock();
+        *self.origin.write().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        for e in &mut state.events {
+            e.time = Duration::ZERO;
+        }
     }
 
     /// Records `kind` for `host` now.
@@ -114,15 +128,19 @@ impl LabRecorder {
     pub(crate) fn node_effects(&self, node: &str, client: Option<&str>, effects: &[Vec<Bytes>]) {
         let mut state = self.lock();
         let time = self.now();
-        let keys = state.ownership.lock_keys();
-        let on = state.ownership.keys_on(node);
-        let kinds: Vec<EventKind> = effects
-            .iter()
-            .flat_map(|cmd| key_events(&keys, on, cmd, client))
-            .collect();
-        for kind in kinds {
-            push(&mut state, time, node, kind);
-        }
+        effects_at(&mut state, time, node, client, effects);
+    }
+
+    /// [`LabRecorder::node_effects`] made at `time` (a real server's, as
+    /// its observer read them: recorded in their place).
+    pub(crate) fn node_effects_at(
+        &self,
+        time: Duration,
+        node: &str,
+        client: Option<&str>,
+        effects: &[Vec<Bytes>],
+    ) {
+        effects_at(&mut self.lock(), time, node, client, effects);
     }
 
     /// A node came up holding `held` (lock key → token) from its disk.
@@ -166,7 +184,7 @@ impl LabRecorder {
         let time = self.now();
         let sent = match &e {
             StoreEvent::Write { sent: Some(at), .. } => {
-                Some(at.saturating_duration_since(self.origin).min(time))
+                Some(at.saturating_duration_since(self.origin()).min(time))
             }
             _ => None,
         };
@@ -222,6 +240,25 @@ impl LabRecorder {
         History {
             events: self.lock().events.clone(),
         }
+    }
+}
+
+/// The history events of a node's effects, at `time`.
+fn effects_at(
+    state: &mut State,
+    time: Duration,
+    node: &str,
+    client: Option<&str>,
+    effects: &[Vec<Bytes>],
+) {
+    let keys = state.ownership.lock_keys();
+    let on = state.ownership.keys_on(node);
+    let kinds: Vec<EventKind> = effects
+        .iter()
+        .flat_map(|cmd| key_events(&keys, on, cmd, client))
+        .collect();
+    for kind in kinds {
+        push(state, time, node, kind);
     }
 }
 

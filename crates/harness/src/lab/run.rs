@@ -20,8 +20,12 @@ use super::net::{LabNet, Route};
 use super::node::{NodeHost, Replica};
 use super::process::{self, Watchdog};
 use super::record::LabRecorder;
+use super::redis::cluster;
+use super::redis::sentinel::RealSentinel;
+use super::redis::{DataRoot, Servers};
+use super::rewrite::PortMap;
 use super::store::Store;
-use super::world::LabWorld;
+use super::world::{LabNode, LabWorld};
 use crate::engine::plan::fault_plan;
 use crate::engine::setup::{clock_draws, persistence_mode, rng_for, NODE_PORT};
 use crate::engine::Engine;
@@ -43,8 +47,10 @@ pub(crate) struct Setup {
     pub seed: u64,
     /// The client command and its arguments.
     pub(crate) cmd: Vec<String>,
-    /// Where each client's output goes: `<logs>/<client>.log` (it exists).
+    /// Where each client's output goes: `<logs>/<client>.log` (it exists);
+    /// real servers' go to `<logs>/../servers/`.
     pub(crate) logs: PathBuf,
+    pub(crate) servers: Servers,
 }
 
 /// How a client's process ended.
@@ -97,13 +103,17 @@ pub(crate) struct Lab {
     /// The clients with a clock of their own whose processes the lab has
     /// not yet looked at ([`super::reach`]).
     unreached: Vec<String>,
+    /// `--servers redis`: the real sentinel, and the servers' data (last:
+    /// removed once the servers are gone).
+    real_sentinel: Option<RealSentinel>,
+    _data: Option<DataRoot>,
 }
 
 /// Runs `setup` to its end. Clients are started from the calling thread,
 /// which must live as long as the run (their parent-death signal follows
 /// it): call it from `block_on`, not from a spawned task.
 pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabFailure> {
-    let mut lab = Lab::start(setup).await?;
+    let mut lab = Lab::start(setup, watchdog).await?;
     lab.spawn_clients(setup, watchdog)?;
     let driven = lab.drive().await;
     lab.stop().await;
@@ -115,7 +125,7 @@ pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outco
 }
 
 impl Lab {
-    async fn start(setup: &Setup) -> Result<Lab, LabFailure> {
+    async fn start(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Lab, LabFailure> {
         let s = &setup.scenario;
         let origin = Instant::now();
         let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
@@ -133,13 +143,34 @@ impl Lab {
         let master = Arc::new(Mutex::new("n1".to_string()));
         let mut net = LabNet::new(s.network.latency);
         let clocks = clocks(s, setup.seed, origin);
-        let nodes = start_nodes(s, &rec, &net, &clocks, &master).await?;
+        let real = setup.servers == Servers::Redis;
+        let (nodes, data) = if real {
+            let root = DataRoot::new(watchdog).map_err(io_err("a data directory"))?;
+            let logs = server_logs(&setup.logs);
+            let nodes =
+                cluster::start_servers(s, setup.seed, &rec, &net, &root, &logs, watchdog).await?;
+            (nodes, Some(root))
+        } else {
+            (start_nodes(s, &rec, &net, &clocks, &master).await?, None)
+        };
         let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
         let sink_rec = rec.clone();
         let store = Store::start(&clients, Arc::new(move |e| sink_rec.store(e)))
             .await
             .map_err(io_err("starting the store"))?;
-        open_links(s, setup.seed, &mut net, &nodes, &store).await?;
+        let maps = open_links(s, setup.seed, &mut net, &nodes, &store, real).await?;
+        let mut real_sentinel = None;
+        if let (Some(root), Topology::Single) = (&data, s.cluster.topology) {
+            cluster::replicate(s, &mut net, &nodes, &maps).await?;
+            let logs = server_logs(&setup.logs);
+            let sentinel =
+                cluster::start_sentinel(s, &net, &rec, &master, root, &logs, watchdog).await?;
+            cluster::open_sentinel_links(s, setup.seed, &mut net, &sentinel).await?;
+            real_sentinel = Some(sentinel);
+        }
+        if real {
+            rec.start_now();
+        }
         let world = LabWorld {
             rec,
             net,
@@ -157,8 +188,10 @@ impl Lab {
             ends: BTreeMap::new(),
             sentinel: None,
             unreached: Vec::new(),
+            real_sentinel,
+            _data: data,
         };
-        if s.cluster.topology == Topology::Single {
+        if s.cluster.topology == Topology::Single && !real {
             lab.start_sentinel(clocks["sentinel"].clone()).await?;
         }
         Ok(lab)
@@ -378,7 +411,18 @@ impl Lab {
         if let Some(s) = self.sentinel.take() {
             s.abort();
         }
+        if let Some(s) = &mut self.real_sentinel {
+            s.stop().await;
+        }
+        for node in self.world.nodes.values_mut() {
+            node.stop().await;
+        }
     }
+}
+
+/// Where real servers' output goes, beside the clients' logs.
+fn server_logs(logs: &std::path::Path) -> PathBuf {
+    logs.parent().unwrap_or(logs).join("servers")
 }
 
 /// Each host's clock: the simulation's draws (rate, offset) on real time.
@@ -392,7 +436,7 @@ fn clocks(s: &Scenario, seed: u64, origin: Instant) -> BTreeMap<String, LabClock
         .collect()
 }
 
-fn link_seed(seed: u64, from: &str, to: &str) -> u64 {
+pub(crate) fn link_seed(seed: u64, from: &str, to: &str) -> u64 {
     rng_for(seed, &format!("{from}>{to}"), "link").random()
 }
 
@@ -404,7 +448,7 @@ async fn start_nodes(
     net: &LabNet,
     clocks: &BTreeMap<String, LabClock>,
     master: &Arc<Mutex<String>>,
-) -> Result<BTreeMap<String, NodeHost>, LabFailure> {
+) -> Result<BTreeMap<String, LabNode>, LabFailure> {
     let names: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
     let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
     let mut nodes = BTreeMap::new();
@@ -431,21 +475,24 @@ async fn start_nodes(
             .await
             .map_err(io_err("starting a node"))?;
         rec.node_up(name, 0, BTreeMap::new());
-        nodes.insert(name.clone(), host);
+        nodes.insert(name.clone(), LabNode::Own(Box::new(host)));
     }
     Ok(nodes)
 }
 
 /// The links: each client to each node and to the store (keeping when the
 /// client sent what it sent there); in the `single` topology each node to
-/// each other and the sentinel to each node.
+/// each other and the sentinel to each node. With `real` servers, the
+/// sentinel's links to the nodes rewrite ports, by the maps returned (one
+/// per node, filled once every link is open).
 async fn open_links(
     s: &Scenario,
     seed: u64,
     net: &mut LabNet,
-    nodes: &BTreeMap<String, NodeHost>,
+    nodes: &BTreeMap<String, LabNode>,
     store: &Store,
-) -> Result<(), LabFailure> {
+    real: bool,
+) -> Result<Vec<(String, PortMap)>, LabFailure> {
     let mut pairs: Vec<(String, String, std::net::SocketAddr)> = Vec::new();
     for c in &s.clients {
         for (n, host) in nodes {
@@ -468,13 +515,25 @@ async fn open_links(
             }
         }
     }
+    let mut maps = Vec::new();
     for (from, to, addr) in pairs {
         let sent = (to == "store").then(|| store.send_times());
-        net.open(&from, &to, addr, link_seed(seed, &from, &to), sent)
-            .await
-            .map_err(io_err("opening a link"))?;
+        let rewrite = (real && from == "sentinel").then(PortMap::default);
+        if let Some(m) = &rewrite {
+            maps.push((to.clone(), m.clone()));
+        }
+        net.open_rewriting(
+            &from,
+            &to,
+            addr,
+            link_seed(seed, &from, &to),
+            sent,
+            (rewrite, None),
+        )
+        .await
+        .map_err(io_err("opening a link"))?;
     }
-    Ok(())
+    Ok(maps)
 }
 
 /// A duration in whole milliseconds, as the environment gives it.

@@ -19,6 +19,7 @@ use super::net::LabNet;
 use super::node::NodeHost;
 use super::process::ClientProcess;
 use super::record::LabRecorder;
+use super::redis::node::RedisNode;
 use super::store::Store;
 use crate::engine::cuts::{Cause, Cuts};
 use crate::engine::{self, PauseEnd};
@@ -31,7 +32,7 @@ use std::time::Duration;
 pub(crate) struct LabWorld {
     pub(crate) rec: LabRecorder,
     pub(crate) net: LabNet,
-    pub(crate) nodes: BTreeMap<String, NodeHost>,
+    pub(crate) nodes: BTreeMap<String, LabNode>,
     pub(crate) store: Store,
     pub(crate) clients: BTreeMap<String, ClientProcess>,
     /// The clocks libfaketime gives clients, for those that have one.
@@ -40,8 +41,67 @@ pub(crate) struct LabWorld {
     pub(crate) master: Arc<Mutex<String>>,
 }
 
+/// A node of the lab: the node code in the lab's process, or a real
+/// `redis-server` (`--servers redis`).
+pub(crate) enum LabNode {
+    Own(Box<NodeHost>),
+    Redis(Box<RedisNode>),
+}
+
+impl LabNode {
+    /// Where `peer` reaches it now (a real server has one port for all).
+    pub(crate) fn addr(&self, peer: &str) -> Option<std::net::SocketAddr> {
+        match self {
+            LabNode::Own(n) => n.addr(peer),
+            LabNode::Redis(r) => r.addr(),
+        }
+    }
+
+    async fn crash(&mut self) -> bool {
+        match self {
+            LabNode::Own(n) => n.crash().await,
+            LabNode::Redis(r) => r.crash().await,
+        }
+    }
+
+    async fn restart(&mut self) -> std::io::Result<bool> {
+        match self {
+            LabNode::Own(n) => n.restart().await,
+            LabNode::Redis(r) => r.restart().await,
+        }
+    }
+
+    fn set_paused(&self, paused: bool) {
+        match self {
+            LabNode::Own(n) => n.set_paused(paused),
+            LabNode::Redis(r) => r.server.set_paused(paused),
+        }
+    }
+
+    /// Its key count and the lock keys (of `keys`) it holds, with their
+    /// tokens, as it came back from a restart.
+    fn came_back(&self, keys: &[String]) -> (usize, BTreeMap<String, String>) {
+        match self {
+            LabNode::Own(n) => {
+                let node = n.node().expect("a node that restarted is up");
+                let held = crate::history::keys::lock_keys(node, keys);
+                (node.keyspace().counts().0, held)
+            }
+            LabNode::Redis(r) => r.came_back(),
+        }
+    }
+
+    /// The end of the run (a real server is stopped; the node code's ends
+    /// when dropped).
+    pub(crate) async fn stop(&mut self) {
+        if let LabNode::Redis(r) = self {
+            r.stop().await;
+        }
+    }
+}
+
 impl LabWorld {
-    fn node(&mut self, host: &str) -> &mut NodeHost {
+    fn node(&mut self, host: &str) -> &mut LabNode {
         // The parser lets crash and restart name only nodes.
         self.nodes
             .get_mut(host)
@@ -118,9 +178,7 @@ impl engine::World for LabWorld {
     /// Records what the node came back with: its keys, the lock keys held.
     fn restarted(&mut self, host: &str) {
         let keys = self.rec.lock_keys();
-        let node = self.node(host).node().expect("a node that restarted is up");
-        let held = crate::history::keys::lock_keys(node, &keys);
-        let count = node.keyspace().counts().0;
+        let (count, held) = self.node(host).came_back(&keys);
         self.rec.node_up(host, count, held);
     }
 
@@ -138,16 +196,22 @@ impl engine::World for LabWorld {
     }
 
     fn jump_clock(&mut self, host: &str, by_ms: f64) {
-        if let Some(n) = self.nodes.get(host) {
-            n.clock.jump(by_ms);
+        match self.nodes.get_mut(host) {
+            Some(LabNode::Own(n)) => n.clock.jump(by_ms),
+            Some(LabNode::Redis(r)) => r.jump_clock(by_ms),
+            None => {}
         }
     }
 
     fn set_clock_rate(&mut self, host: &str, _at: Duration, rate: f64) -> f64 {
         let mut from = 1.0;
-        if let Some(n) = self.nodes.get(host) {
-            from = n.clock.rate();
-            n.clock.set_rate(rate);
+        match self.nodes.get_mut(host) {
+            Some(LabNode::Own(n)) => {
+                from = n.clock.rate();
+                n.clock.set_rate(rate);
+            }
+            Some(LabNode::Redis(r)) => from = r.set_clock_rate(rate),
+            None => {}
         }
         if let Some(c) = self.clocks.get_mut(host) {
             from = c.rate();

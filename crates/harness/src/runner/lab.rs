@@ -8,6 +8,7 @@
 use super::{load_file, Failure, Run};
 use crate::check::outside;
 use crate::lab::process::Watchdog;
+pub use crate::lab::redis::Servers;
 pub use crate::lab::run::LabFailure;
 use crate::lab::run::{self, ClientEnd, Setup};
 use crate::scenario::Scenario;
@@ -21,6 +22,8 @@ pub struct LabInfo {
     pub cmd: Vec<String>,
     /// How each client ended; its log is `clients/<name>.log` beside the report.
     pub clients: Vec<ClientEnd>,
+    /// What served the nodes: `redlock-sim node`, or `redis-server 7.0.15`.
+    pub servers: String,
 }
 
 /// A finished lab run, judged.
@@ -102,7 +105,9 @@ pub fn run_lab(
     seed: u64,
     cmd: &[String],
     logs: PathBuf,
+    servers: Servers,
 ) -> Result<LabRun, LabFailure> {
+    let described = describe(servers)?;
     let created = first_missing(&logs);
     std::fs::create_dir_all(&logs).map_err(|e| {
         LabFailure::Failed(format!(
@@ -115,6 +120,7 @@ pub fn run_lab(
         seed,
         cmd: cmd.to_vec(),
         logs,
+        servers,
     };
     let started = std::time::Instant::now();
     let outcome = match in_runtime(&setup) {
@@ -144,8 +150,31 @@ pub fn run_lab(
     let info = LabInfo {
         cmd: cmd.to_vec(),
         clients: outcome.clients,
+        servers: described,
     };
     Ok(LabRun { run, info })
+}
+
+/// What serves the nodes, as the summary names it.
+pub fn describe(servers: Servers) -> Result<String, LabFailure> {
+    match servers {
+        Servers::Node => Ok("redlock-sim node".to_string()),
+        Servers::Redis => crate::lab::redis::version().map_err(LabFailure::BadInput),
+    }
+}
+
+/// With `--servers redis`: the programs are installed, and `scenario`
+/// (read from `file`) asks nothing of them that they cannot do as the
+/// simulation means it.
+pub fn check_servers(file: &Path, scenario: &Scenario, servers: Servers) -> Result<(), LabFailure> {
+    if servers == Servers::Node {
+        return Ok(());
+    }
+    crate::lab::redis::check_installed(scenario.cluster.topology).map_err(LabFailure::BadInput)?;
+    describe(servers)?;
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    crate::lab::redis::refused(scenario, &text, &file.display().to_string())
+        .map_err(|e| LabFailure::BadInput(e.to_string()))
 }
 
 /// The outermost directory of `dir` that does not exist yet, if any.

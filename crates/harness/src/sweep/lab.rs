@@ -5,7 +5,7 @@
 
 use super::pool::map_in_order;
 use super::rows::RunRow;
-use crate::runner::lab::{run_lab, LabFailure, LabRun};
+use crate::runner::lab::{run_lab, LabFailure, LabRun, Servers};
 use crate::scenario::Scenario;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,7 @@ pub fn run_seeds(
     cmd: &[String],
     jobs: usize,
     dir: &Path,
+    servers: Servers,
     each: impl Fn(&Result<LabRun, LabFailure>, &Path) -> Result<(), LabFailure> + Sync,
 ) -> Result<Vec<RunRow>, LabFailure> {
     let list: Vec<u64> = seeds.collect();
@@ -28,7 +29,7 @@ pub fn run_seeds(
         jobs.max(1),
         |i| {
             let out = seed_dir(dir, list[i]);
-            let r = run_lab(scenario, list[i], cmd, out.join("clients"));
+            let r = run_lab(scenario, list[i], cmd, out.join("clients"), servers);
             each(&r, &out)?;
             Ok(RunRow::from_lab_run(&r?.run))
         },

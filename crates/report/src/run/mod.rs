@@ -76,6 +76,9 @@ pub fn summary_lines(out: &RunOutput) -> String {
     if let Some(n) = c.unprotected_writes {
         let _ = writeln!(s, "unprotected_writes: {n}");
     }
+    if let Some(lab) = out.lab {
+        let _ = writeln!(s, "servers: {}", lab.servers);
+    }
     let _ = writeln!(s, "trace: {}", out.trace);
     s
 }

@@ -1,0 +1,430 @@
+//! Who made each change a real server made: its effects, as its
+//! replication stream carries them, matched with the commands its
+//! `MONITOR` shows, each with the address of the connection that sent it.
+//!
+//! Both streams are in the order the server ran things, but they arrive on
+//! two sockets, and `MONITOR` shows every command (those that changed
+//! nothing too) where the stream carries only effects. The lab cuts both
+//! into segments with markers of its own: it publishes
+//! `PUBLISH __redlock_lab__ <node>:<n>`, which `MONITOR` shows and a master
+//! propagates to its replicas, the lab's observer among them. The effects
+//! between the stream's markers `n-1` and `n` come from commands between
+//! the same markers in `MONITOR`; inside a segment, effects are matched to
+//! the commands that could have made them, in order (the longest such
+//! matching). An effect no command explains is the server's own doing (an
+//! expiry's `DEL`) and has no client.
+//!
+//! A replica propagates its master's stream, not its own markers: effects
+//! that arrive behind another node's marker, or that no marker of its own
+//! closes within [`UNCLOSED`], are its master's, with no client.
+
+use bytes::Bytes;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Duration;
+
+/// The marker's channel.
+pub(crate) const CHANNEL: &str = "__redlock_lab__";
+
+/// How long effects may wait for a marker of the node's own.
+pub(crate) const UNCLOSED: Duration = Duration::from_millis(500);
+
+/// One command `MONITOR` showed that could change a key.
+#[derive(Clone, Debug, PartialEq)]
+struct Line {
+    /// The node's own markers `MONITOR` had shown before it.
+    mark: u64,
+    client: Option<String>,
+    cmd: Vec<Bytes>,
+}
+
+/// One effect from the stream, with when it arrived and the node's own
+/// markers the stream had carried before it.
+#[derive(Clone, Debug, PartialEq)]
+struct Effect {
+    at: Duration,
+    mark: u64,
+    cmd: Vec<Bytes>,
+}
+
+/// Changes attributed, ready for the history: when, by whom, the effects
+/// in the node code's form (`SET k v [PXAT t]`, `HSET k f v`,
+/// `PEXPIREAT k t`, `DEL k`, `FLUSHALL`).
+pub(crate) type Attributed = (Duration, Option<String>, Vec<Bytes>);
+
+/// One node's two streams, matched.
+#[derive(Default)]
+pub(crate) struct Correlator {
+    node: String,
+    lines: VecDeque<Line>,
+    mon_mark: u64,
+    effects: VecDeque<Effect>,
+    stream_mark: u64,
+    /// The client of the last command that was not a script's.
+    last_client: Option<String>,
+    /// Each hash's fields, as the stream built them (an `HDEL` that
+    /// empties a hash removes the key).
+    hashes: BTreeMap<Bytes, BTreeSet<Bytes>>,
+}
+
+fn upper(b: &Bytes) -> String {
+    String::from_utf8_lossy(b).to_ascii_uppercase()
+}
+
+/// Commands that may change a key (those `MONITOR` shows are kept only
+/// if they are one of these, or run by a script).
+const WRITES: [&str; 17] = [
+    "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "DEL", "UNLINK", "HSET",
+    "HSETNX", "HMSET", "HINCRBY", "HDEL", "PEXPIRE", "EXPIRE", "PERSIST",
+];
+
+impl Correlator {
+    pub(crate) fn new(node: &str) -> Correlator {
+        Correlator {
+            node: node.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// The marker `n` of this node, as published.
+    pub(crate) fn marker(&self, n: u64) -> String {
+        format!("{}:{n}", self.node)
+    }
+
+    /// A marker's node and number, if `cmd` publishes one.
+    fn marker_of(cmd: &[Bytes]) -> Option<(String, u64)> {
+        if cmd.len() != 3 || upper(&cmd[0]) != "PUBLISH" || cmd[1] != CHANNEL.as_bytes() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&cmd[2]);
+        let (node, n) = text.rsplit_once(':')?;
+        Some((node.to_string(), n.parse().ok()?))
+    }
+
+    /// A command `MONITOR` showed, from `client` (None: the lab's own
+    /// connections, another node, the sentinel), or from a script (`lua`:
+    /// the client whose `EVAL` it runs in, which `MONITOR` shows first).
+    pub(crate) fn monitor(&mut self, from_script: bool, client: Option<String>, cmd: Vec<Bytes>) {
+        if let Some((node, n)) = Self::marker_of(&cmd) {
+            if node == self.node {
+                self.mon_mark = self.mon_mark.max(n);
+            }
+            return;
+        }
+        let client = if from_script {
+            self.last_client.clone()
+        } else {
+            self.last_client = client.clone();
+            client
+        };
+        let name = cmd.first().map(upper).unwrap_or_default();
+        if WRITES.contains(&name.as_str()) {
+            self.lines.push_back(Line {
+                mark: self.mon_mark,
+                client,
+                cmd,
+            });
+        }
+    }
+
+    /// An effect from the stream, arrived at `at`.
+    pub(crate) fn stream(&mut self, at: Duration, cmd: Vec<Bytes>) -> Vec<Attributed> {
+        if let Some((node, n)) = Self::marker_of(&cmd) {
+            if node == self.node {
+                self.stream_mark = self.stream_mark.max(n);
+                return Vec::new();
+            }
+            // A replica: what came so far is its master's.
+            return self.unattributed(u64::MAX);
+        }
+        let name = cmd.first().map(upper).unwrap_or_default();
+        if matches!(
+            name.as_str(),
+            "MULTI" | "EXEC" | "SELECT" | "PING" | "REPLCONF" | "PUBLISH"
+        ) {
+            return Vec::new();
+        }
+        self.effects.push_back(Effect {
+            at,
+            mark: self.stream_mark,
+            cmd,
+        });
+        Vec::new()
+    }
+
+    /// What can be attributed now, at `now`: every segment both streams
+    /// have closed; effects left waiting past [`UNCLOSED`], without a client.
+    pub(crate) fn ready(&mut self, now: Duration) -> Vec<Attributed> {
+        let mut out = Vec::new();
+        while let Some(first) = self.effects.front() {
+            let seg = first.mark;
+            let closed = self.stream_mark > seg && self.mon_mark > seg;
+            if closed {
+                out.extend(self.segment(seg));
+            } else if now.saturating_sub(first.at) >= UNCLOSED {
+                out.extend(self.unattributed(seg + 1));
+            } else {
+                break;
+            }
+        }
+        // Commands of segments the stream has closed explain nothing more.
+        let done = self.stream_mark.min(self.mon_mark);
+        while self.lines.front().is_some_and(|l| l.mark < done) {
+            self.lines.pop_front();
+        }
+        out
+    }
+
+    /// Effects of segments below `upto`, with no client.
+    fn unattributed(&mut self, upto: u64) -> Vec<Attributed> {
+        let mut out = Vec::new();
+        while self.effects.front().is_some_and(|e| e.mark < upto) {
+            let e = self.effects.pop_front().expect("checked");
+            let seg = e.mark;
+            out.extend(self.normalize(e.at, None, &e.cmd));
+            while self.lines.front().is_some_and(|l| l.mark <= seg) {
+                self.lines.pop_front();
+            }
+        }
+        out
+    }
+
+    /// Segment `seg`'s effects, matched with its commands.
+    fn segment(&mut self, seg: u64) -> Vec<Attributed> {
+        let mut effects = Vec::new();
+        while self.effects.front().is_some_and(|e| e.mark == seg) {
+            effects.push(self.effects.pop_front().expect("checked"));
+        }
+        while self.lines.front().is_some_and(|l| l.mark < seg) {
+            self.lines.pop_front();
+        }
+        let mut lines = Vec::new();
+        while self.lines.front().is_some_and(|l| l.mark == seg) {
+            lines.push(self.lines.pop_front().expect("checked"));
+        }
+        let owners = align(&effects, &lines);
+        let mut out = Vec::new();
+        for (e, owner) in effects.iter().zip(owners) {
+            let client = owner.and_then(|i| lines[i].client.clone());
+            out.extend(self.normalize(e.at, client, &e.cmd));
+        }
+        out
+    }
+
+    /// An effect in the node code's form (none if it touches no key the
+    /// history follows the way the node code writes it).
+    fn normalize(&mut self, at: Duration, by: Option<String>, cmd: &[Bytes]) -> Vec<Attributed> {
+        let name = cmd.first().map(upper).unwrap_or_default();
+        let b = |s: &str| Bytes::from(s.to_string());
+        let arg = |i: usize| cmd.get(i).cloned().unwrap_or_default();
+        let mut out: Vec<Vec<Bytes>> = Vec::new();
+        match name.as_str() {
+            "SET" | "SETNX" | "GETSET" => {
+                self.hashes.remove(&arg(1));
+                let mut set = vec![b("SET"), arg(1), arg(2)];
+                let at = cmd.iter().position(|a| upper(a) == "PXAT");
+                if let Some(i) = at.filter(|_| name == "SET") {
+                    set.extend([b("PXAT"), arg(i + 1)]);
+                }
+                out.push(set);
+            }
+            "HSET" | "HSETNX" | "HMSET" | "HINCRBY" | "HINCRBYFLOAT" => {
+                let fields = self.hashes.entry(arg(1)).or_default();
+                fields.insert(arg(2));
+                out.push(vec![b("HSET"), arg(1), arg(2), arg(3)]);
+            }
+            "HDEL" => {
+                let key = arg(1);
+                let emptied = match self.hashes.get_mut(&key) {
+                    Some(f) => {
+                        for field in &cmd[2..] {
+                            f.remove(field);
+                        }
+                        f.is_empty()
+                    }
+                    None => false,
+                };
+                if emptied {
+                    self.hashes.remove(&key);
+                    out.push(vec![b("DEL"), key]);
+                }
+            }
+            "PEXPIREAT" => out.push(vec![b("PEXPIREAT"), arg(1), arg(2)]),
+            "DEL" | "UNLINK" => {
+                for key in &cmd[1..] {
+                    self.hashes.remove(key);
+                    out.push(vec![b("DEL"), key.clone()]);
+                }
+            }
+            "FLUSHALL" | "FLUSHDB" => {
+                self.hashes.clear();
+                out.push(vec![b("FLUSHALL")]);
+            }
+            _ => {}
+        }
+        out.into_iter().map(|c| (at, by.clone(), c)).collect()
+    }
+
+    /// Forgets what the stream built (a full resync starts it again).
+    pub(crate) fn resynced(&mut self) {
+        self.hashes.clear();
+    }
+}
+
+/// Whether the command `line` could have made the effect `e` (its key, and
+/// for a new value, that value).
+fn could_make(line: &[Bytes], e: &[Bytes]) -> bool {
+    let (l, name) = (upper(&line[0]), upper(&e[0]));
+    let key = |c: &[Bytes]| c.get(1).cloned();
+    if key(line) != key(e) && !(matches!(l.as_str(), "DEL" | "UNLINK") && line[1..].contains(&e[1]))
+    {
+        return false;
+    }
+    let value = |c: &[Bytes]| c.get(2).cloned();
+    match name.as_str() {
+        "SET" => {
+            matches!(
+                l.as_str(),
+                "SET" | "SETNX" | "GETSET" | "SETEX" | "PSETEX" | "GETEX"
+            ) && (value(line) == value(e) || matches!(l.as_str(), "SETEX" | "PSETEX"))
+        }
+        "SETNX" | "GETSET" => l == name && value(line) == value(e),
+        "HSET" | "HSETNX" | "HMSET" | "HINCRBY" | "HINCRBYFLOAT" => {
+            l.starts_with('H') && l != "HDEL" && value(line) == value(e)
+        }
+        "HDEL" => l == "HDEL",
+        "PEXPIREAT" => matches!(
+            l.as_str(),
+            "PEXPIRE" | "EXPIRE" | "PEXPIREAT" | "EXPIREAT" | "GETEX"
+        ),
+        "PERSIST" => l == "PERSIST",
+        "DEL" | "UNLINK" => matches!(l.as_str(), "DEL" | "UNLINK" | "GETDEL"),
+        _ => l == name,
+    }
+}
+
+/// For each effect, the line that made it (the longest matching that
+/// keeps both orders), or none.
+fn align(effects: &[Effect], lines: &[Line]) -> Vec<Option<usize>> {
+    let (k, m) = (effects.len(), lines.len());
+    // best[i][j]: the most matches of effects[i..] with lines[j..].
+    let mut best = vec![vec![0u32; m + 1]; k + 1];
+    for i in (0..k).rev() {
+        for j in (0..m).rev() {
+            let skip = best[i + 1][j].max(best[i][j + 1]);
+            let take = if could_make(&lines[j].cmd, &effects[i].cmd) {
+                best[i + 1][j + 1] + 1
+            } else {
+                0
+            };
+            best[i][j] = skip.max(take);
+        }
+    }
+    let mut owners = vec![None; k];
+    let (mut i, mut j) = (0, 0);
+    while i < k && j < m {
+        if could_make(&lines[j].cmd, &effects[i].cmd) && best[i][j] == best[i + 1][j + 1] + 1 {
+            owners[i] = Some(j);
+            i += 1;
+            j += 1;
+        } else if best[i][j] == best[i + 1][j] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    owners
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(s: &str) -> Vec<Bytes> {
+        s.split(' ').map(|p| Bytes::from(p.to_string())).collect()
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn mark(c: &mut Correlator, n: u64) -> Vec<Attributed> {
+        let m = cmd(&format!("PUBLISH {CHANNEL} n1:{n}"));
+        c.monitor(false, None, m.clone());
+        c.stream(ms(0), m)
+    }
+
+    fn shown(out: &[Attributed]) -> Vec<String> {
+        out.iter()
+            .map(|(_, by, c)| {
+                let c: Vec<String> = c
+                    .iter()
+                    .map(|b| String::from_utf8_lossy(b).into())
+                    .collect();
+                format!("{} by {}", c.join(" "), by.as_deref().unwrap_or("-"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_expiry_between_a_failed_take_and_a_delete_is_nobodys() {
+        let mut c = Correlator::new("n1");
+        mark(&mut c, 1);
+        // c2's take finds the key expired (the server deletes it, then
+        // sets c2's); c1 then deletes c2's key with a plain DEL.
+        c.monitor(false, Some("c2".into()), cmd("set lock t2 NX PX 1000"));
+        c.monitor(false, Some("c1".into()), cmd("del lock"));
+        c.stream(ms(5), cmd("DEL lock"));
+        c.stream(ms(5), cmd("SET lock t2 PXAT 99"));
+        c.stream(ms(6), cmd("DEL lock"));
+        mark(&mut c, 2);
+        let out = c.ready(ms(7));
+        assert_eq!(
+            shown(&out),
+            [
+                "DEL lock by -",
+                "SET lock t2 PXAT 99 by c2",
+                "DEL lock by c1"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_scripts_calls_belong_to_the_client_that_ran_it() {
+        let mut c = Correlator::new("n1");
+        mark(&mut c, 1);
+        c.monitor(false, Some("c1".into()), cmd("evalsha abc 1 lock f1 30000"));
+        c.monitor(true, None, cmd("hincrby lock f1 1"));
+        c.monitor(true, None, cmd("pexpire lock 30000"));
+        c.stream(ms(3), cmd("MULTI"));
+        c.stream(ms(3), cmd("hincrby lock f1 1"));
+        c.stream(ms(3), cmd("PEXPIREAT lock 123"));
+        c.stream(ms(3), cmd("EXEC"));
+        // Not yet: MONITOR has not closed the segment.
+        c.stream(ms(4), cmd(&format!("PUBLISH {CHANNEL} n1:2")));
+        assert!(c.ready(ms(4)).is_empty());
+        c.monitor(false, None, cmd(&format!("PUBLISH {CHANNEL} n1:2")));
+        let out = c.ready(ms(5));
+        assert_eq!(
+            shown(&out),
+            ["HSET lock f1 1 by c1", "PEXPIREAT lock 123 by c1"]
+        );
+        // The hash emptied by HDEL is the key removed.
+        mark(&mut c, 3);
+        c.monitor(false, Some("c1".into()), cmd("hdel lock f1"));
+        c.stream(ms(9), cmd("hdel lock f1"));
+        mark(&mut c, 4);
+        assert_eq!(shown(&c.ready(ms(10))), ["DEL lock by c1"]);
+    }
+
+    #[test]
+    fn a_replicas_effects_are_its_masters() {
+        let mut c = Correlator::new("n2");
+        c.stream(ms(1), cmd("SET lock t1 PXAT 5"));
+        let out = c.stream(ms(2), cmd(&format!("PUBLISH {CHANNEL} n1:7")));
+        assert_eq!(shown(&out), ["SET lock t1 PXAT 5 by -"]);
+        // With no marker at all, after UNCLOSED.
+        c.stream(ms(3), cmd("DEL lock"));
+        assert!(c.ready(ms(4)).is_empty());
+        assert_eq!(shown(&c.ready(ms(3) + UNCLOSED)), ["DEL lock by -"]);
+    }
+}

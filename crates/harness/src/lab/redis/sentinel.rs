@@ -1,0 +1,147 @@
+//! The `single` topology's real `redis-sentinel`: one, of quorum 1,
+//! monitoring the master through its own links to the nodes, configured
+//! as the scenario's sentinel:
+//! - `down-after-milliseconds` is `cluster.failover_after`;
+//! - `failover-timeout` is 3 s, `parallel-syncs` 1.
+//!
+//! Where the real one differs from the node code's, the lab does not
+//! correct it: Sentinel pings each instance every second (or every
+//! `down-after-milliseconds`, if less), confirms the master down and elects
+//! itself, promotes the replica with `REPLICAOF NO ONE` and then waits to
+//! see it promoted in the replica's `INFO`, which it asks every second
+//! during a failover: its failovers take longer than `failover_after`, by
+//! up to about two seconds. The lab records each failover when the
+//! sentinel announces it (`+switch-master`, which the lab subscribes to
+//! on a connection of its own).
+
+use super::server::{free_port, ready};
+use crate::lab::process::{self, ClientProcess, Watchdog};
+use bytes::{Buf, BytesMut};
+use redlock_proto::resp::{self, Frame};
+use std::io;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
+
+/// Told each failover: the old master's and the new one's ports, as the
+/// sentinel knows them (its links' ports).
+pub(crate) type OnSwitch = Arc<dyn Fn(u16, u16) + Send + Sync>;
+
+pub(crate) struct RealSentinel {
+    process: Option<ClientProcess>,
+    pub(crate) addr: SocketAddr,
+    watcher: JoinHandle<()>,
+}
+
+impl RealSentinel {
+    /// Starts the sentinel, its configuration in `dir`, monitoring the
+    /// master it reaches at `master_port`.
+    pub(crate) async fn start(
+        dir: &Path,
+        logs: &Path,
+        master_port: u16,
+        failover_after: Duration,
+        watchdog: &Arc<Watchdog>,
+        on_switch: OnSwitch,
+    ) -> io::Result<RealSentinel> {
+        std::fs::create_dir_all(dir)?;
+        let down_after = failover_after.as_millis().max(1);
+        let conf = dir.join("sentinel.conf");
+        let text = format!(
+            "bind 127.0.0.1\nprotected-mode no\ndir \"{}\"\nlogfile \"\"\n\
+             sentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
+             sentinel down-after-milliseconds mymaster {down_after}\n\
+             sentinel failover-timeout mymaster 3000\n\
+             sentinel parallel-syncs mymaster 1\n",
+            dir.display()
+        );
+        std::fs::write(&conf, text)?;
+        let mut last = io::Error::other("never tried");
+        for attempt in 1..=5 {
+            let port = free_port()?;
+            let argv = vec![
+                "redis-sentinel".to_string(),
+                conf.display().to_string(),
+                "--port".to_string(),
+                port.to_string(),
+            ];
+            let log = logs.join(format!("sentinel.{attempt}.log"));
+            let mut p = process::spawn(&argv, &[], &[], &log, watchdog)?;
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            match ready(addr, &mut p).await {
+                Ok(()) => {
+                    let watcher = tokio::spawn(watch(addr, on_switch));
+                    return Ok(RealSentinel {
+                        process: Some(p),
+                        addr,
+                        watcher,
+                    });
+                }
+                Err(e) => {
+                    let _ = p.stop(Duration::ZERO).await;
+                    last = e;
+                }
+            }
+        }
+        Err(io::Error::other(format!(
+            "redis-sentinel did not start: {last}"
+        )))
+    }
+
+    pub(crate) async fn stop(&mut self) {
+        self.watcher.abort();
+        if let Some(mut p) = self.process.take() {
+            let _ = p.stop(Duration::from_secs(2)).await;
+        }
+    }
+}
+
+impl Drop for RealSentinel {
+    fn drop(&mut self) {
+        self.watcher.abort();
+    }
+}
+
+/// Subscribes to `+switch-master` and tells `on_switch` each.
+async fn watch(addr: SocketAddr, on_switch: OnSwitch) {
+    let Ok(mut s) = TcpStream::connect(addr).await else {
+        return;
+    };
+    let sub = Frame::command(["SUBSCRIBE", "+switch-master"]).to_bytes();
+    if s.write_all(&sub).await.is_err() {
+        return;
+    }
+    let mut buf = BytesMut::new();
+    loop {
+        match s.read_buf(&mut buf).await {
+            Ok(n) if n > 0 => {}
+            _ => return,
+        }
+        while let Ok(Some((frame, used))) = resp::parse(&buf) {
+            buf.advance(used);
+            if let Some((old, new)) = switch_of(&frame) {
+                on_switch(old, new);
+            }
+        }
+    }
+}
+
+/// `mymaster <old ip> <old port> <new ip> <new port>`'s ports.
+fn switch_of(frame: &Frame) -> Option<(u16, u16)> {
+    let Frame::Array(items) = frame else {
+        return None;
+    };
+    let Some(Frame::Bulk(msg)) = items.get(2) else {
+        return None;
+    };
+    let text = String::from_utf8_lossy(msg);
+    let w: Vec<&str> = text.split(' ').collect();
+    if w.len() != 5 {
+        return None;
+    }
+    Some((w[2].parse().ok()?, w[4].parse().ok()?))
+}

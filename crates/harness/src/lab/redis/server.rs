@@ -1,0 +1,211 @@
+//! A lab node that is a real `redis-server` process (`--servers redis`):
+//! started on 127.0.0.1 with a configuration file in a data directory of
+//! its own, in a process group of its own in the watchdog's care.
+//! - `crash`: SIGKILL; what the kernel had of its files stays (a process
+//!   that dies is not a machine that loses power, see [`super`]);
+//! - `restart`: `redis-server` again on the same directory and
+//!   configuration file (which Sentinel may have rewritten meanwhile), on
+//!   a port the system picks anew, the lab's links following it;
+//! - `pause`: SIGSTOP, then SIGCONT;
+//! - its clock, when the scenario moves it, through libfaketime
+//!   ([`crate::lab::faketime`]): Redis reads time through libc.
+
+use crate::lab::faketime::{self, FakeClock};
+use crate::lab::process::{self, ClientProcess, Watchdog};
+use crate::scenario::Persistence;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// How one node's server is configured.
+#[derive(Clone, Debug)]
+pub(crate) struct ServerConfig {
+    pub(crate) persistence: Persistence,
+}
+
+/// One node's server, up or down.
+pub(crate) struct RedisHost {
+    pub(crate) name: String,
+    dir: PathBuf,
+    logs: PathBuf,
+    process: Option<ClientProcess>,
+    addr: Option<SocketAddr>,
+    pub(crate) clock: Option<FakeClock>,
+    watchdog: Arc<Watchdog>,
+    boots: u32,
+}
+
+/// How long a server has to answer `PING` after it was started.
+const READY: Duration = Duration::from_secs(10);
+
+impl RedisHost {
+    /// Writes `name`'s configuration into `dir` (created) and starts it.
+    pub(crate) async fn start(
+        name: &str,
+        dir: &Path,
+        logs: &Path,
+        config: &ServerConfig,
+        clock: Option<FakeClock>,
+        watchdog: &Arc<Watchdog>,
+    ) -> io::Result<RedisHost> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("redis.conf"), config_text(dir, config))?;
+        let mut host = RedisHost {
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+            logs: logs.to_path_buf(),
+            process: None,
+            addr: None,
+            clock,
+            watchdog: watchdog.clone(),
+            boots: 0,
+        };
+        host.boot().await?;
+        Ok(host)
+    }
+
+    /// Where the server listens now (the lab's links and observer).
+    pub(crate) fn addr(&self) -> Option<SocketAddr> {
+        self.addr
+    }
+
+    /// SIGKILL, and the process reaped; false if it was down.
+    pub(crate) async fn crash(&mut self) -> bool {
+        let Some(mut p) = self.process.take() else {
+            return false;
+        };
+        self.addr = None;
+        let _ = p.stop(Duration::ZERO).await;
+        true
+    }
+
+    /// `redis-server` again on its directory; false if it was up.
+    pub(crate) async fn restart(&mut self) -> io::Result<bool> {
+        if self.process.is_some() {
+            return Ok(false);
+        }
+        self.boot().await?;
+        Ok(true)
+    }
+
+    pub(crate) fn set_paused(&self, paused: bool) {
+        if let Some(p) = &self.process {
+            if paused {
+                p.pause();
+            } else {
+                p.resume();
+            }
+        }
+    }
+
+    /// Ends the server (the run's end), SIGTERM first so that it closes
+    /// its files.
+    pub(crate) async fn stop(&mut self) {
+        if let Some(mut p) = self.process.take() {
+            let _ = p.stop(Duration::from_secs(2)).await;
+        }
+    }
+
+    /// Starts the process on a free port, trying again (another port) if
+    /// it could not bind the one picked or did not answer.
+    async fn boot(&mut self) -> io::Result<()> {
+        let mut last = io::Error::other("never tried");
+        for _ in 0..5 {
+            self.boots += 1;
+            let port = free_port()?;
+            let log = self.logs.join(format!("{}.{}.log", self.name, self.boots));
+            let conf = self.dir.join("redis.conf").display().to_string();
+            let argv = vec![
+                "redis-server".to_string(),
+                conf,
+                "--port".to_string(),
+                port.to_string(),
+            ];
+            let env = self.clock.as_ref().map(FakeClock::env).unwrap_or_default();
+            let cleared: &[&str] = if self.clock.is_some() {
+                &faketime::CLEARED
+            } else {
+                &[]
+            };
+            let mut p = process::spawn(&argv, &env, cleared, &log, &self.watchdog)?;
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            match ready(addr, &mut p).await {
+                Ok(()) => {
+                    self.process = Some(p);
+                    self.addr = Some(addr);
+                    return Ok(());
+                }
+                Err(e) => {
+                    let _ = p.stop(Duration::ZERO).await;
+                    last = e;
+                }
+            }
+        }
+        Err(io::Error::other(format!(
+            "redis-server for {} did not start: {last}",
+            self.name
+        )))
+    }
+}
+
+/// A port the system has free now (bound, read, released).
+pub(crate) fn free_port() -> io::Result<u16> {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Waits until the server at `addr` answers `PING` (a loading server
+/// answers `-LOADING`: not yet), or its process exits.
+pub(crate) async fn ready(addr: SocketAddr, p: &mut ClientProcess) -> io::Result<()> {
+    let deadline = tokio::time::Instant::now() + READY;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(status) = p.exited() {
+            return Err(io::Error::other(format!("it exited: {status}")));
+        }
+        if ping(addr).await {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Err(io::Error::other("no answer to PING in 10 s"))
+}
+
+async fn ping(addr: SocketAddr) -> bool {
+    let Ok(mut s) = TcpStream::connect(addr).await else {
+        return false;
+    };
+    if s.write_all(b"PING\r\n").await.is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 64];
+    matches!(s.read(&mut buf).await, Ok(n) if buf[..n].starts_with(b"+PONG"))
+}
+
+/// The configuration file: the scenario's persistence; replication
+/// without delay of its own (the link carries the scenario's); nothing
+/// else than Redis 7's defaults.
+fn config_text(dir: &Path, c: &ServerConfig) -> String {
+    let mut lines = vec![
+        "bind 127.0.0.1".to_string(),
+        "protected-mode no".to_string(),
+        format!("dir \"{}\"", dir.display()),
+        "save \"\"".to_string(),
+        "daemonize no".to_string(),
+        "logfile \"\"".to_string(),
+        "repl-diskless-sync yes".to_string(),
+        "repl-diskless-sync-delay 0".to_string(),
+    ];
+    match c.persistence {
+        Persistence::None => lines.push("appendonly no".into()),
+        Persistence::Everysec => {
+            lines.extend(["appendonly yes".into(), "appendfsync everysec".into()])
+        }
+        Persistence::Always => lines.extend(["appendonly yes".into(), "appendfsync always".into()]),
+    }
+    lines.push(String::new());
+    lines.join("\n")
+}
