@@ -23,6 +23,8 @@ pub(crate) struct Args {
     pub jobs: usize,
     pub fresh: bool,
     pub servers: redlock_harness::runner::lab::Servers,
+    /// Overrides the matrix file's `seeds`.
+    pub seeds: Option<std::ops::RangeInclusive<u64>>,
 }
 
 /// Runs `matrix` and returns its exit code.
@@ -35,13 +37,16 @@ pub(crate) fn main(a: Args) -> u8 {
             return 2;
         }
     };
-    let matrix = match parse(&text, &name) {
+    let mut matrix = match parse(&text, &name) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("{e}");
             return 2;
         }
     };
+    if let Some(seeds) = &a.seeds {
+        matrix.seeds = seeds.clone();
+    }
     // Every cell's scenario and command checked before anything runs.
     for (l, f) in cells(&matrix).filter(|(l, f)| l.runs_under(f)) {
         if let Ok(file) = f.file_for(l.kind) {
@@ -148,5 +153,11 @@ fn command(a: &Args) -> String {
         c.push_str(&format!(" --out {}", shell_word(&o.display().to_string())));
     }
     c.push_str(&format!(" --jobs {}", a.jobs));
+    if let Some(s) = &a.seeds {
+        c.push_str(&format!(" --seeds {}..={}", s.start(), s.end()));
+    }
+    if a.servers == redlock_harness::runner::lab::Servers::Redis {
+        c.push_str(" --servers redis");
+    }
     c
 }

@@ -221,6 +221,9 @@ enum Command {
         /// What serves the nodes, as `lab --servers` (node or redis).
         #[arg(long, default_value = "node", value_parser = servers)]
         servers: Servers,
+        /// Run these seeds (A..=B, or N for 1..=N) instead of the file's.
+        #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
+        seeds: Option<RangeInclusive<u64>>,
     },
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check {
@@ -368,12 +371,14 @@ fn command(cli: Cli) -> ExitCode {
             jobs,
             fresh,
             servers,
+            seeds,
         } => ExitCode::from(matrix::main(matrix::Args {
             file,
             out,
             jobs,
             fresh,
             servers,
+            seeds,
         })),
         Command::Run {
             file,

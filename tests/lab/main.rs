@@ -3,6 +3,9 @@
 //! respect, an upper bound far above what an idle machine needs), never an
 //! exact timing.
 
+#[path = "../support/mod.rs"]
+mod common;
+
 mod bugs;
 mod clock;
 mod connect;
@@ -12,6 +15,7 @@ mod matrix;
 mod node;
 mod outside;
 mod process;
+mod real_redis;
 mod refusals;
 mod report;
 mod runs;

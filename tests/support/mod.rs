@@ -41,6 +41,14 @@ impl Drop for RedisServer {
 /// The README's test command: it installs what the tests need, then runs them.
 pub const INSTALL: &str = "bash scripts/test.sh";
 
+/// `program` on the PATH.
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
 /// Fails the calling test unless `redis-server` is on the PATH, naming the
 /// command that installs it: a test that needs the server never passes
 /// without it.

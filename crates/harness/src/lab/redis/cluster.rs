@@ -184,10 +184,14 @@ pub(crate) async fn start_sentinel(
         };
         rec.record("sentinel", kind);
     });
+    let replicas: Vec<u16> = (2..=s.cluster.nodes)
+        .map(|i| port(net, "sentinel", &format!("n{i}")))
+        .collect();
     RealSentinel::start(
         &root.path.join("sentinel"),
         logs,
         port(net, "sentinel", "n1"),
+        &replicas,
         // No failover: a sentinel that waits a day to call the master down.
         s.cluster
             .failover_after

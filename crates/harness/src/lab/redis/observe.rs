@@ -96,8 +96,17 @@ impl Watch {
             tokio::select! {
                 biased;
                 n = mon.read_buf(&mut mbuf) => {
-                    if !matches!(n, Ok(k) if k > 0) { return; }
-                    busy |= self.monitor_lines(&mut mbuf);
+                    if matches!(n, Ok(k) if k > 0) {
+                        busy |= self.monitor_lines(&mut mbuf);
+                        continue;
+                    }
+                    // Killed (Sentinel's `CLIENT KILL TYPE normal` on a
+                    // promotion): what it ran meanwhile has no client.
+                    mbuf.clear();
+                    match again(|| monitor(self.addr)).await {
+                        Some(m) => mon = m,
+                        None => return,
+                    }
                 }
                 n = repl.read_buf(&mut rbuf) => {
                     match n {
@@ -108,7 +117,14 @@ impl Watch {
                         },
                     }
                 }
-                _ = marks.read(&mut sink) => {}
+                n = marks.read(&mut sink) => {
+                    if !matches!(n, Ok(k) if k > 0) {
+                        match again(|| TcpStream::connect(self.addr)).await {
+                            Some(m) => marks = m,
+                            None => return,
+                        }
+                    }
+                }
                 _ = ack.tick() => {
                     let m = format!("REPLCONF ACK {}", self.pos.offset);
                     if repl.write_all(&Frame::command(m.split(' ')).to_bytes()).await.is_err() {
@@ -121,7 +137,8 @@ impl Watch {
                         sent += 1;
                         let m = self.c.marker(sent);
                         let cmd = Frame::command(["PUBLISH", CHANNEL, m.as_str()]);
-                        if marks.write_all(&cmd.to_bytes()).await.is_err() { return; }
+                        // A failed write: the read side reconnects.
+                        let _ = marks.write_all(&cmd.to_bytes()).await;
                         busy = false;
                         quiet = 0;
                     }
@@ -233,6 +250,22 @@ impl Watch {
             self.rec.node_effects_at(at, &self.node, None, &[e]);
         }
     }
+}
+
+/// `connect` tried for a second, while the server may be restarting its
+/// clients' connections; `None` if it never came.
+async fn again<F, Fut>(connect: F) -> Option<TcpStream>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = io::Result<TcpStream>>,
+{
+    for _ in 0..100 {
+        if let Ok(s) = connect().await {
+            return Some(s);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    None
 }
 
 fn is_marker(cmd: &[Bytes]) -> bool {

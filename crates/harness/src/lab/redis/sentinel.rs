@@ -14,6 +14,7 @@
 //! sentinel announces it (`+switch-master`, which the lab subscribes to
 //! on a connection of its own).
 
+use super::observe::query;
 use super::server::{free_port, ready};
 use crate::lab::process::{self, ClientProcess, Watchdog};
 use bytes::{Buf, BytesMut};
@@ -44,6 +45,7 @@ impl RealSentinel {
         dir: &Path,
         logs: &Path,
         master_port: u16,
+        replica_ports: &[u16],
         failover_after: Duration,
         watchdog: &Arc<Watchdog>,
         on_switch: OnSwitch,
@@ -59,7 +61,11 @@ impl RealSentinel {
              sentinel parallel-syncs mymaster 1\n",
             dir.display()
         );
-        std::fs::write(&conf, text)?;
+        let known: String = replica_ports
+            .iter()
+            .map(|p| format!("sentinel known-replica mymaster 127.0.0.1 {p}\n"))
+            .collect();
+        std::fs::write(&conf, text + &known)?;
         let mut last = io::Error::other("never tried");
         for attempt in 1..=5 {
             let port = free_port()?;
@@ -74,6 +80,7 @@ impl RealSentinel {
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             match ready(addr, &mut p).await {
                 Ok(()) => {
+                    watching(addr, replica_ports).await?;
                     let watcher = tokio::spawn(watch(addr, on_switch));
                     return Ok(RealSentinel {
                         process: Some(p),
@@ -104,6 +111,46 @@ impl Drop for RealSentinel {
     fn drop(&mut self) {
         self.watcher.abort();
     }
+}
+
+/// Waits (10 s at most) until the sentinel has answers from the master and
+/// from every replica: the run starts with a sentinel that can fail over
+/// at once, as the node code's does.
+async fn watching(addr: SocketAddr, replicas: &[u16]) -> io::Result<()> {
+    for _ in 0..1000 {
+        let master = query(addr, &["SENTINEL", "MASTER", "mymaster"]).await?;
+        let listed = query(addr, &["SENTINEL", "REPLICAS", "mymaster"]).await?;
+        let healthy = |f: &Frame, flags: &str| field(f, "flags").as_deref() == Some(flags);
+        let up: Vec<u16> = match &listed {
+            Frame::Array(rs) => rs
+                .iter()
+                .filter(|r| healthy(r, "slave"))
+                .filter_map(|r| field(r, "port")?.parse().ok())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if healthy(&master, "master") && replicas.iter().all(|p| up.contains(p)) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err(io::Error::other(
+        "the sentinel did not see the master and every replica up in 10 s",
+    ))
+}
+
+/// A field of a `SENTINEL MASTER`/`REPLICAS` entry (a flat array of names
+/// and values).
+fn field(entry: &Frame, name: &str) -> Option<String> {
+    let Frame::Array(items) = entry else {
+        return None;
+    };
+    items.chunks(2).find_map(|kv| match kv {
+        [Frame::Bulk(k), Frame::Bulk(v)] if k.as_ref() == name.as_bytes() => {
+            Some(String::from_utf8_lossy(v).into_owned())
+        }
+        _ => None,
+    })
 }
 
 /// Subscribes to `+switch-master` and tells `on_switch` each.

@@ -125,7 +125,11 @@ impl RedisHost {
                 "--port".to_string(),
                 port.to_string(),
             ];
-            let env = self.clock.as_ref().map(FakeClock::env).unwrap_or_default();
+            let env = self
+                .clock
+                .as_ref()
+                .map(server_clock_env)
+                .unwrap_or_default();
             let cleared: &[&str] = if self.clock.is_some() {
                 &faketime::CLEARED
             } else {
@@ -150,6 +154,34 @@ impl RedisHost {
             self.name
         )))
     }
+}
+
+/// Where glibc's `libc_malloc_debug` is (2.34 and later).
+const MALLOC_DEBUG: [&str; 3] = [
+    "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0",
+    "/usr/lib/aarch64-linux-gnu/libc_malloc_debug.so.0",
+    "/usr/lib/libc_malloc_debug.so.0",
+];
+
+/// The environment that gives a server `clock`. Under libfaketime 0.9.10
+/// (Debian's) alone, `redis-server` hangs before it serves: libfaketime
+/// allocates while it initializes, the allocation initializes jemalloc
+/// (Debian's `redis-server` links it, and it is then the process's
+/// `malloc`), and jemalloc reads the monotonic clock, which enters
+/// libfaketime again before it is ready ("Unexpected recursive calls to
+/// clock_gettime()"). Preloaded first, glibc's `libc_malloc_debug` makes
+/// glibc's allocator the process's `malloc` (it only debugs when asked to
+/// by its own variables), so jemalloc is not initialized from inside
+/// libfaketime; Redis's own allocations still go to jemalloc (`je_malloc`).
+fn server_clock_env(clock: &FakeClock) -> Vec<(String, String)> {
+    let mut env = clock.env();
+    let debug = MALLOC_DEBUG.iter().find(|p| Path::new(p).exists());
+    if let (Some(debug), Some((_, preload))) =
+        (debug, env.iter_mut().find(|(k, _)| k == "LD_PRELOAD"))
+    {
+        *preload = format!("{debug}:{preload}");
+    }
+    env
 }
 
 /// A port the system has free now (bound, read, released).
