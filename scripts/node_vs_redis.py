@@ -41,6 +41,12 @@ def cells(matrix_csv):
         return [r for r in csv.DictReader(f)]
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def broke(runs):
     n = lambda key: sum(1 for r in runs if int(r[key] or 0) > 0)
     return {
@@ -84,6 +90,8 @@ def main():
             "intervals_overlap": "yes" if agree else "no",
             **{f"node_{k}": v for k, v in broke(nr).items()},
             **{f"redis_{k}": v for k, v in broke(rr).items()},
+            "node_wall_ms_median": f"{median([float(r['wall_ms']) for r in nr]):.0f}",
+            "redis_wall_ms_median": f"{median([float(r['wall_ms']) for r in rr]):.0f}",
         })
     with open(os.path.join(OUT, "agreement.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(table[0].keys()))
@@ -109,6 +117,10 @@ def cell_dir(cell):
     return os.path.join(slug(f"{cell['library']} {cell['version']}"), slug(cell["scenario"]))
 
 
+def cost(table, backend):
+    return f"{median([float(t[backend + '_wall_ms_median']) for t in table]) / 1000:.2f}"
+
+
 def write_readme(table):
     n = len(table)
     agree = sum(1 for t in table if t["intervals_overlap"] == "yes")
@@ -126,6 +138,10 @@ def write_readme(table):
         f"each backend. Violating runs of each, with the 95% Wilson interval of the",
         f"rate; how they broke (runs with a lock overlap / a stale write in flight /",
         f"sent late / in an overlap). **The intervals overlap in {agree} of {n} cells.**",
+        "",
+        f"What a run costs (the median over cells of each cell's median `wall_ms`, the",
+        f"run from the lab's start to its report, servers started and stopped included):",
+        f"{cost(table, 'node')} s on the node, {cost(table, 'redis')} s on real Redis.",
         "",
         "| library | fault | node | node 95% | redis | redis 95% | overlap | node broke (ov/fl/late/in) | redis broke (ov/fl/late/in) |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -36,6 +36,7 @@ async fn each_listener_shows_the_master_through_its_own_translation() {
         clock: Arc::new(SystemClock::new()),
         connector: Arc::new(TcpConnector),
         on_failover: Arc::new(|_: &str, _: &str| {}),
+        reconcile_at_start: true,
     };
     tokio::spawn(run_with_listeners(
         cfg,

@@ -17,6 +17,7 @@ mod differential_reentrant;
 mod differential_resp3;
 mod differential_scripts;
 mod differential_types;
+mod differential_wait;
 mod lock_libraries;
 mod own_lock;
 mod real_redis;

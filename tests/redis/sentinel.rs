@@ -71,6 +71,7 @@ async fn start_ours(nodes: Vec<String>) -> String {
         clock: Arc::new(SystemClock::new()),
         connector: Arc::new(TcpConnector),
         on_failover: Arc::new(|_: &str, _: &str| {}),
+        reconcile_at_start: false,
     };
     tokio::spawn(sentinel::run_with_listener(cfg, listener));
     addr

@@ -146,6 +146,7 @@ fn world<'a>(s: &Setup) -> World<'a> {
                 on_failover: Arc::new(move |old: &str, new: &str| {
                     shared.log(format!("failover {old} -> {new}"))
                 }),
+                reconcile_at_start: false,
             };
             sentinel::run(cfg)
         });

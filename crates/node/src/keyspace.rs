@@ -49,6 +49,9 @@ pub struct Keyspace {
     pub(crate) role: Role,
     /// Writes applied so far, counted as the replication offset.
     pub(crate) offset: u64,
+    /// A master's streaming replicas (by the stream serving each) and the
+    /// offset each acknowledged (`WAIT`, `INFO`'s `connected_slaves`).
+    pub(crate) streaming: std::collections::BTreeMap<u64, u64>,
     effects: Vec<Vec<Bytes>>,
 }
 
@@ -59,6 +62,7 @@ impl Default for Keyspace {
             scripts: Default::default(),
             role: Role::Master,
             offset: 0,
+            streaming: std::collections::BTreeMap::new(),
             effects: Vec::new(),
         }
     }

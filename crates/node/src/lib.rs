@@ -35,6 +35,7 @@ pub(crate) mod server;
 pub mod session;
 pub(crate) mod strings;
 pub(crate) mod values;
+pub(crate) mod wait;
 pub(crate) mod zsets;
 
 use bytes::Bytes;
@@ -104,6 +105,17 @@ impl Node {
     pub fn execute(&self, args: &[Bytes]) -> Frame {
         let now = self.clock.wall_ms();
         self.with_keyspace(|ks| command::dispatch(ks, args, now))
+    }
+
+    /// [`Node::execute`], with the replication offset after the command
+    /// if it wrote (`WAIT` waits for the connection's last write).
+    pub(crate) fn execute_noting_writes(&self, args: &[Bytes]) -> (Frame, Option<u64>) {
+        let now = self.clock.wall_ms();
+        self.with_keyspace(|ks| {
+            let before = ks.offset;
+            let reply = command::dispatch(ks, args, now);
+            (reply, (ks.offset != before).then_some(ks.offset))
+        })
     }
 
     /// Runs `f` on the keyspace, then hands the effects it produced to the
@@ -218,6 +230,12 @@ where
                         let _ = conn.write_frame_as(&reply, session.protocol).await;
                         return;
                     }
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
+            Ok(Some(args)) if wait::is_wait(&args) => {
+                match wait::wait(&node, &mut conn, &args, session.woff).await {
                     Some(reply) => reply,
                     None => return,
                 }

@@ -34,6 +34,12 @@
 //! [`MIN_BACKOFF`] doubling to [`MAX_BACKOFF`]); a role change drops it at
 //! once and follows the new master.
 //!
+//! **Acknowledgements.** For `WAIT` ([`super::wait`]) the master puts
+//! `REPLCONF GETACK *` into each stream; a replica answers `REPLCONF ACK
+//! <offset>` on the same connection, and the master notes it per stream.
+//! Nothing else travels from a replica to its master, so a run without
+//! `WAIT` sends what it sent before.
+//!
 //! **Offsets.** `Keyspace.offset` counts a master's effects. A replica sets
 //! its offset to the snapshot's master offset, then to that plus the number
 //! of stream entries applied since, so replicas of one master compare (and a
@@ -73,6 +79,71 @@ type Batch = (Duration, Vec<Vec<Bytes>>);
 pub(crate) struct Shared {
     delay: Mutex<Duration>,
     hub: Mutex<Hub>,
+    /// Numbers the streams, for the keyspace's `streaming` (what each
+    /// replica acknowledged); `acked` wakes `WAIT`'s waiters at each
+    /// acknowledgement ([`super::wait`]).
+    streams: Mutex<u64>,
+    pub(crate) acked: tokio::sync::Notify,
+}
+
+/// How many streaming replicas acknowledged `offset` or more.
+pub(crate) fn acked_at_least(node: &Node, offset: u64) -> i64 {
+    let ks = node.keyspace();
+    ks.streaming.values().filter(|o| **o >= offset).count() as i64
+}
+
+/// Asks every streaming replica for its offset: `REPLCONF GETACK *` in
+/// each stream, behind what it already carries (and no sooner than the
+/// replication delay, as any entry).
+pub(crate) fn request_acks(node: &Node) {
+    let t = node.clock().now();
+    let getack: Vec<Bytes> = ["REPLCONF", "GETACK", "*"]
+        .iter()
+        .map(|w| Bytes::from_static(w.as_bytes()))
+        .collect();
+    let mut hub = lock(&node.repl.hub);
+    hub.subscribers
+        .retain(|s| s.send((t, vec![getack.clone()])).is_ok());
+}
+
+/// A stream's place among those that acknowledge; gone with the stream.
+struct Acking {
+    node: Node,
+    id: u64,
+}
+
+impl Acking {
+    fn new(node: &Node) -> Acking {
+        let id = {
+            let mut n = lock(&node.repl.streams);
+            *n += 1;
+            *n
+        };
+        node.keyspace().streaming.insert(id, 0);
+        Acking {
+            node: node.clone(),
+            id,
+        }
+    }
+
+    /// A frame from the replica: `REPLCONF ACK <offset>` is noted.
+    fn heard(&self, f: Frame) {
+        let Some(cmd) = frame_args(f) else { return };
+        let ack = cmd.len() == 3 && is(&cmd[0], "replconf") && is(&cmd[1], "ack");
+        let Some(offset) = cmd.get(2).and_then(|o| parse_i64(o)).filter(|_| ack) else {
+            return;
+        };
+        let offset = u64::try_from(offset).unwrap_or(0);
+        self.node.keyspace().streaming.insert(self.id, offset);
+        self.node.repl.acked.notify_waiters();
+    }
+}
+
+impl Drop for Acking {
+    fn drop(&mut self) {
+        self.node.keyspace().streaming.remove(&self.id);
+        self.node.repl.acked.notify_waiters();
+    }
 }
 
 #[derive(Default)]
@@ -378,6 +449,7 @@ where
         return;
     }
     last_write = clock.now();
+    let acking = Acking::new(&node);
     loop {
         while let Ok((t, batch)) = rx.try_recv() {
             queue.extend(batch.into_iter().map(|c| (t, c)));
@@ -415,6 +487,10 @@ where
             m = rx.recv() => match m {
                 Some((t, batch)) => queue.extend(batch.into_iter().map(|c| (t, c))),
                 None => return,
+            },
+            f = conn.read_frame() => match f {
+                Ok(f) => acking.heard(f),
+                Err(_) => return,
             },
             _ = clock.sleep(wait) => {}
         }
@@ -592,6 +668,19 @@ async fn follow(node: &Node, connector: &dyn Connector, master: &str) -> LinkEnd
         };
         if cmd.len() == 1 && is(&cmd[0], "ping") {
             continue;
+        }
+        if cmd.len() == 3 && is(&cmd[0], "replconf") && is(&cmd[1], "getack") {
+            let offset = node.keyspace().offset.to_string();
+            let ack = command_frame(&[
+                Bytes::from_static(b"REPLCONF"),
+                Bytes::from_static(b"ACK"),
+                Bytes::from(offset),
+            ]);
+            match bounded(node, master, conn.write_frame(&ack)).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(e)) => return LinkEnd::FailedSynced(e.to_string()),
+                Err(end) => return end,
+            }
         }
         let done = node.with_keyspace(|ks| {
             if !following(ks, master, true) {

@@ -31,7 +31,16 @@ pub(crate) fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     }
     if wants("replication") {
         let body = match &ks.role {
-            Role::Master => "role:master\r\nconnected_slaves:0\r\n".to_string(),
+            Role::Master => {
+                let mut m = format!("role:master\r\nconnected_slaves:{}\r\n", ks.streaming.len());
+                // The node does not know where its replicas listen.
+                for (i, acked) in ks.streaming.values().enumerate() {
+                    m.push_str(&format!(
+                        "slave{i}:ip=?,port=0,state=online,offset={acked},lag=0\r\n"
+                    ));
+                }
+                m
+            }
             Role::Replica { master, link_up } => format!(
                 "role:slave\r\nmaster_host:{master}\r\nmaster_port:6379\r\nmaster_link_status:{}\r\nslave_read_only:1\r\n",
                 if *link_up { "up" } else { "down" }

@@ -37,6 +37,8 @@ pub struct Session {
     /// `CLIENT SETINFO` values.
     pub(crate) lib_name: Option<Bytes>,
     pub(crate) lib_ver: Option<Bytes>,
+    /// The master's offset after this connection's last write (`WAIT`).
+    pub(crate) woff: u64,
 }
 
 impl Session {
@@ -47,6 +49,7 @@ impl Session {
             name: None,
             lib_name: None,
             lib_ver: None,
+            woff: 0,
         }
     }
 }
@@ -63,7 +66,11 @@ pub fn execute(node: &Node, session: &mut Session, args: &[Bytes]) -> Frame {
     } else if is(name, "auth") {
         auth(args)
     } else {
-        node.execute(args)
+        let (reply, wrote) = node.execute_noting_writes(args);
+        if let Some(offset) = wrote {
+            session.woff = offset;
+        }
+        reply
     }
 }
 

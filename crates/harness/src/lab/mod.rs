@@ -18,10 +18,15 @@
 //!   [`faketime`]: a client's, through libfaketime, and [`reach`]: whether
 //!   libfaketime can reach the client's program at all;
 //! - [`gate`]: the pause of an in-process host;
-//! - [`sent`]: when a client sent each write, read by its link to the store.
+//! - [`sent`]: when a client sent each write, read by its link to the store;
+//! - [`redis`]: the nodes as real `redis-server` processes and the sentinel
+//!   a real `redis-sentinel` (`--servers redis`), the history read from
+//!   them; [`rewrite`]: the ports the links around a real sentinel rewrite;
+//! - [`failure`]: why a run could not be made or judged.
 
 pub mod clock;
 pub mod driver;
+pub(crate) mod failure;
 pub mod faketime;
 pub(crate) mod gate;
 pub mod link;

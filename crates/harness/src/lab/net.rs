@@ -42,9 +42,10 @@ pub(crate) struct LabNet {
     slowed: BTreeMap<(String, String), Duration>,
     pub(crate) directory: Directory,
     pub(crate) peers: Peers,
-    /// A delay of its own on what `from` sends `to` (a real replica's
-    /// link from its master carries `replication_delay`).
-    delays: BTreeMap<(String, String), Duration>,
+    /// A delay of its own on what a link's server sends its client, by
+    /// link (a real replica's link to its master carries the master's
+    /// stream down it: `replication_delay`).
+    down_delays: BTreeMap<(String, String), Duration>,
 }
 
 impl LabNet {
@@ -55,7 +56,7 @@ impl LabNet {
             slowed: BTreeMap::new(),
             directory: Directory::default(),
             peers: Peers::default(),
-            delays: BTreeMap::new(),
+            down_delays: BTreeMap::new(),
         }
     }
 
@@ -100,11 +101,6 @@ impl LabNet {
             rewrite_down,
         };
         let link = Link::open_with(server, setting, seed, extra).await?;
-        let back = Setting {
-            held: false,
-            latency: self.latency_of(to, from),
-        };
-        link.down.send_replace(back);
         let key = (from.to_string(), to.to_string());
         self.directory
             .write()
@@ -145,43 +141,39 @@ impl LabNet {
     pub(crate) fn apply(&self, cuts: &Cuts) {
         for ((from, to), link) in &self.links {
             let up = self.setting(cuts, from, to);
-            let down = self.setting(cuts, to, from);
+            let mut down = self.setting(cuts, to, from);
+            down.latency = self.down_latency(from, to);
             link.up.send_if_modified(|s| replace(s, up));
             link.down.send_if_modified(|s| replace(s, down));
         }
     }
 
-    /// Adds `d` to what `from` sends `to`, from now on (before any fault:
-    /// every link carries).
-    pub(crate) fn delay(&mut self, from: &str, to: &str, d: Duration) {
-        self.delays.insert((from.to_string(), to.to_string()), d);
+    /// Adds `d` to what the server of the link `from -> to` sends down it,
+    /// from now on (before any fault: every link carries).
+    pub(crate) fn delay_down(&mut self, from: &str, to: &str, d: Duration) {
         let key = (from.to_string(), to.to_string());
+        self.down_delays.insert(key.clone(), d);
         if let Some(link) = self.links.get(&key) {
-            link.up.send_replace(Setting {
-                held: false,
-                latency: self.latency_of(from, to),
-            });
-        }
-        let back = (to.to_string(), from.to_string());
-        if let Some(link) = self.links.get(&back) {
             link.down.send_replace(Setting {
                 held: false,
-                latency: self.latency_of(from, to),
+                latency: self.down_latency(from, to),
             });
         }
     }
 
     /// The latency range of what `from` sends `to`.
     fn latency_of(&self, from: &str, to: &str) -> (Duration, Duration) {
-        let (lo, hi) = match self.slowed.get(&pair(from, to)) {
+        match self.slowed.get(&pair(from, to)) {
             Some(d) => (*d, *d),
             None => (self.latency.lo, self.latency.hi),
-        };
-        let extra = self
-            .delays
-            .get(&(from.to_string(), to.to_string()))
-            .copied()
-            .unwrap_or_default();
+        }
+    }
+
+    /// The latency range down the link `from -> to`.
+    fn down_latency(&self, from: &str, to: &str) -> (Duration, Duration) {
+        let (lo, hi) = self.latency_of(to, from);
+        let key = (from.to_string(), to.to_string());
+        let extra = self.down_delays.get(&key).copied().unwrap_or_default();
         (lo + extra, hi + extra)
     }
 
@@ -191,6 +183,12 @@ impl LabNet {
             latency: self.latency_of(from, to),
         }
     }
+}
+
+/// The seed of the link `from -> to`'s latencies in run `seed`.
+pub(crate) fn link_seed(seed: u64, from: &str, to: &str) -> u64 {
+    use rand::Rng;
+    crate::engine::setup::rng_for(seed, &format!("{from}>{to}"), "link").random()
 }
 
 fn replace(s: &mut Setting, new: Setting) -> bool {

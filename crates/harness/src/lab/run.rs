@@ -31,7 +31,6 @@ use crate::engine::setup::{clock_draws, persistence_mode, rng_for, NODE_PORT};
 use crate::engine::Engine;
 use crate::history::{EventKind, History};
 use crate::scenario::{Hold, Scenario, Topology, Trigger};
-use rand::Rng;
 use redlock_node::sentinel::{self, answer, SentinelConfig};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -71,22 +70,7 @@ pub(crate) struct Outcome {
     pub(crate) clients: Vec<ClientEnd>,
 }
 
-/// Why a lab run could not be made or judged.
-#[derive(Debug)]
-pub enum LabFailure {
-    /// The scenario, the client command or a fault the lab refuses (exit 2).
-    BadInput(String),
-    /// The lab itself failed (a port, a file, a runtime): exit 70.
-    Failed(String),
-}
-
-impl std::fmt::Display for LabFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LabFailure::BadInput(m) | LabFailure::Failed(m) => f.write_str(m),
-        }
-    }
-}
+pub use super::failure::LabFailure;
 
 fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabFailure + '_ {
     move |e| LabFailure::Failed(format!("lab: {what}: {e}"))
@@ -250,6 +234,7 @@ impl Lab {
                 };
                 rec.record("sentinel", kind);
             }),
+            reconcile_at_start: true,
         };
         self.sentinel = Some(tokio::spawn(async move {
             let _ = sentinel::run_with_listeners(cfg, listeners).await;
@@ -436,9 +421,7 @@ fn clocks(s: &Scenario, seed: u64, origin: Instant) -> BTreeMap<String, LabClock
         .collect()
 }
 
-pub(crate) fn link_seed(seed: u64, from: &str, to: &str) -> u64 {
-    rng_for(seed, &format!("{from}>{to}"), "link").random()
-}
+use super::net::link_seed;
 
 /// Every node, with a port for each client, each other node and the
 /// sentinel; in the `single` topology each replicates through its links.

@@ -323,6 +323,7 @@ fn add_sentinel(
                     },
                 );
             }),
+            reconcile_at_start: false,
         })
     });
 }

@@ -53,6 +53,11 @@ pub struct SentinelConfig {
     pub clock: Arc<dyn Clock>,
     pub connector: Arc<dyn Connector>,
     pub on_failover: FailoverHook,
+    /// Asks the nodes' roles at once, so that it lists the replicas from
+    /// its first answer, as a sentinel that has run a while does (the lab;
+    /// the simulation's first look is [`RECONCILE`] in, which its traces
+    /// keep).
+    pub reconcile_at_start: bool,
 }
 
 /// Splits `host:port`.
@@ -331,6 +336,9 @@ async fn monitor(cfg: SentinelConfig, view: Shared) {
     let mut last_ok = clock.now();
     let mut next_tick = clock.now();
     let mut next_reconcile = clock.now() + RECONCILE;
+    if m.cfg.reconcile_at_start {
+        next_reconcile = clock.now();
+    }
     // Nodes still to be sent `REPLICAOF <master>`.
     let mut pending: BTreeSet<usize> = BTreeSet::new();
     loop {

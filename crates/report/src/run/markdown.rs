@@ -240,7 +240,13 @@ fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo, history: &redlock_harness::h
     doc.push(Block::P(vec![
         t("Each client ran "),
         code(lab.cmd.join(" ")),
-        t(" in a process group of its own; its output is in its log. A client that ended by itself before the run's duration, or failed, is marked."),
+        t(" in a process group of its own; its output is in its log. A client that ended by itself before the run's duration, or failed, is marked. The nodes were served by "),
+        code(lab.servers.clone()),
+        t(if lab.servers.starts_with("redis-server") {
+            " processes (their output is in servers/)."
+        } else {
+            "."
+        }),
     ]));
     let items = lab
         .clients

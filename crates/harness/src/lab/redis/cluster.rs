@@ -10,12 +10,12 @@ use super::server::{RedisHost, ServerConfig};
 use super::DataRoot;
 use crate::engine::setup::clock_draws;
 use crate::history::EventKind;
+use crate::lab::failure::LabFailure;
 use crate::lab::faketime::{self, FakeClock};
 use crate::lab::net::LabNet;
 use crate::lab::process::Watchdog;
 use crate::lab::record::LabRecorder;
 use crate::lab::rewrite::PortMap;
-use crate::lab::run::LabFailure;
 use crate::lab::world::LabNode;
 use crate::scenario::Scenario;
 use redlock_proto::resp::Frame;
@@ -84,14 +84,16 @@ fn port(net: &LabNet, from: &str, to: &str) -> u16 {
     net.addr(from, to).expect("a link the lab opened").port()
 }
 
-/// `single`: what one node sends another (a master its replica) carries
-/// `replication_delay` on top of the network's latency, once the replicas
-/// have synced (the simulation starts with them synced).
+/// `single`: what a node's link to another carries down (a master's
+/// stream to its replica) takes `replication_delay` on top of the
+/// network's latency, once the replicas have synced (the simulation starts
+/// with them synced). What a replica sends its master (its
+/// acknowledgements) is not delayed, as with the node code.
 fn delay_replication(s: &Scenario, net: &mut LabNet) {
     let names: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
     for a in &names {
         for b in names.iter().filter(|b| *b != a) {
-            net.delay(a, b, s.cluster.replication_delay);
+            net.delay_down(a, b, s.cluster.replication_delay);
         }
     }
 }
@@ -217,7 +219,7 @@ pub(crate) async fn open_sentinel_links(
             let n = format!("n{i}");
             map.insert(port(net, "sentinel", &n), port(net, &c.name, &n));
         }
-        let seed = crate::lab::run::link_seed(seed, &c.name, "sentinel");
+        let seed = crate::lab::net::link_seed(seed, &c.name, "sentinel");
         net.open_rewriting(
             &c.name,
             "sentinel",

@@ -9,10 +9,15 @@
 //! - a third that publishes the markers that cut both into segments
 //!   ([`super::correlate`]).
 //!
-//! The lab acknowledges the stream every 10 ms (a master waits for the
-//! first acknowledgement before it streams, and `WAIT` counts the lab as a
-//! replica that has everything it was sent). Each change is recorded at
-//! the instant its effect arrived.
+//! The lab is a replica the clients can see: it acknowledges what it was
+//! sent every 10 ms (a master waits for a first acknowledgement before it
+//! streams) and at once when the master asks (`REPLCONF GETACK`, which a
+//! client's `WAIT` makes it send). So `WAIT` counts it as one more replica
+//! that has everything: Redisson's lock asks `WAIT 0 0` how many replicas
+//! there are and then waits for that many, the lab among them, so it still
+//! waits for every real one; a single master gains one `WAIT` answered in
+//! well under a millisecond. Sentinel lists it (at port 1, down, never
+//! promoted). Each change is recorded at the instant its effect arrived.
 
 use super::correlate::{Attributed, Correlator, CHANNEL};
 use crate::lab::net::Peers;
@@ -110,7 +115,13 @@ impl Watch {
                 }
                 n = repl.read_buf(&mut rbuf) => {
                     match n {
-                        Ok(k) if k > 0 => busy |= self.stream_frames(&mut rbuf),
+                        Ok(k) if k > 0 => {
+                            let (effects, asked) = self.stream_frames(&mut rbuf);
+                            busy |= effects;
+                            if asked {
+                                let _ = repl.write_all(&self.ack()).await;
+                            }
+                        }
                         _ => match self.resync().await {
                             Some((r, b)) => { repl = r; rbuf = b; }
                             None => return,
@@ -126,10 +137,8 @@ impl Watch {
                     }
                 }
                 _ = ack.tick() => {
-                    let m = format!("REPLCONF ACK {}", self.pos.offset);
-                    if repl.write_all(&Frame::command(m.split(' ')).to_bytes()).await.is_err() {
-                        // The read side sees it next.
-                    }
+                    // A failed write: the read side sees it next.
+                    let _ = repl.write_all(&self.ack()).await;
                 }
                 _ = tick.tick() => {
                     quiet += 1;
@@ -183,12 +192,20 @@ impl Watch {
         any
     }
 
-    /// Each whole frame of the stream; whether any was an effect.
-    fn stream_frames(&mut self, buf: &mut BytesMut) -> bool {
+    /// `REPLCONF ACK <offset>`: everything the lab was sent.
+    fn ack(&self) -> Vec<u8> {
+        let offset = self.pos.offset.to_string();
+        Frame::command(["REPLCONF", "ACK", offset.as_str()]).to_bytes()
+    }
+
+    /// Each whole frame of the stream; whether any was an effect, and
+    /// whether the master asked for an acknowledgement.
+    fn stream_frames(&mut self, buf: &mut BytesMut) -> (bool, bool) {
         let mut any = false;
+        let mut asked = false;
         loop {
             let Ok(Some((frame, used))) = resp::parse(buf) else {
-                return any;
+                return (any, asked);
             };
             buf.advance(used);
             self.pos.offset += used as u64;
@@ -204,6 +221,10 @@ impl Watch {
                 continue;
             }
             let name = String::from_utf8_lossy(&cmd[0]).to_ascii_uppercase();
+            asked |= name == "REPLCONF"
+                && cmd
+                    .get(1)
+                    .is_some_and(|a| a.eq_ignore_ascii_case(b"GETACK"));
             if !matches!(name.as_str(), "PING" | "REPLCONF" | "SELECT") && !is_marker(&cmd) {
                 any = true;
             }
