@@ -106,6 +106,10 @@ pub(crate) fn request_acks(node: &Node) {
         .retain(|s| s.send((t, vec![getack.clone()])).is_ok());
 }
 
+fn is_getack(cmd: &[Bytes]) -> bool {
+    cmd.len() == 3 && is(&cmd[0], "replconf") && is(&cmd[1], "getack")
+}
+
 /// A stream's place among those that acknowledge; gone with the stream.
 struct Acking {
     node: Node,
@@ -450,6 +454,10 @@ where
     }
     last_write = clock.now();
     let acking = Acking::new(&node);
+    // The replica is read only once asked for an acknowledgement: a stream
+    // no client waits on behaves as before `WAIT` existed (the
+    // simulation's traces keep).
+    let mut asked = false;
     loop {
         while let Ok((t, batch)) = rx.try_recv() {
             queue.extend(batch.into_iter().map(|c| (t, c)));
@@ -463,6 +471,7 @@ where
             .is_some_and(|(t, _)| clock.now() >= *t + delay)
         {
             let (_, cmd) = queue.pop_front().expect("checked");
+            asked |= is_getack(&cmd);
             if !write_timed(&mut conn, &*clock, &command_frame(&cmd)).await {
                 return;
             }
@@ -488,7 +497,7 @@ where
                 Some((t, batch)) => queue.extend(batch.into_iter().map(|c| (t, c))),
                 None => return,
             },
-            f = conn.read_frame() => match f {
+            f = conn.read_frame(), if asked => match f {
                 Ok(f) => acking.heard(f),
                 Err(_) => return,
             },
@@ -669,7 +678,7 @@ async fn follow(node: &Node, connector: &dyn Connector, master: &str) -> LinkEnd
         if cmd.len() == 1 && is(&cmd[0], "ping") {
             continue;
         }
-        if cmd.len() == 3 && is(&cmd[0], "replconf") && is(&cmd[1], "getack") {
+        if is_getack(&cmd) {
             let offset = node.keyspace().offset.to_string();
             let ack = command_frame(&[
                 Bytes::from_static(b"REPLCONF"),
