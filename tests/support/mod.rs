@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 pub struct RedisServer {
     pub port: u16,
     child: Option<Child>,
+    /// Its working directory, its own: a replica writes the snapshot it
+    /// syncs from (`dump.rdb`) there, and a server started elsewhere must
+    /// never load it.
+    dir: std::path::PathBuf,
 }
 
 impl RedisServer {
@@ -35,6 +39,7 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -82,8 +87,13 @@ pub fn start_redis(n: usize) -> Vec<RedisServer> {
 fn start_one() -> RedisServer {
     for _ in 0..5 {
         let port = free_port();
+        let dir =
+            std::env::temp_dir().join(format!("redlock-test-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory for redis-server");
         let child = Command::new("redis-server")
             .args([
+                "--dir",
+                &dir.display().to_string(),
                 "--port",
                 &port.to_string(),
                 "--bind",
@@ -100,13 +110,36 @@ fn start_one() -> RedisServer {
         let mut server = RedisServer {
             port,
             child: Some(child),
+            dir,
         };
-        if wait_ready(port, Duration::from_secs(5)) {
+        let pid = server.child.as_ref().map(|c| c.id());
+        // Answering is not enough: another test's server may have taken the
+        // port first (ours then fails to bind), and two tests would share it.
+        if wait_ready(port, Duration::from_secs(5)) && pid.is_some() && serving_pid(port) == pid {
             return server;
         }
         server.kill();
     }
     panic!("redis-server did not start on a free port after 5 tries");
+}
+
+/// The `process_id` of the server on `port`, as its `INFO server` says.
+fn serving_pid(port: u16) -> Option<u32> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    s.write_all(b"INFO server\r\n").ok()?;
+    let mut text = String::new();
+    let mut buf = [0u8; 8192];
+    while !text.contains("process_id:") || !text[text.find("process_id:")?..].contains("\r\n") {
+        let n = s.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let rest = &text[text.find("process_id:")? + "process_id:".len()..];
+    rest.split("\r\n").next()?.trim().parse().ok()
 }
 
 /// Waits until something on `port` answers PING.
