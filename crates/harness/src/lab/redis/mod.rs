@@ -56,19 +56,11 @@ fn programs(topology: Topology) -> Vec<(&'static str, &'static str)> {
     p
 }
 
-/// `program` on `PATH`.
-pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
-
 /// Every program the run needs is installed, or the error naming the
 /// package to install.
 pub(crate) fn check_installed(topology: Topology) -> Result<(), String> {
     for (program, package) in programs(topology) {
-        if on_path(program).is_none() {
+        if super::reach::program(&[program.to_string()]).is_none() {
             return Err(format!(
                 "redlock-sim lab: --servers redis needs `{program}` on PATH (7.0 or later); \
                  install Debian's package: sudo apt-get install {package}"

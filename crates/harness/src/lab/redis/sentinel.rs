@@ -15,8 +15,8 @@
 //! on a connection of its own).
 
 use super::observe::query;
-use super::server::{free_port, ready};
-use crate::lab::process::{self, ClientProcess, Watchdog};
+use super::server::Launch;
+use crate::lab::process::{ClientProcess, Watchdog};
 use bytes::{Buf, BytesMut};
 use redlock_proto::resp::{self, Frame};
 use std::io;
@@ -66,37 +66,25 @@ impl RealSentinel {
             .map(|p| format!("sentinel known-replica mymaster 127.0.0.1 {p}\n"))
             .collect();
         std::fs::write(&conf, text + &known)?;
-        let mut last = io::Error::other("never tried");
-        for attempt in 1..=5 {
-            let port = free_port()?;
-            let argv = vec![
-                "redis-sentinel".to_string(),
-                conf.display().to_string(),
-                "--port".to_string(),
-                port.to_string(),
-            ];
-            let log = logs.join(format!("sentinel.{attempt}.log"));
-            let mut p = process::spawn(&argv, &[], &[], &log, watchdog)?;
-            let addr = SocketAddr::from(([127, 0, 0, 1], port));
-            match ready(addr, &mut p).await {
-                Ok(()) => {
-                    watching(addr, replica_ports).await?;
-                    let watcher = tokio::spawn(watch(addr, on_switch));
-                    return Ok(RealSentinel {
-                        process: Some(p),
-                        addr,
-                        watcher,
-                    });
-                }
-                Err(e) => {
-                    let _ = p.stop(Duration::ZERO).await;
-                    last = e;
-                }
-            }
-        }
-        Err(io::Error::other(format!(
-            "redis-sentinel did not start: {last}"
-        )))
+        let launch = Launch {
+            program: "redis-sentinel",
+            conf: &conf,
+            env: &[],
+            cleared: &[],
+            watchdog,
+        };
+        let log = |attempt: u32| logs.join(format!("sentinel.{attempt}.log"));
+        let (p, addr, _) = launch
+            .start(log)
+            .await
+            .map_err(|e| io::Error::other(format!("redis-sentinel did not start: {e}")))?;
+        watching(addr, replica_ports).await?;
+        let watcher = tokio::spawn(watch(addr, on_switch));
+        Ok(RealSentinel {
+            process: Some(p),
+            addr,
+            watcher,
+        })
     }
 
     pub(crate) async fn stop(&mut self) {

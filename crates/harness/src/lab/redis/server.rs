@@ -13,13 +13,12 @@
 use crate::lab::faketime::{self, FakeClock};
 use crate::lab::process::{self, ClientProcess, Watchdog};
 use crate::scenario::Persistence;
+use redlock_proto::resp::Frame;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// How one node's server is configured.
 #[derive(Clone, Debug)]
@@ -79,6 +78,8 @@ impl RedisHost {
             return false;
         };
         self.addr = None;
+        p.kill();
+        // Reaps it (the group is dead: nothing else reaches it).
         let _ = p.stop(Duration::ZERO).await;
         true
     }
@@ -113,46 +114,80 @@ impl RedisHost {
     /// Starts the process on a free port, trying again (another port) if
     /// it could not bind the one picked or did not answer.
     async fn boot(&mut self) -> io::Result<()> {
+        let conf = self.dir.join("redis.conf");
+        let env = self
+            .clock
+            .as_ref()
+            .map(server_clock_env)
+            .unwrap_or_default();
+        let cleared: &[&str] = if self.clock.is_some() {
+            &faketime::CLEARED
+        } else {
+            &[]
+        };
+        let first = self.boots + 1;
+        let log = |attempt: u32| {
+            self.logs
+                .join(format!("{}.{}.log", self.name, first + attempt - 1))
+        };
+        let launch = Launch {
+            program: "redis-server",
+            conf: &conf,
+            env: &env,
+            cleared,
+            watchdog: &self.watchdog,
+        };
+        let (p, addr, attempts) = launch.start(log).await.map_err(|e| {
+            io::Error::other(format!("redis-server for {} did not start: {e}", self.name))
+        })?;
+        self.boots += attempts;
+        self.process = Some(p);
+        self.addr = Some(addr);
+        Ok(())
+    }
+}
+
+/// How to start a Redis program (`redis-server` or `redis-sentinel`) on
+/// its configuration file.
+pub(crate) struct Launch<'a> {
+    pub(crate) program: &'a str,
+    pub(crate) conf: &'a Path,
+    pub(crate) env: &'a [(String, String)],
+    pub(crate) cleared: &'a [&'a str],
+    pub(crate) watchdog: &'a Arc<Watchdog>,
+}
+
+impl Launch<'_> {
+    /// Started on a port the system had free and answering `PING`, its
+    /// output in `log(attempt)`; tried on another port up to five times
+    /// (the port may be taken meanwhile). The process, where it listens,
+    /// and the attempts it took.
+    pub(crate) async fn start(
+        &self,
+        log: impl Fn(u32) -> std::path::PathBuf,
+    ) -> io::Result<(ClientProcess, SocketAddr, u32)> {
         let mut last = io::Error::other("never tried");
-        for _ in 0..5 {
-            self.boots += 1;
+        for attempt in 1..=5 {
             let port = free_port()?;
-            let log = self.logs.join(format!("{}.{}.log", self.name, self.boots));
-            let conf = self.dir.join("redis.conf").display().to_string();
             let argv = vec![
-                "redis-server".to_string(),
-                conf,
+                self.program.to_string(),
+                self.conf.display().to_string(),
                 "--port".to_string(),
                 port.to_string(),
             ];
-            let env = self
-                .clock
-                .as_ref()
-                .map(server_clock_env)
-                .unwrap_or_default();
-            let cleared: &[&str] = if self.clock.is_some() {
-                &faketime::CLEARED
-            } else {
-                &[]
-            };
-            let mut p = process::spawn(&argv, &env, cleared, &log, &self.watchdog)?;
+            let mut p =
+                process::spawn(&argv, self.env, self.cleared, &log(attempt), self.watchdog)?;
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             match ready(addr, &mut p).await {
-                Ok(()) => {
-                    self.process = Some(p);
-                    self.addr = Some(addr);
-                    return Ok(());
-                }
+                Ok(()) => return Ok((p, addr, attempt)),
                 Err(e) => {
+                    p.kill();
                     let _ = p.stop(Duration::ZERO).await;
                     last = e;
                 }
             }
         }
-        Err(io::Error::other(format!(
-            "redis-server for {} did not start: {last}",
-            self.name
-        )))
+        Err(last)
     }
 }
 
@@ -185,14 +220,14 @@ fn server_clock_env(clock: &FakeClock) -> Vec<(String, String)> {
 }
 
 /// A port the system has free now (bound, read, released).
-pub(crate) fn free_port() -> io::Result<u16> {
+fn free_port() -> io::Result<u16> {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     Ok(l.local_addr()?.port())
 }
 
 /// Waits until the server at `addr` answers `PING` (a loading server
 /// answers `-LOADING`: not yet), or its process exits.
-pub(crate) async fn ready(addr: SocketAddr, p: &mut ClientProcess) -> io::Result<()> {
+async fn ready(addr: SocketAddr, p: &mut ClientProcess) -> io::Result<()> {
     let deadline = tokio::time::Instant::now() + READY;
     while tokio::time::Instant::now() < deadline {
         if let Some(status) = p.exited() {
@@ -207,14 +242,7 @@ pub(crate) async fn ready(addr: SocketAddr, p: &mut ClientProcess) -> io::Result
 }
 
 async fn ping(addr: SocketAddr) -> bool {
-    let Ok(mut s) = TcpStream::connect(addr).await else {
-        return false;
-    };
-    if s.write_all(b"PING\r\n").await.is_err() {
-        return false;
-    }
-    let mut buf = [0u8; 64];
-    matches!(s.read(&mut buf).await, Ok(n) if buf[..n].starts_with(b"+PONG"))
+    matches!(super::observe::query(addr, &["PING"]).await, Ok(Frame::Simple(p)) if p == "PONG")
 }
 
 /// The configuration file: the scenario's persistence; replication
