@@ -4,6 +4,7 @@
 
 use redlock_harness::check::outside::check;
 use redlock_harness::check::{StaleKind, Verdict};
+use redlock_harness::history::keys::Shape;
 use redlock_harness::history::{Event, EventKind, FaultEvent, History};
 use redlock_harness::scenario::{Restart, Topology};
 use std::time::Duration;
@@ -19,6 +20,7 @@ fn ev(ms: u64, host: &str, kind: EventKind) -> Event {
 fn set(ms: u64, node: &str, token: &str, by: Option<&str>) -> Event {
     let kind = EventKind::KeySet {
         key: "lock".into(),
+        shape: Shape::String,
         token: token.into(),
         expires_at: None,
         by: by.map(str::to_string),
@@ -29,6 +31,7 @@ fn set(ms: u64, node: &str, token: &str, by: Option<&str>) -> Event {
 fn del(ms: u64, node: &str) -> Event {
     let kind = EventKind::KeyRemoved {
         key: "lock".into(),
+        mark: None,
         by: None,
     };
     ev(ms, node, kind)
@@ -202,6 +205,7 @@ fn a_lock_key_maps_a_librarys_key_to_its_resource() {
     let key_set = |ms, node: &str, by: &str| {
         let kind = EventKind::KeySet {
             key: "lib:lock".into(),
+            shape: Shape::String,
             token: format!("t-{by}"),
             expires_at: None,
             by: Some(by.into()),

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use redlock_harness::check::{check, HoldEnd, Verdict};
+use redlock_harness::history::keys::Shape;
 use redlock_harness::history::{Event, EventKind, FaultEvent, History};
 use redlock_harness::scenario::Restart;
 use redlock_report::{summary_lines, write_run, RunOutput};
@@ -420,6 +421,7 @@ fn key_set(ms: u64, node: &str, token: &str) -> Event {
         node,
         EventKind::KeySet {
             key: "lock".into(),
+            shape: Shape::String,
             token: token.into(),
             expires_at: Some(ms as i64 + 10_000),
             by: None,
@@ -485,6 +487,7 @@ fn tiny_history() -> History {
             "n3",
             EventKind::KeyRemoved {
                 key: "lock".into(),
+                mark: None,
                 by: None,
             },
         ),
@@ -496,6 +499,7 @@ fn tiny_history() -> History {
             "n1",
             EventKind::KeyRemoved {
                 key: "lock".into(),
+                mark: None,
                 by: None,
             },
         ),
@@ -504,6 +508,7 @@ fn tiny_history() -> History {
             "n2",
             EventKind::KeyRemoved {
                 key: "lock".into(),
+                mark: None,
                 by: None,
             },
         ),
@@ -651,6 +656,7 @@ fn run_report_on_empty_history_and_no_clients() {
                     "n9",
                     EventKind::KeyRemoved {
                         key: "x".into(),
+                        mark: None,
                         by: None,
                     },
                 ),

@@ -279,7 +279,7 @@ pub(crate) fn apply_effect(ks: &mut Keyspace, cmd: &[Bytes]) -> Result<(), Strin
 /// for a string; `HSET k f v...` (fields in the hash's order), `RPUSH k
 /// e...` or `ZADD k s m...`, then `PEXPIREAT k t` if it has an expiry, for
 /// the other types.
-pub(crate) fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
+pub fn snapshot(ks: &Keyspace, now: Option<i64>) -> Vec<Vec<Bytes>> {
     let mut out = vec![vec![Bytes::from_static(b"FLUSHALL")]];
     for (k, e) in ks.entries() {
         if matches!((now, e.expires_at), (Some(n), Some(t)) if n > t) {

@@ -183,13 +183,27 @@ impl Aimer {
         master: &str,
     ) -> Vec<Due> {
         let point = match kind {
-            EventKind::KeySet { key, token, .. } => {
-                self.keys
-                    .insert((host.to_string(), key.clone()), token.clone());
+            EventKind::KeySet {
+                key, shape, token, ..
+            } => {
+                // A key's first mark stands for it (a string's value is
+                // replaced; a hash's or sorted set's later marks add).
+                let at = (host.to_string(), key.clone());
+                if *shape == crate::history::keys::Shape::String || !self.keys.contains_key(&at) {
+                    self.keys.insert(at, token.clone());
+                }
                 return Vec::new();
             }
-            EventKind::KeyRemoved { key, .. } => {
-                self.keys.remove(&(host.to_string(), key.clone()));
+            EventKind::KeyRemoved { key, mark, .. } | EventKind::KeyExpired { key, mark, .. } => {
+                let at = (host.to_string(), key.clone());
+                // The whole key, or the mark the aimer knows it by.
+                let gone = match mark {
+                    None => true,
+                    Some((_, m)) => self.keys.get(&at) == Some(m),
+                };
+                if gone {
+                    self.keys.remove(&at);
+                }
                 return Vec::new();
             }
             EventKind::Acquired {

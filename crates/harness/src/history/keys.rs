@@ -1,137 +1,388 @@
-//! The history events of a node's writes: which changes of a lock's key
-//! (created, given an expiry, removed) a node's effects (`SET`, `HSET`,
-//! `PEXPIREAT`, `DEL`, `FLUSHALL`) make. The simulation's nodes and the
-//! lab's record them alike.
+//! The history events of a node's writes: what a node's effects (`SET`,
+//! `HSET`, `HDEL`, `ZADD`, `ZREM`, `PEXPIREAT`, `DEL`, `FLUSHALL`, as the
+//! node code and Redis's replication stream write them) do to the *marks*
+//! a lock key carries. A mark is whatever a lock library keeps there:
+//! - a string's value (the token of `SET key token NX PX ttl`),
+//! - a hash's field (Redisson's `uuid:threadId`),
+//! - a sorted set's member, live until its score (a time in ms on the
+//!   node's clock) has passed (Symfony Lock's token).
+//!
+//! The events, with their `detail`:
+//! - `key_set`: a mark made (`key=lock token=t expires_at=…`, `field=f`,
+//!   `member=m score=…`); a string's new value replaces the old one;
+//! - `key_extended`: a key's expiry moved (`PEXPIREAT`, or a `SET` of the
+//!   value it already holds), or a member's score raised or lowered;
+//! - `key_removed`: a deletion (`DEL`, `HDEL` of a field, `ZREM` of a live
+//!   member); `by=cN` when the lab knows whose command it was;
+//! - `key_expired`: the key's time, or a member's score, ran out on the
+//!   node's clock (`now > expires_at` for a key, `now >= score` for a
+//!   member, as Redis and Symfony count them). In the simulation it is
+//!   recorded when the node removes the key (Redis expires a key when a
+//!   command touches it, or in its sweep ten times a second); the lab
+//!   records it at the instant the time ran out ([`expire`]), and the
+//!   node's later removal adds nothing.
+//!
+//! [`NodeKeys`] is what a node holds of the lock keys, as these events
+//! leave it; the simulation's nodes and the lab's build it alike.
 
 use super::EventKind;
 use bytes::Bytes;
-use redlock_node::Node;
 use std::collections::BTreeMap;
 
-/// The history events of one effect. `owners` is the token (or hash owner)
-/// last recorded for each lock key of this node: a reentrant lock's count
-/// going up or down (an `HSET` of the same owner) is no new key.
-pub(crate) fn key_events(
-    resources: &[String],
-    owners: &mut BTreeMap<String, String>,
-    cmd: &[Bytes],
-    by: Option<&str>,
-) -> Vec<EventKind> {
-    let by = by.map(str::to_string);
-    let s = |i: usize| {
-        cmd.get(i)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default()
-    };
-    let ours = |k: &str| resources.iter().any(|r| r == k);
-    let name = s(0).to_ascii_uppercase();
-    match name.as_str() {
-        "SET" | "HSET" if ours(&s(1)) => {
-            let before = owners.insert(s(1), s(2));
-            if before.as_ref() == Some(&s(2)) && name == "HSET" {
-                return vec![];
-            }
+/// How a lock key keeps its marks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Shape {
+    /// A string: its value is the one mark.
+    String,
+    /// A hash: each field is a mark.
+    Hash,
+    /// A sorted set: each member is a mark, live until its score.
+    ZSet,
+}
+
+impl Shape {
+    /// What the history calls its marks: `token`, `field`, `member`.
+    pub fn mark_name(self) -> &'static str {
+        match self {
+            Shape::String => "token",
+            Shape::Hash => "field",
+            Shape::ZSet => "member",
         }
-        "DEL" => {
-            owners.remove(&s(1));
-        }
-        // A replica's full resync, or a flush: the lock keys this node held
-        // are gone (a key it never held is not).
-        "FLUSHALL" => {
-            let gone = std::mem::take(owners).into_keys();
-            return gone
-                .map(|key| EventKind::KeyRemoved {
-                    key,
-                    by: by.clone(),
-                })
-                .collect();
-        }
-        _ => {}
-    }
-    match name.as_str() {
-        "SET" if ours(&s(1)) => vec![EventKind::KeySet {
-            key: s(1),
-            token: s(2),
-            expires_at: if s(3).eq_ignore_ascii_case("PXAT") {
-                s(4).parse().ok()
-            } else {
-                None
-            },
-            by: by.clone(),
-        }],
-        // The reentrant lock's hash, created by the take script (or by the
-        // HSET that replicates an HINCRBY): the owner (the field) stands for
-        // the token.
-        "HSET" if ours(&s(1)) => vec![EventKind::KeySet {
-            key: s(1),
-            token: s(2),
-            expires_at: None,
-            by: by.clone(),
-        }],
-        "PEXPIREAT" if ours(&s(1)) => {
-            vec![EventKind::KeyExpiry {
-                key: s(1),
-                expires_at: s(2).parse().unwrap_or(0),
-            }]
-        }
-        "DEL" if ours(&s(1)) => vec![EventKind::KeyRemoved {
-            key: s(1),
-            by: by.clone(),
-        }],
-        _ => vec![],
     }
 }
 
-/// The lock keys `node` holds now (loaded from its disk), with their token
-/// (a hash's first field: the reentrant lock's owner).
-pub(crate) fn lock_keys(node: &Node, resources: &[String]) -> BTreeMap<String, String> {
-    let ks = node.keyspace();
-    let token = |v: &redlock_node::keyspace::Value| match v {
-        redlock_node::keyspace::Value::Str(b) => String::from_utf8_lossy(b).into_owned(),
-        redlock_node::keyspace::Value::Hash(h) => h
-            .iter()
-            .next()
-            .map(|(f, _)| String::from_utf8_lossy(f).into_owned())
-            .unwrap_or_default(),
-        // No lock this project knows keeps its token in a list or a sorted
-        // set (python-redis-lock's list is a signal, not the lock).
-        redlock_node::keyspace::Value::List(_) | redlock_node::keyspace::Value::ZSet(_) => {
-            String::new()
+/// What a node holds of one lock key.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct KeyState {
+    pub(crate) shape: Shape,
+    /// Mark → its score (a sorted set's member) or `None`.
+    pub(crate) marks: BTreeMap<String, Option<i64>>,
+    /// The key's expiry on the node's clock, in ms.
+    pub(crate) expires_at: Option<i64>,
+}
+
+/// Lock key → what the node holds of it.
+pub(crate) type NodeKeys = BTreeMap<String, KeyState>;
+
+/// `b` as the history writes a token: printable ASCII as it is, every
+/// other byte (and the space, the comma, the quote and the backslash,
+/// which would break `history.csv`'s columns or the `detail`'s pairs) as
+/// `\xNN`. A library whose tokens are raw bytes (rueidislock's) gets one
+/// line per event all the same.
+pub fn printable(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len());
+    for &c in b {
+        if c.is_ascii_graphic() && !matches!(c, b',' | b'"' | b'\\') {
+            out.push(c as char);
+        } else {
+            out.push_str(&format!("\\x{c:02x}"));
         }
+    }
+    out
+}
+
+/// A score (`%.17g`, or Rust's `f64` text) as whole milliseconds.
+fn score_ms(b: &[u8]) -> Option<i64> {
+    let s: f64 = std::str::from_utf8(b).ok()?.parse().ok()?;
+    s.is_finite().then_some(s.floor() as i64)
+}
+
+/// Whether a member of score `score` has run out at `now` (ms).
+fn member_passed(score: Option<i64>, now: i64) -> bool {
+    score.is_some_and(|s| now >= s)
+}
+
+/// Whether a key expiring at `at` has run out at `now` (ms).
+fn key_passed(at: Option<i64>, now: i64) -> bool {
+    at.is_some_and(|t| now > t)
+}
+
+/// The history events of one effect `cmd` on a node holding `node` (which
+/// it updates), made by `by`'s command, at `now` ms on the node's clock.
+/// Only keys in `lock_keys` are followed.
+pub(crate) fn key_events(
+    lock_keys: &[String],
+    node: &mut NodeKeys,
+    cmd: &[Bytes],
+    by: Option<&str>,
+    now: i64,
+) -> Vec<EventKind> {
+    let text = |i: usize| cmd.get(i).map(|b| printable(b)).unwrap_or_default();
+    let name = cmd
+        .first()
+        .map(|b| String::from_utf8_lossy(b).to_ascii_uppercase())
+        .unwrap_or_default();
+    let by = by.map(str::to_string);
+    if name == "FLUSHALL" {
+        let gone = std::mem::take(node).into_keys();
+        return gone.map(|key| removed(key, None, by.clone())).collect();
+    }
+    let key = text(1);
+    if !lock_keys.contains(&key) {
+        return Vec::new();
+    }
+    match name.as_str() {
+        "SET" => set(node, key, text(2), pxat(cmd), by),
+        "HSET" => add_marks(node, &key, Shape::Hash, pairs(&cmd[2..], false), by),
+        "ZADD" => add_marks(node, &key, Shape::ZSet, pairs(&cmd[2..], true), by),
+        "HDEL" | "ZREM" => {
+            let marks: Vec<String> = cmd[2..].iter().map(|b| printable(b)).collect();
+            remove_marks(node, &key, &marks, by, now)
+        }
+        "PEXPIREAT" => {
+            let at = std::str::from_utf8(cmd.get(2).map_or(&[][..], |b| b))
+                .ok()
+                .and_then(|s| s.parse().ok());
+            extend_key(node, key, at, by)
+        }
+        "PERSIST" => extend_key(node, key, None, by),
+        "DEL" | "UNLINK" => match node.remove(&key) {
+            Some(k) if key_passed(k.expires_at, now) => vec![EventKind::KeyExpired {
+                key,
+                mark: None,
+                expires_at: k.expires_at,
+            }],
+            Some(_) => vec![removed(key, None, by)],
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// `PXAT t` of a `SET`, if any.
+fn pxat(cmd: &[Bytes]) -> Option<i64> {
+    let at = cmd.iter().position(|a| a.eq_ignore_ascii_case(b"PXAT"))?;
+    std::str::from_utf8(cmd.get(at + 1)?).ok()?.parse().ok()
+}
+
+/// The (mark, score) pairs of `HSET k f v...` (fields) or `ZADD k s m...`
+/// (members, with `scored`).
+fn pairs(args: &[Bytes], scored: bool) -> Vec<(String, Option<i64>)> {
+    args.chunks(2)
+        .filter(|p| p.len() == 2)
+        .map(|p| match scored {
+            true => (printable(&p[1]), score_ms(&p[0])),
+            false => (printable(&p[0]), None),
+        })
+        .collect()
+}
+
+fn removed(key: String, mark: Option<(Shape, String)>, by: Option<String>) -> EventKind {
+    EventKind::KeyRemoved { key, mark, by }
+}
+
+/// A string set to `token`: a new mark, or the same one with a new expiry.
+fn set(
+    node: &mut NodeKeys,
+    key: String,
+    token: String,
+    expires_at: Option<i64>,
+    by: Option<String>,
+) -> Vec<EventKind> {
+    let state = KeyState {
+        shape: Shape::String,
+        marks: BTreeMap::from([(token.clone(), None)]),
+        expires_at,
     };
-    ks.entries()
-        .filter_map(|(k, e)| {
-            let key = String::from_utf8_lossy(k).into_owned();
-            resources.contains(&key).then(|| (key, token(&e.value)))
+    let before = node.insert(key.clone(), state);
+    if before.is_some_and(|b| b.shape == Shape::String && b.marks.contains_key(&token)) {
+        return vec![EventKind::KeyExtended {
+            key,
+            mark: None,
+            expires_at,
+            by,
+        }];
+    }
+    vec![EventKind::KeySet {
+        key,
+        shape: Shape::String,
+        token,
+        expires_at,
+        by,
+    }]
+}
+
+/// Fields or members set: each new one a mark; a member's new score an
+/// extension of that mark. A hash field set again (a reentrant lock's
+/// count) changes nothing.
+fn add_marks(
+    node: &mut NodeKeys,
+    key: &str,
+    shape: Shape,
+    marks: Vec<(String, Option<i64>)>,
+    by: Option<String>,
+) -> Vec<EventKind> {
+    let state = node.entry(key.to_string()).or_insert_with(|| KeyState {
+        shape,
+        marks: BTreeMap::new(),
+        expires_at: None,
+    });
+    if state.shape != shape {
+        // The key changed type (it was deleted first, as Redis refuses
+        // otherwise): start it again.
+        *state = KeyState {
+            shape,
+            marks: BTreeMap::new(),
+            expires_at: None,
+        };
+    }
+    let mut out = Vec::new();
+    for (token, score) in marks {
+        match state.marks.insert(token.clone(), score) {
+            None => out.push(EventKind::KeySet {
+                key: key.to_string(),
+                shape,
+                token,
+                expires_at: if shape == Shape::ZSet {
+                    score
+                } else {
+                    state.expires_at
+                },
+                by: by.clone(),
+            }),
+            Some(before) if shape == Shape::ZSet && before != score => {
+                out.push(EventKind::KeyExtended {
+                    key: key.to_string(),
+                    mark: Some((shape, token)),
+                    expires_at: score,
+                    by: by.clone(),
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// Fields or members removed; a member whose score had passed expired. The
+/// key goes with its last mark.
+fn remove_marks(
+    node: &mut NodeKeys,
+    key: &str,
+    marks: &[String],
+    by: Option<String>,
+    now: i64,
+) -> Vec<EventKind> {
+    let Some(state) = node.get_mut(key) else {
+        return Vec::new();
+    };
+    let shape = state.shape;
+    let mut out = Vec::new();
+    for m in marks {
+        let Some(score) = state.marks.remove(m) else {
+            continue;
+        };
+        let mark = Some((shape, m.clone()));
+        out.push(if member_passed(score, now) {
+            EventKind::KeyExpired {
+                key: key.to_string(),
+                mark,
+                expires_at: score,
+            }
+        } else {
+            removed(key.to_string(), mark, by.clone())
+        });
+    }
+    if state.marks.is_empty() {
+        node.remove(key);
+    }
+    out
+}
+
+/// A key's expiry set (or taken away, `None`).
+fn extend_key(
+    node: &mut NodeKeys,
+    key: String,
+    expires_at: Option<i64>,
+    by: Option<String>,
+) -> Vec<EventKind> {
+    let Some(state) = node.get_mut(&key) else {
+        return Vec::new();
+    };
+    if state.expires_at == expires_at {
+        return Vec::new();
+    }
+    state.expires_at = expires_at;
+    vec![EventKind::KeyExtended {
+        key,
+        mark: None,
+        expires_at,
+        by,
+    }]
+}
+
+/// What ran out on a node whose clock reads `now` ms: every lock key past
+/// its expiry, every member past its score, each a `key_expired` (removed
+/// from `node`). The lab calls it as its clock goes, to record an expiry
+/// at the instant it happened rather than when the node noticed.
+pub(crate) fn expire(node: &mut NodeKeys, now: i64) -> Vec<EventKind> {
+    let mut out = Vec::new();
+    node.retain(|key, state| {
+        if key_passed(state.expires_at, now) {
+            out.push(EventKind::KeyExpired {
+                key: key.clone(),
+                mark: None,
+                expires_at: state.expires_at,
+            });
+            return false;
+        }
+        let shape = state.shape;
+        state.marks.retain(|m, score| {
+            let live = !member_passed(*score, now);
+            if !live {
+                out.push(EventKind::KeyExpired {
+                    key: key.clone(),
+                    mark: Some((shape, m.clone())),
+                    expires_at: *score,
+                });
+            }
+            live
+        });
+        !state.marks.is_empty()
+    });
+    out
+}
+
+/// The earliest time, in ms on the node's clock, at which something in
+/// `node` runs out (a key's expiry, a member's score), if anything can.
+pub(crate) fn next_expiry(node: &NodeKeys) -> Option<i64> {
+    node.values()
+        .flat_map(|s| {
+            let members = s.marks.values().flatten().copied();
+            s.expires_at.map(|t| t + 1).into_iter().chain(members)
+        })
+        .min()
+}
+
+/// What `effects` (the commands that rebuild a node's keys: `SET`, `HSET`,
+/// `ZADD`, `PEXPIREAT`, as a snapshot writes them) leave of the lock keys,
+/// with the events that make them.
+pub(crate) fn rebuilt(
+    lock_keys: &[String],
+    effects: &[Vec<Bytes>],
+    now: i64,
+) -> (NodeKeys, Vec<EventKind>) {
+    let mut node = NodeKeys::new();
+    let mut events = Vec::new();
+    for cmd in effects {
+        events.extend(key_events(lock_keys, &mut node, cmd, None, now));
+    }
+    (node, events)
+}
+
+/// The commands that rebuild the lock keys (of `lock_keys`) `node` holds
+/// now, as a snapshot writes them (`SET k v [PXAT t]`, `HSET k f v...`,
+/// `ZADD k s m...`, `PEXPIREAT k t`).
+pub(crate) fn snapshot_of(node: &redlock_node::Node, lock_keys: &[String]) -> Vec<Vec<Bytes>> {
+    let ks = node.keyspace();
+    redlock_node::replication::snapshot(&ks, None)
+        .into_iter()
+        .filter(|cmd| {
+            cmd.get(1)
+                .is_some_and(|k| lock_keys.iter().any(|l| l.as_bytes() == &k[..]))
         })
         .collect()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    fn cmd(parts: &[&str]) -> Vec<Bytes> {
-        parts.iter().map(|p| Bytes::from(p.to_string())).collect()
-    }
-
-    #[test]
-    fn a_flush_removes_only_the_lock_keys_the_node_held() {
-        let resources = vec!["lock".to_string(), "other".to_string()];
-        let mut owners = BTreeMap::new();
-        // A replica's resync at time 0: it held nothing, so nothing goes.
-        assert!(key_events(&resources, &mut owners, &cmd(&["FLUSHALL"]), None).is_empty());
-        let set = key_events(&resources, &mut owners, &cmd(&["SET", "lock", "t1"]), None);
-        assert_eq!(set.len(), 1);
-        let flushed = key_events(&resources, &mut owners, &cmd(&["FLUSHALL"]), None);
-        assert_eq!(
-            flushed,
-            vec![EventKind::KeyRemoved {
-                key: "lock".into(),
-                by: None
-            }]
-        );
-        assert!(key_events(&resources, &mut owners, &cmd(&["FLUSHALL"]), None).is_empty());
-    }
-}
+mod tests;

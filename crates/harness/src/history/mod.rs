@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod fault;
-pub(crate) mod keys;
+pub mod keys;
 pub(crate) mod ownership;
 pub use fault::{sides_text, FaultEvent, SkipReason, SkippedFault};
 
@@ -89,21 +89,43 @@ pub enum EventKind {
         highest: u64,
         resource: String,
     },
-    // --- nodes ---
-    /// A node stored the lock key (its token, expiry on its wall clock).
+    // --- nodes: a lock key's marks ([`keys`]) ---
+    /// A node made a mark of the lock key: a string's value (replacing the
+    /// one before), a hash's field or a sorted set's member; `expires_at`
+    /// is the key's expiry, or a member's score, in ms on the node's clock.
     KeySet {
         key: String,
+        shape: keys::Shape,
         token: String,
         expires_at: Option<i64>,
         /// The client whose command made it (the lab knows it; the
         /// simulation leaves it out).
         by: Option<String>,
     },
-    /// A node's lock key got a new expiry.
-    KeyExpiry { key: String, expires_at: i64 },
-    /// A node removed the lock key (release, expiry or flush); `by`: the
-    /// client whose command did (the lab only).
-    KeyRemoved { key: String, by: Option<String> },
+    /// A node moved the lock key's expiry (`mark: None`), or a member's
+    /// score.
+    KeyExtended {
+        key: String,
+        mark: Option<(keys::Shape, String)>,
+        expires_at: Option<i64>,
+        by: Option<String>,
+    },
+    /// A node deleted the lock key (`mark: None`: all of it) or one of its
+    /// marks, as a command asked (a release, a flush); `by`: the client
+    /// whose command did (the lab only).
+    KeyRemoved {
+        key: String,
+        mark: Option<(keys::Shape, String)>,
+        by: Option<String>,
+    },
+    /// The lock key's time ran out on its node's clock (`mark: None`), or a
+    /// member's score passed: whoever's command made the node notice, no
+    /// one removed it.
+    KeyExpired {
+        key: String,
+        mark: Option<(keys::Shape, String)>,
+        expires_at: Option<i64>,
+    },
     /// A node started (at the beginning or after a restart) with `keys` keys.
     NodeUp { keys: usize },
     // --- faults and the sentinel ---
@@ -160,8 +182,9 @@ impl EventKind {
             EventKind::WriteApplied { .. } => "write_applied",
             EventKind::WriteRejected { .. } => "write_rejected",
             EventKind::KeySet { .. } => "key_set",
-            EventKind::KeyExpiry { .. } => "key_expiry",
+            EventKind::KeyExtended { .. } => "key_extended",
             EventKind::KeyRemoved { .. } => "key_removed",
+            EventKind::KeyExpired { .. } => "key_expired",
             EventKind::NodeUp { .. } => "node_up",
             EventKind::Fault(_) => "fault",
             EventKind::FaultSkipped { .. } => "fault_skipped",
@@ -243,18 +266,38 @@ impl EventKind {
             }
             EventKind::KeySet {
                 key,
+                shape,
                 token,
                 expires_at,
                 by,
             } => format!(
-                "key={key} token={token} expires_at={}{}",
-                expires_at.map_or("-".to_string(), |t| t.to_string()),
+                "key={key} {}{}",
+                mark_text(*shape, token, *expires_at),
                 by_text(by)
             ),
-            EventKind::KeyExpiry { key, expires_at } => {
-                format!("key={key} expires_at={expires_at}")
-            }
-            EventKind::KeyRemoved { key, by } => format!("key={key}{}", by_text(by)),
+            EventKind::KeyExtended {
+                key,
+                mark,
+                expires_at,
+                by,
+            } => match mark {
+                Some((shape, m)) => {
+                    format!("key={key} {}{}", mark_text(*shape, m, *expires_at), by_text(by))
+                }
+                None => format!("key={key} expires_at={}{}", at_text(*expires_at), by_text(by)),
+            },
+            EventKind::KeyRemoved { key, mark, by } => match mark {
+                Some((shape, m)) => format!("key={key} {}={m}{}", shape.mark_name(), by_text(by)),
+                None => format!("key={key}{}", by_text(by)),
+            },
+            EventKind::KeyExpired {
+                key,
+                mark,
+                expires_at,
+            } => match mark {
+                Some((shape, m)) => format!("key={key} {}", mark_text(*shape, m, *expires_at)),
+                None => format!("key={key} expires_at={}", at_text(*expires_at)),
+            },
             EventKind::NodeUp { keys } => format!("keys={keys}"),
             EventKind::Fault(fault) => fault.to_string(),
             EventKind::FaultSkipped { fault, reason } => format!("{fault} reason={reason}"),
@@ -280,6 +323,21 @@ impl EventKind {
 /// ` by=<client>` when the client that made a key's change is known.
 fn by_text(by: &Option<String>) -> String {
     by.as_ref().map_or(String::new(), |c| format!(" by={c}"))
+}
+
+/// A time in ms on a node's clock, `-` for none.
+fn at_text(at: Option<i64>) -> String {
+    at.map_or("-".to_string(), |t| t.to_string())
+}
+
+/// A mark in `detail`: `token=t expires_at=…` (a string), `field=f
+/// expires_at=…` (a hash), `member=m score=…` (a sorted set).
+fn mark_text(shape: keys::Shape, mark: &str, at: Option<i64>) -> String {
+    let when = match shape {
+        keys::Shape::ZSet => "score",
+        _ => "expires_at",
+    };
+    format!("{}={mark} {when}={}", shape.mark_name(), at_text(at))
 }
 
 /// One event.
@@ -479,6 +537,7 @@ mod tests {
             "n1",
             EventKind::KeyRemoved {
                 key: "lock".into(),
+                mark: None,
                 by: None,
             },
         );

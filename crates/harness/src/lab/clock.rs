@@ -102,6 +102,38 @@ impl Clock for LabClock {
     }
 }
 
+/// A node's clock as the lab reads it, to know when its keys run out:
+/// the node code's [`LabClock`], a real server's clock through libfaketime,
+/// or the machine's own.
+#[derive(Clone)]
+pub(crate) enum NodeTime {
+    Model(LabClock),
+    Fake(super::faketime::FakeView),
+    System,
+}
+
+impl NodeTime {
+    /// Its wall time now, in ms since the epoch.
+    pub(crate) fn wall_ms(&self) -> f64 {
+        match self {
+            NodeTime::Model(c) => c.wall_ms() as f64,
+            NodeTime::Fake(v) => v.wall_ms(),
+            NodeTime::System => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        }
+    }
+
+    /// Its rate now.
+    pub(crate) fn rate(&self) -> f64 {
+        match self {
+            NodeTime::Model(c) => c.rate(),
+            NodeTime::Fake(v) => v.rate(),
+            NodeTime::System => 1.0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,6 +77,34 @@ pub(crate) struct FakeClock {
     start_mon: libc::timespec,
     offset_ms: f64,
     rate: f64,
+    /// The same, for the lab to read the clock ([`FakeView`]).
+    view: FakeView,
+}
+
+/// What a libfaketime clock reads now, as the lab computes it: `S + offset
+/// + (t − S) × rate` on the wall clock. Clones share it; the clock updates
+/// it at each change.
+#[derive(Clone, Debug)]
+pub(crate) struct FakeView {
+    /// `S` on the wall clock, in ms since the epoch.
+    start_real_ms: f64,
+    start_mon: libc::timespec,
+    /// Offset (ms) and rate now.
+    now: std::sync::Arc<std::sync::Mutex<(f64, f64)>>,
+}
+
+impl FakeView {
+    /// The clock's wall time now, in ms since the epoch.
+    pub(crate) fn wall_ms(&self) -> f64 {
+        let (offset, rate) = *self.now.lock().unwrap_or_else(|e| e.into_inner());
+        let elapsed = ms_between(&self.start_mon, &now(libc::CLOCK_MONOTONIC));
+        self.start_real_ms + offset + elapsed * rate
+    }
+
+    /// Its rate now.
+    pub(crate) fn rate(&self) -> f64 {
+        self.now.lock().unwrap_or_else(|e| e.into_inner()).1
+    }
 }
 
 /// libfaketime's `struct ft_shared_s` (`faketime_common.h`, the same from
@@ -107,17 +135,25 @@ impl FakeClock {
         assert!(rate > 0.0, "faketime: a clock rate must be positive");
         let run = RUNS.fetch_add(1, Ordering::Relaxed);
         let name = format!("/redlock-sim-{}-{run}-{client}", std::process::id());
+        let start_mon = now(libc::CLOCK_MONOTONIC);
+        let real = now(libc::CLOCK_REALTIME);
+        let view = FakeView {
+            start_real_ms: real.tv_sec as f64 * 1e3 + real.tv_nsec as f64 / 1e6,
+            start_mon,
+            now: std::sync::Arc::new(std::sync::Mutex::new((offset_ms, rate))),
+        };
         let clock = FakeClock {
             lib: lib.to_path_buf(),
             file: file.to_path_buf(),
             sem: format!("{name}-sem"),
             shm: name,
-            start_mon: now(libc::CLOCK_MONOTONIC),
+            start_mon,
             offset_ms,
             rate,
+            view,
         };
         clock.write()?;
-        clock.share()?;
+        clock.share(real)?;
         Ok(clock)
     }
 
@@ -168,8 +204,15 @@ impl FakeClock {
         self.write()
     }
 
-    /// The spec, `+<offset s> x<rate>`, into the file, through a rename.
+    /// What the lab reads of this clock.
+    pub(crate) fn view(&self) -> FakeView {
+        self.view.clone()
+    }
+
+    /// The spec, `+<offset s> x<rate>`, into the file, through a rename
+    /// (and the view told).
     fn write(&self) -> io::Result<()> {
+        *self.view.now.lock().unwrap_or_else(|e| e.into_inner()) = (self.offset_ms, self.rate);
         let sign = if self.offset_ms < 0.0 { "-" } else { "+" };
         let spec = format!(
             "{sign}{:.9} x{:.12}\n",
@@ -182,8 +225,8 @@ impl FakeClock {
     }
 
     /// The semaphore (value 1) and the segment holding `S`, the start
-    /// time on every clock, read now.
-    fn share(&self) -> io::Result<()> {
+    /// time on every clock (`real` on the wall clock), read now.
+    fn share(&self, real: libc::timespec) -> io::Result<()> {
         let sem = CString::new(self.sem.as_str()).map_err(io::Error::other)?;
         let shm = CString::new(self.shm.as_str()).map_err(io::Error::other)?;
         let excl = libc::O_CREAT | libc::O_EXCL;
@@ -207,7 +250,7 @@ impl FakeClock {
         let start = Shared {
             ticks: 0,
             file_idx: 0,
-            real: now(libc::CLOCK_REALTIME),
+            real,
             mon: self.start_mon,
             mon_raw: now(libc::CLOCK_MONOTONIC_RAW),
             boot: now(libc::CLOCK_BOOTTIME),

@@ -1,11 +1,15 @@
 //! The lab's history: what its hosts did, in the order the lab saw it, on
-//! the time since the run started (one monotonic clock for every host, read
-//! under the lock that appends, so the history is in time order; the one
-//! event recorded after its time, a `write_sent`, is put in its place).
+//! the time since the run's clock started (one monotonic clock for every
+//! host, read under the lock that appends, so the history is in time order;
+//! the events recorded after their time, a `write_sent` and an expiry, are
+//! put in their place).
 //!
-//! - the nodes' changes of a lock's key, from their effects, as the
-//!   simulation records them, with the client whose command made each
-//!   (`by=`); at a restart, the lock keys the node came back with;
+//! - the nodes' changes of a lock key's marks ([`crate::history::keys`]),
+//!   from their effects, as the simulation records them, with the client
+//!   whose command made each (`by=`); at a restart, the lock keys the node
+//!   came back with; and each key or member whose time ran out on its
+//!   node's clock, at the instant it did ([`LabRecorder::expire_due`]: the
+//!   node's own removal, later, adds nothing);
 //! - what the drivers told the store: `LOCKKEY` (a `lock_key` event),
 //!   `HELD` (the first opens an acquisition, `acquired`; the next ones while
 //!   it is open extend it, `extended`), `RELEASED` (`release_start` then
@@ -16,12 +20,13 @@
 //!   link), and what it got wrong (`store_error`);
 //! - faults, failovers, clients that ended early: the engine's.
 
+use super::clock::NodeTime;
 use super::store::StoreEvent;
 use crate::engine::aim::Aimer;
 use crate::engine::due::Due;
-use crate::history::keys::key_events;
+use crate::history::keys::{self, key_events, NodeKeys};
 use crate::history::ownership::Ownership;
-use crate::history::{Event, EventKind, History};
+use crate::history::{Event, EventKind, FaultEvent, History};
 use crate::scenario::Topology;
 use bytes::Bytes;
 use std::collections::BTreeMap;
@@ -40,6 +45,14 @@ struct State {
     events: Vec<Event>,
     /// Who owns what, followed as events come.
     ownership: Ownership,
+    /// What each node holds of the lock keys, as its effects left it.
+    keys: BTreeMap<String, NodeKeys>,
+    /// Each node's clock, as the lab reads it, and when a fault last moved
+    /// it.
+    clocks: BTreeMap<String, (NodeTime, Duration)>,
+    /// When each key of each node (or a member of it) was last set or
+    /// extended: no expiry of it is recorded before.
+    set_at: BTreeMap<(String, String), Duration>,
     /// The first time each client was seen owning a lock.
     first_owned: BTreeMap<String, Duration>,
     /// The clients the store has had a command from.
@@ -79,6 +92,9 @@ impl LabRecorder {
         let state = State {
             events: Vec::new(),
             ownership: Ownership::new(topology, nodes).with_resources(resources),
+            keys: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+            set_at: BTreeMap::new(),
             first_owned: BTreeMap::new(),
             heard: Default::default(),
             clients: BTreeMap::new(),
@@ -143,18 +159,37 @@ impl LabRecorder {
         effects_at(&mut self.lock(), time, node, client, effects);
     }
 
-    /// A node came up holding `held` (lock key → token) from its disk.
-    pub(crate) fn node_up(&self, node: &str, keys: usize, held: BTreeMap<String, String>) {
+    /// `node` reads time on `clock` (its expiries are recorded by it).
+    pub(crate) fn node_clock(&self, node: &str, clock: NodeTime) {
+        let mut state = self.lock();
+        let since = state.clocks.get(node).map_or(Duration::ZERO, |c| c.1);
+        state.clocks.insert(node.to_string(), (clock, since));
+    }
+
+    /// Records, each at the instant it happened, every lock key and member
+    /// whose time has run out on its node's clock since the last look. The
+    /// lab's loop calls it every millisecond, and before it applies a
+    /// fault (a clock fault then counts from its own instant).
+    pub(crate) fn expire_due(&self) {
+        let mut state = self.lock();
+        let time = self.now();
+        let nodes: Vec<String> = state.keys.keys().cloned().collect();
+        for node in nodes {
+            expire_node(&mut state, time, &node);
+        }
+    }
+
+    /// A node came up holding what `rebuild` (the commands that rebuild
+    /// its lock keys, from its disk) makes.
+    pub(crate) fn node_up(&self, node: &str, keys: usize, rebuild: &[Vec<Bytes>]) {
         let mut state = self.lock();
         let time = self.now();
         push(&mut state, time, node, EventKind::NodeUp { keys });
-        for (key, token) in &held {
-            let kind = EventKind::KeySet {
-                key: key.clone(),
-                token: token.clone(),
-                expires_at: None,
-                by: None,
-            };
+        let lock_keys = state.ownership.lock_keys();
+        let now = wall_of(&state, node);
+        let (held, events) = keys::rebuilt(&lock_keys, rebuild, now);
+        state.keys.insert(node.to_string(), held);
+        for kind in events {
             push(&mut state, time, node, kind);
         }
         if let Some(a) = &mut state.aimer {
@@ -243,7 +278,8 @@ impl LabRecorder {
     }
 }
 
-/// The history events of a node's effects, at `time`.
+/// The history events of a node's effects, at `time`: first what ran out
+/// on it before.
 fn effects_at(
     state: &mut State,
     time: Duration,
@@ -251,14 +287,65 @@ fn effects_at(
     client: Option<&str>,
     effects: &[Vec<Bytes>],
 ) {
-    let keys = state.ownership.lock_keys();
-    let on = state.ownership.keys_on(node);
+    expire_node(state, time, node);
+    let lock_keys = state.ownership.lock_keys();
+    let now = wall_of(state, node);
+    let held = state.keys.entry(node.to_string()).or_default();
     let kinds: Vec<EventKind> = effects
         .iter()
-        .flat_map(|cmd| key_events(&keys, on, cmd, client))
+        .flat_map(|cmd| key_events(&lock_keys, held, cmd, client, now))
         .collect();
     for kind in kinds {
         push(state, time, node, kind);
+    }
+}
+
+/// `node`'s clock now, in ms (the machine's, for a node with no clock of
+/// its own yet).
+fn wall_of(state: &State, node: &str) -> i64 {
+    state
+        .clocks
+        .get(node)
+        .map_or_else(|| NodeTime::System.wall_ms(), |(c, _)| c.wall_ms())
+        .floor() as i64
+}
+
+/// Records what ran out on `node` by `time`, each at the instant its
+/// node's clock passed it: back from now at the clock's rate, but never
+/// before the clock last moved by a fault nor before the mark was last
+/// set or extended.
+fn expire_node(state: &mut State, time: Duration, node: &str) {
+    let Some((clock, moved)) = state.clocks.get(node).cloned() else {
+        return;
+    };
+    let Some(held) = state.keys.get_mut(node) else {
+        return;
+    };
+    let wall = clock.wall_ms();
+    if keys::next_expiry(held).is_none_or(|at| (at as f64) > wall) {
+        return;
+    }
+    let gone = keys::expire(held, wall.floor() as i64);
+    let rate = clock.rate().max(1e-9);
+    for kind in gone {
+        let EventKind::KeyExpired {
+            key, expires_at, ..
+        } = &kind
+        else {
+            unreachable!("keys::expire gives expiries only")
+        };
+        let late_ms = (wall - expires_at.unwrap_or(0) as f64).max(0.0) / rate;
+        let set = state
+            .set_at
+            .get(&(node.to_string(), key.clone()))
+            .copied()
+            .unwrap_or_default();
+        let at = time
+            .saturating_sub(Duration::from_secs_f64(late_ms / 1e3))
+            .max(moved)
+            .max(set)
+            .min(time);
+        push(state, at, node, kind);
     }
 }
 
@@ -270,6 +357,7 @@ fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
         host: host.to_string(),
         kind,
     };
+    follow_clocks_and_keys(state, &e);
     let changes = state.ownership.feed(&e);
     for (_, owner) in &changes {
         if let Some(c) = owner {
@@ -283,6 +371,32 @@ fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
     state.events.insert(at, e);
 }
 
+/// What `e` changes of the nodes' clocks and keys the recorder follows: a
+/// clock fault moves a clock from its instant, a crash empties a node, a
+/// mark set or extended cannot expire before.
+fn follow_clocks_and_keys(state: &mut State, e: &Event) {
+    match &e.kind {
+        EventKind::Fault(
+            FaultEvent::ClockJump { host, .. } | FaultEvent::ClockRate { host, .. },
+        ) => {
+            if let Some(c) = state.clocks.get_mut(host) {
+                c.1 = c.1.max(e.time);
+            }
+        }
+        EventKind::Fault(FaultEvent::Crash { host, .. }) => {
+            state.keys.remove(host);
+        }
+        EventKind::KeySet { key, .. } | EventKind::KeyExtended { key, .. } => {
+            let at = state
+                .set_at
+                .entry((e.host.clone(), key.clone()))
+                .or_default();
+            *at = (*at).max(e.time);
+        }
+        _ => {}
+    }
+}
+
 /// What the aimed nemesis sees of `e`: node keys as they are, a change of
 /// ownership as the new owner's acquisition and, when the old owner
 /// removed its own key, its release; a `HELD` while holding as an
@@ -290,7 +404,10 @@ fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
 fn aim_at(state: &mut State, e: &Event, changes: Vec<(String, Option<String>)>) {
     let mut seen: Vec<(String, EventKind)> = Vec::new();
     match &e.kind {
-        EventKind::KeySet { .. } | EventKind::KeyRemoved { .. } | EventKind::Extended { .. } => {
+        EventKind::KeySet { .. }
+        | EventKind::KeyRemoved { .. }
+        | EventKind::KeyExpired { .. }
+        | EventKind::Extended { .. } => {
             seen.push((e.host.clone(), e.kind.clone()));
         }
         _ => {}

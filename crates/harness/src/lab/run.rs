@@ -14,7 +14,7 @@
 //! when every client has exited, or two TTLs and 5 s after `duration`,
 //! when the clients still running get SIGTERM, then SIGKILL.
 
-use super::clock::LabClock;
+use super::clock::{LabClock, NodeTime};
 use super::faketime::{self, FakeClock};
 use super::net::{LabNet, Route};
 use super::node::{NodeHost, Replica};
@@ -307,6 +307,8 @@ impl Lab {
         loop {
             let now = self.world.rec.now();
             self.check_reach()?;
+            // What ran out before a fault due now is recorded first.
+            self.world.rec.expire_due();
             self.step_faults(now).await;
             self.note_exits(ended);
             if !ended && now >= end {
@@ -457,7 +459,8 @@ async fn start_nodes(
         let host = NodeHost::start_replica(name, &peers, clock, mode, sink, replica)
             .await
             .map_err(io_err("starting a node"))?;
-        rec.node_up(name, 0, BTreeMap::new());
+        rec.node_clock(name, NodeTime::Model(clocks[name].clone()));
+        rec.node_up(name, 0, &[]);
         nodes.insert(name.clone(), LabNode::Own(Box::new(host)));
     }
     Ok(nodes)

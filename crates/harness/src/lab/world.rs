@@ -78,14 +78,14 @@ impl LabNode {
         }
     }
 
-    /// Its key count and the lock keys (of `keys`) it holds, with their
-    /// tokens, as it came back from a restart.
-    fn came_back(&self, keys: &[String]) -> (usize, BTreeMap<String, String>) {
+    /// Its key count and the commands that rebuild the lock keys (of
+    /// `keys`) it holds, as it came back from a restart.
+    fn came_back(&self, keys: &[String]) -> (usize, Vec<Vec<bytes::Bytes>>) {
         match self {
             LabNode::Own(n) => {
                 let node = n.node().expect("a node that restarted is up");
-                let held = crate::history::keys::lock_keys(node, keys);
-                (node.keyspace().counts().0, held)
+                let rebuild = crate::history::keys::snapshot_of(node, keys);
+                (node.keyspace().counts().0, rebuild)
             }
             LabNode::Redis(r) => r.came_back(),
         }
@@ -178,8 +178,8 @@ impl engine::World for LabWorld {
     /// Records what the node came back with: its keys, the lock keys held.
     fn restarted(&mut self, host: &str) {
         let keys = self.rec.lock_keys();
-        let (count, held) = self.node(host).came_back(&keys);
-        self.rec.node_up(host, count, held);
+        let (count, rebuild) = self.node(host).came_back(&keys);
+        self.rec.node_up(host, count, &rebuild);
     }
 
     fn pause(&mut self, host: &str, _from: Duration, _until: Duration) -> PauseEnd {

@@ -8,20 +8,22 @@ use crate::engine::setup::NODE_PORT;
 use crate::history::{keys, EventKind};
 use bytes::Bytes;
 use redlock_node::Node;
-use std::collections::BTreeMap;
+use redlock_proto::clock::Clock;
 use std::sync::{Arc, Mutex};
 
-/// Records changes of the lock keys in the history.
+/// Records changes of the lock keys in the history, the node holding
+/// `held` at its start and reading its clock from `ctx`.
 pub(crate) fn history_sink(
     ctx: Arc<Context>,
     host: String,
-    held: BTreeMap<String, String>,
+    held: keys::NodeKeys,
 ) -> redlock_node::EffectsSink {
-    let owners = Mutex::new(held);
+    let held = Mutex::new(held);
     Arc::new(move |effects: &[Vec<Bytes>]| {
-        let mut owners = owners.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = held.lock().unwrap_or_else(|e| e.into_inner());
+        let now = ctx.clock(&host).wall_ms();
         for cmd in effects {
-            for kind in keys::key_events(&ctx.resources, &mut owners, cmd, None) {
+            for kind in keys::key_events(&ctx.resources, &mut held, cmd, None, now) {
                 ctx.record(&host, kind);
             }
         }
@@ -30,7 +32,9 @@ pub(crate) fn history_sink(
 
 /// Serves `node` on the node port of this host, after recording that it is up.
 pub(crate) async fn serve(ctx: Arc<Context>, host: &str, node: Node) -> turmoil::Result {
-    let held = keys::lock_keys(&node, &ctx.resources);
+    let now = ctx.clock(host).wall_ms();
+    let snapshot = keys::snapshot_of(&node, &ctx.resources);
+    let (held, _) = keys::rebuilt(&ctx.resources, &snapshot, now);
     node.add_effects_sink(history_sink(ctx.clone(), host.to_string(), held));
     let keys = node.keyspace().counts().0;
     ctx.record(host, EventKind::NodeUp { keys });

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::output::RunOutput;
+use redlock_harness::history::keys::Shape;
 use redlock_harness::history::{
     sides_text, Event, EventKind, FaultEvent, History, SkipReason, SkippedFault,
 };
@@ -200,7 +201,8 @@ fn hosts(out: &RunOutput) -> (Vec<String>, Vec<String>, BTreeSet<String>, BTreeS
             e.kind,
             EventKind::KeySet { .. }
                 | EventKind::KeyRemoved { .. }
-                | EventKind::KeyExpiry { .. }
+                | EventKind::KeyExtended { .. }
+                | EventKind::KeyExpired { .. }
                 | EventKind::NodeUp { .. }
         );
         if client && !seen_c.contains(&e.host) {
@@ -242,14 +244,29 @@ impl Scan {
                     self.waiting.push(span(&e.host, s, t));
                 }
             }
-            EventKind::KeySet { key, token, .. } => {
+            EventKind::KeySet {
+                key, shape, token, ..
+            } => {
+                // A key's first mark stands for it: a string's value is
+                // replaced, a hash's or sorted set's later marks add.
                 let keys = self.open.entry(e.host.clone()).or_default();
+                if *shape != Shape::String && keys.contains_key(key) {
+                    return;
+                }
                 if let Some(prev) = keys.insert(key.clone(), (token.clone(), t, false)) {
                     close(&mut self.key_spans, &e.host, key, prev, t);
                 }
             }
-            EventKind::KeyRemoved { key, .. } => {
-                if let Some(prev) = self.open.get_mut(&e.host).and_then(|k| k.remove(key)) {
+            EventKind::KeyRemoved { key, mark, .. } | EventKind::KeyExpired { key, mark, .. } => {
+                let Some(keys) = self.open.get_mut(&e.host) else {
+                    return;
+                };
+                let ends = match (mark, keys.get(key)) {
+                    (None, _) => true,
+                    (Some((_, m)), Some((token, _, _))) => m == token,
+                    (Some(_), None) => false,
+                };
+                if let Some(prev) = ends.then(|| keys.remove(key)).flatten() {
                     close(&mut self.key_spans, &e.host, key, prev, t);
                 }
             }
@@ -641,7 +658,7 @@ pub(crate) fn excerpt(
     let mut rows = all;
     let passes: [&dyn Fn(&Event) -> bool; 3] = [
         &|e| matches!(e.kind, EventKind::WriteSent { .. }),
-        &|e| matches!(e.kind, EventKind::KeyExpiry { .. }),
+        &|e| matches!(e.kind, EventKind::KeyExtended { .. }),
         &|e| matches!(e.kind, EventKind::WriteApplied { .. }),
     ];
     for drop in passes {

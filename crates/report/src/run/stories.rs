@@ -501,7 +501,20 @@ fn node_change(f: &Facts, e: &Event) -> Option<Vec<Inline>> {
         EventKind::KeySet { key, token, .. } => {
             format!("{}: key {} set for {}", e.host, key, f.owner_label(token))
         }
-        EventKind::KeyRemoved { key, .. } => format!("{}: key {} removed", e.host, key),
+        EventKind::KeyRemoved { key, mark, by } => {
+            let what = match mark {
+                Some((shape, m)) => format!("key {key}'s {} {m}", shape.mark_name()),
+                None => format!("key {key}"),
+            };
+            let who = by.as_ref().map_or(String::new(), |c| format!(" by {c}"));
+            format!("{}: {what} removed{who}", e.host)
+        }
+        EventKind::KeyExpired { key, mark, .. } => match mark {
+            Some((shape, m)) => {
+                format!("{}: key {key}'s {} {m} expired", e.host, shape.mark_name())
+            }
+            None => format!("{}: key {key} expired (its time ran out)", e.host),
+        },
         EventKind::NodeUp { keys } => format!("{}: (re)started with {} key(s)", e.host, keys),
         EventKind::Fault(FaultEvent::Crash { .. }) => {
             let m = f

@@ -10,6 +10,7 @@ use super::server::{RedisHost, ServerConfig};
 use super::DataRoot;
 use crate::engine::setup::clock_draws;
 use crate::history::EventKind;
+use crate::lab::clock::NodeTime;
 use crate::lab::failure::LabFailure;
 use crate::lab::faketime::{self, FakeClock};
 use crate::lab::net::LabNet;
@@ -73,7 +74,12 @@ pub(crate) async fn start_servers(
         let node = RedisNode::observe(server, net.peers.clone(), rec.clone())
             .await
             .map_err(failed("observing redis-server"))?;
-        rec.node_up(&name, 0, BTreeMap::new());
+        let time = match &node.server.clock {
+            Some(c) => NodeTime::Fake(c.view()),
+            None => NodeTime::System,
+        };
+        rec.node_clock(&name, time);
+        rec.node_up(&name, 0, &[]);
         nodes.insert(name, LabNode::Redis(Box::new(node)));
     }
     Ok(nodes)

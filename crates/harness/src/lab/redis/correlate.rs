@@ -47,8 +47,9 @@ struct Effect {
 }
 
 /// Changes attributed, ready for the history: when, by whom, the effects
-/// in the node code's form (`SET k v [PXAT t]`, `HSET k f v`,
-/// `PEXPIREAT k t`, `DEL k`, `FLUSHALL`).
+/// in the node code's form (`SET k v [PXAT t]`, `HSET k f v`, `HDEL k f`,
+/// `ZADD k s m`, `ZREM k m`, `PEXPIREAT k t`, `PERSIST k`, `DEL k`,
+/// `FLUSHALL`).
 pub(crate) type Attributed = (Duration, Option<String>, Vec<Bytes>);
 
 /// One node's two streams, matched.
@@ -64,6 +65,9 @@ pub(crate) struct Correlator {
     /// Each hash's fields, as the stream built them (an `HDEL` that
     /// empties a hash removes the key).
     hashes: BTreeMap<Bytes, BTreeSet<Bytes>>,
+    /// Each sorted set's members and scores, as the stream built them (a
+    /// range removal removes the members in it).
+    zsets: BTreeMap<Bytes, BTreeMap<Bytes, f64>>,
 }
 
 fn upper(b: &Bytes) -> String {
@@ -72,9 +76,36 @@ fn upper(b: &Bytes) -> String {
 
 /// Commands that may change a key (those `MONITOR` shows are kept only
 /// if they are one of these, or run by a script).
-const WRITES: [&str; 17] = [
-    "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "DEL", "UNLINK", "HSET",
-    "HSETNX", "HMSET", "HINCRBY", "HDEL", "PEXPIRE", "EXPIRE", "PERSIST",
+const WRITES: [&str; 29] = [
+    "SET",
+    "SETNX",
+    "SETEX",
+    "PSETEX",
+    "GETSET",
+    "GETDEL",
+    "GETEX",
+    "DEL",
+    "UNLINK",
+    "HSET",
+    "HSETNX",
+    "HMSET",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HDEL",
+    "PEXPIRE",
+    "EXPIRE",
+    "PEXPIREAT",
+    "EXPIREAT",
+    "PERSIST",
+    "ZADD",
+    "ZINCRBY",
+    "ZREM",
+    "ZREMRANGEBYSCORE",
+    "ZREMRANGEBYRANK",
+    "ZPOPMIN",
+    "ZPOPMAX",
+    "FLUSHALL",
+    "FLUSHDB",
 ];
 
 impl Correlator {
@@ -234,29 +265,34 @@ impl Correlator {
             }
             "HDEL" => {
                 let key = arg(1);
-                let emptied = match self.hashes.get_mut(&key) {
-                    Some(f) => {
-                        for field in &cmd[2..] {
-                            f.remove(field);
-                        }
-                        f.is_empty()
+                if let Some(f) = self.hashes.get_mut(&key) {
+                    for field in &cmd[2..] {
+                        f.remove(field);
                     }
-                    None => false,
-                };
-                if emptied {
-                    self.hashes.remove(&key);
-                    out.push(vec![b("DEL"), key]);
+                    if f.is_empty() {
+                        self.hashes.remove(&key);
+                    }
                 }
+                let mut hdel = vec![b("HDEL"), key];
+                hdel.extend(cmd[2..].iter().cloned());
+                out.push(hdel);
+            }
+            "ZADD" | "ZINCRBY" => out.extend(self.zadd(cmd)),
+            "ZREM" | "ZREMRANGEBYSCORE" | "ZREMRANGEBYRANK" | "ZPOPMIN" | "ZPOPMAX" => {
+                out.extend(self.zrem(&name, cmd))
             }
             "PEXPIREAT" => out.push(vec![b("PEXPIREAT"), arg(1), arg(2)]),
+            "PERSIST" => out.push(vec![b("PERSIST"), arg(1)]),
             "DEL" | "UNLINK" => {
                 for key in &cmd[1..] {
                     self.hashes.remove(key);
+                    self.zsets.remove(key);
                     out.push(vec![b("DEL"), key.clone()]);
                 }
             }
             "FLUSHALL" | "FLUSHDB" => {
                 self.hashes.clear();
+                self.zsets.clear();
                 out.push(vec![b("FLUSHALL")]);
             }
             _ => {}
@@ -264,10 +300,126 @@ impl Correlator {
         out.into_iter().map(|c| (at, by.clone(), c)).collect()
     }
 
+    /// `ZADD k [options] s m...` (or `ZINCRBY k by m`) as the node code's
+    /// `ZADD k s m...` with the final scores.
+    fn zadd(&mut self, cmd: &[Bytes]) -> Vec<Vec<Bytes>> {
+        let key = cmd.get(1).cloned().unwrap_or_default();
+        let set = self.zsets.entry(key.clone()).or_default();
+        let incr_cmd = upper(&cmd[0]) == "ZINCRBY";
+        // Options come first: the pairs are the even tail after them.
+        let first = cmd[2..]
+            .iter()
+            .position(|a| !matches!(upper(a).as_str(), "NX" | "XX" | "GT" | "LT" | "CH" | "INCR"))
+            .map_or(cmd.len(), |i| i + 2);
+        let incr = incr_cmd || cmd[2..first].iter().any(|a| upper(a) == "INCR");
+        let mut out = vec![Bytes::from_static(b"ZADD"), key];
+        for pair in cmd[first..].chunks(2) {
+            let [s, m] = pair else { continue };
+            let Some(v) = std::str::from_utf8(s)
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+            else {
+                continue;
+            };
+            let score = if incr {
+                set.get(m).copied().unwrap_or(0.0) + v
+            } else {
+                v
+            };
+            set.insert(m.clone(), score);
+            out.push(Bytes::from(score.to_string()));
+            out.push(m.clone());
+        }
+        if out.len() > 2 {
+            vec![out]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A removal of members (`ZREM`, or a range, as the stream carries it
+    /// from a script) as the node code's `ZREM k m...`.
+    fn zrem(&mut self, name: &str, cmd: &[Bytes]) -> Vec<Vec<Bytes>> {
+        let key = cmd.get(1).cloned().unwrap_or_default();
+        let Some(set) = self.zsets.get_mut(&key) else {
+            return Vec::new();
+        };
+        let gone: Vec<Bytes> = match name {
+            "ZREM" => cmd[2..].to_vec(),
+            "ZREMRANGEBYSCORE" => {
+                let bound = |i: usize| score_bound(cmd.get(i).map_or(&[][..], |b| b));
+                let (lo, hi) = (bound(2), bound(3));
+                set.iter()
+                    .filter(|(_, s)| {
+                        lo.is_some_and(|l| l.admits_above(**s))
+                            && hi.is_some_and(|h| h.admits_below(**s))
+                    })
+                    .map(|(m, _)| m.clone())
+                    .collect()
+            }
+            // By rank or a pop: every member of the order's end the stream
+            // names is gone; Redis propagates these from a script as they
+            // were called, and no lock library here sends them.
+            _ => Vec::new(),
+        };
+        for m in &gone {
+            set.remove(m);
+        }
+        if set.is_empty() {
+            self.zsets.remove(&key);
+        }
+        if gone.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![Bytes::from_static(b"ZREM"), key];
+        out.extend(gone);
+        vec![out]
+    }
+
     /// Forgets what the stream built (a full resync starts it again).
     pub(crate) fn resynced(&mut self) {
         self.hashes.clear();
+        self.zsets.clear();
     }
+}
+
+/// One end of a `ZREMRANGEBYSCORE` range: `-inf`, `+inf`, `(5`, `5`.
+#[derive(Clone, Copy, Debug)]
+struct Bound {
+    at: f64,
+    open: bool,
+}
+
+impl Bound {
+    fn admits_above(self, s: f64) -> bool {
+        if self.open {
+            s > self.at
+        } else {
+            s >= self.at
+        }
+    }
+
+    fn admits_below(self, s: f64) -> bool {
+        if self.open {
+            s < self.at
+        } else {
+            s <= self.at
+        }
+    }
+}
+
+fn score_bound(b: &[u8]) -> Option<Bound> {
+    let t = std::str::from_utf8(b).ok()?;
+    let (open, t) = match t.strip_prefix('(') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    let at = match t.to_ascii_lowercase().as_str() {
+        "-inf" => f64::NEG_INFINITY,
+        "+inf" | "inf" => f64::INFINITY,
+        n => n.parse().ok()?,
+    };
+    Some(Bound { at, open })
 }
 
 /// Whether the command `line` could have made the effect `e` (its key, and
@@ -292,6 +444,10 @@ fn could_make(line: &[Bytes], e: &[Bytes]) -> bool {
             l.starts_with('H') && l != "HDEL" && value(line) == value(e)
         }
         "HDEL" => l == "HDEL",
+        "ZADD" | "ZINCRBY" => matches!(l.as_str(), "ZADD" | "ZINCRBY"),
+        "ZREM" | "ZREMRANGEBYSCORE" | "ZREMRANGEBYRANK" | "ZPOPMIN" | "ZPOPMAX" => {
+            l.starts_with("ZREM") || l.starts_with("ZPOP")
+        }
         "PEXPIREAT" => matches!(
             l.as_str(),
             "PEXPIRE" | "EXPIRE" | "PEXPIREAT" | "EXPIREAT" | "GETEX"
@@ -408,12 +564,13 @@ mod tests {
             shown(&out),
             ["HSET lock f1 1 by c1", "PEXPIREAT lock 123 by c1"]
         );
-        // The hash emptied by HDEL is the key removed.
+        // An HDEL, in the node code's form (the history removes the field,
+        // and the key with its last one).
         mark(&mut c, 3);
         c.monitor(false, Some("c1".into()), cmd("hdel lock f1"));
         c.stream(ms(9), cmd("hdel lock f1"));
         mark(&mut c, 4);
-        assert_eq!(shown(&c.ready(ms(10))), ["DEL lock by c1"]);
+        assert_eq!(shown(&c.ready(ms(10))), ["HDEL lock f1 by c1"]);
     }
 
     #[test]
@@ -426,5 +583,110 @@ mod tests {
         c.stream(ms(3), cmd("DEL lock"));
         assert!(c.ready(ms(4)).is_empty());
         assert_eq!(shown(&c.ready(ms(3) + UNCLOSED)), ["DEL lock by -"]);
+    }
+    #[test]
+    fn a_sorted_set_lock_is_followed_member_by_member() {
+        // Symfony's save, as Redis 7.0 runs it: its script's calls in
+        // MONITOR, their effects verbatim in the stream.
+        let mut c = Correlator::new("n1");
+        mark(&mut c, 1);
+        c.monitor(
+            false,
+            Some("c1".into()),
+            cmd("evalsha 9f 1 lock 1.5 tok1 1000"),
+        );
+        for call in [
+            "TIME",
+            "ZREMRANGEBYSCORE lock -inf 5000",
+            "ZADD lock 6000 tok1",
+            "ZADD lock 6000 __write__",
+            "PEXPIREAT lock 6000",
+        ] {
+            c.monitor(true, None, cmd(call));
+        }
+        for effect in [
+            "ZREMRANGEBYSCORE lock -inf 5000",
+            "ZADD lock 6000 tok1",
+            "ZADD lock 6000 __write__",
+            "PEXPIREAT lock 6000",
+        ] {
+            c.stream(ms(2), cmd(effect));
+        }
+        mark(&mut c, 2);
+        assert_eq!(
+            shown(&c.ready(ms(3))),
+            [
+                "ZADD lock 6000 tok1 by c1",
+                "ZADD lock 6000 __write__ by c1",
+                "PEXPIREAT lock 6000 by c1"
+            ],
+            "a range removal that removed nothing is no effect"
+        );
+        // c2's save after they ran out: its range removal removes both
+        // members (the history calls that their expiry, by their scores).
+        c.monitor(
+            false,
+            Some("c2".into()),
+            cmd("evalsha 9f 1 lock 7.0 tok2 1000"),
+        );
+        c.monitor(true, None, cmd("ZREMRANGEBYSCORE lock -inf 7000"));
+        c.monitor(true, None, cmd("ZADD lock 8000 tok2"));
+        c.stream(ms(4), cmd("ZREMRANGEBYSCORE lock -inf 7000"));
+        c.stream(ms(4), cmd("ZADD lock 8000 tok2"));
+        mark(&mut c, 3);
+        assert_eq!(
+            shown(&c.ready(ms(5))),
+            [
+                "ZREM lock __write__ tok1 by c2",
+                "ZADD lock 8000 tok2 by c2"
+            ]
+        );
+        // Its release: ZREM of its own member.
+        c.monitor(false, Some("c2".into()), cmd("evalsha 1a 1 lock tok2"));
+        c.monitor(true, None, cmd("ZREM lock tok2"));
+        c.stream(ms(6), cmd("ZREM lock tok2"));
+        mark(&mut c, 4);
+        assert_eq!(shown(&c.ready(ms(7))), ["ZREM lock tok2 by c2"]);
+    }
+
+    #[test]
+    fn zadd_options_and_increments_give_the_final_scores() {
+        let mut c = Correlator::new("n1");
+        mark(&mut c, 1);
+        c.monitor(false, Some("c1".into()), cmd("zadd lock NX CH 10 m"));
+        c.monitor(false, Some("c1".into()), cmd("zincrby lock 5 m"));
+        c.stream(ms(1), cmd("zadd lock NX CH 10 m"));
+        c.stream(ms(1), cmd("zincrby lock 5 m"));
+        mark(&mut c, 2);
+        assert_eq!(
+            shown(&c.ready(ms(2))),
+            ["ZADD lock 10 m by c1", "ZADD lock 15 m by c1"]
+        );
+    }
+
+    #[test]
+    fn a_string_locks_companion_keys_and_an_expiry_are_told_apart() {
+        // rueidislock: three keys, each SET by its script; one expires.
+        let mut c = Correlator::new("n1");
+        mark(&mut c, 1);
+        c.monitor(false, Some("c1".into()), cmd("evalsha ab 1 k:0 t1 9000"));
+        c.monitor(true, None, cmd("SET k:0 t1 NX PXAT 9000"));
+        c.monitor(false, Some("c1".into()), cmd("evalsha ab 1 k:1 t1 9000"));
+        c.monitor(true, None, cmd("SET k:1 t1 NX PXAT 9000"));
+        c.monitor(false, Some("c2".into()), cmd("evalsha ab 1 k:2 t2 9100"));
+        c.monitor(true, None, cmd("GET k:2"));
+        c.stream(ms(1), cmd("SET k:0 t1 PXAT 9000"));
+        c.stream(ms(1), cmd("SET k:1 t1 PXAT 9000"));
+        // The GET found k:2 expired: the server's own DEL, before c2's SET.
+        c.stream(ms(2), cmd("DEL k:2"));
+        mark(&mut c, 2);
+        assert_eq!(
+            shown(&c.ready(ms(3))),
+            [
+                "SET k:0 t1 PXAT 9000 by c1",
+                "SET k:1 t1 PXAT 9000 by c1",
+                "DEL k:2 by -"
+            ]
+        );
     }
 }

@@ -6,8 +6,8 @@ use super::observe::{held_keys, query, Observer};
 use super::server::RedisHost;
 use crate::lab::net::Peers;
 use crate::lab::record::LabRecorder;
+use bytes::Bytes;
 use redlock_proto::resp::Frame;
-use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 
@@ -16,9 +16,9 @@ pub(crate) struct RedisNode {
     observer: Option<Observer>,
     peers: Peers,
     rec: LabRecorder,
-    /// What it came back with at its last restart: its key count, the lock
-    /// keys held and their tokens.
-    came_back: (usize, BTreeMap<String, String>),
+    /// What it came back with at its last restart: its key count, and the
+    /// commands that rebuild the lock keys it held.
+    came_back: (usize, Vec<Vec<Bytes>>),
 }
 
 impl RedisNode {
@@ -33,7 +33,7 @@ impl RedisNode {
             observer: None,
             peers,
             rec,
-            came_back: (0, BTreeMap::new()),
+            came_back: (0, Vec::new()),
         };
         node.watch().await?;
         Ok(node)
@@ -66,17 +66,17 @@ impl RedisNode {
             return Ok(false);
         }
         let addr = self.addr().expect("a server that restarted is up");
-        let held = held_keys(addr, &self.rec.lock_keys()).await?;
+        let rebuild = held_keys(addr, &self.rec.lock_keys()).await?;
         let count = match query(addr, &["DBSIZE"]).await? {
             Frame::Integer(n) => usize::try_from(n).unwrap_or(0),
             _ => 0,
         };
-        self.came_back = (count, held.into_iter().map(|(k, (_, t))| (k, t)).collect());
+        self.came_back = (count, rebuild);
         self.watch().await?;
         Ok(true)
     }
 
-    pub(crate) fn came_back(&self) -> (usize, BTreeMap<String, String>) {
+    pub(crate) fn came_back(&self) -> (usize, Vec<Vec<Bytes>>) {
         self.came_back.clone()
     }
 

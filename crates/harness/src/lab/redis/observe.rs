@@ -257,15 +257,8 @@ impl Watch {
         self.c.resynced();
         let at = self.rec.now();
         let mut effects = vec![vec![Bytes::from("FLUSHALL")]];
-        if let Ok(held) = held_keys(self.addr, &self.rec.lock_keys()).await {
-            for (key, (kind, token)) in held {
-                effects.push(vec![
-                    Bytes::from(kind),
-                    Bytes::from(key),
-                    Bytes::from(token),
-                    Bytes::from("1"),
-                ]);
-            }
+        if let Ok(rebuild) = held_keys(self.addr, &self.rec.lock_keys()).await {
+            effects.extend(rebuild);
         }
         for e in effects {
             self.rec.node_effects_at(at, &self.node, None, &[e]);
@@ -459,36 +452,67 @@ pub(crate) async fn query(addr: SocketAddr, cmd: &[&str]) -> io::Result<Frame> {
     }
 }
 
-/// The lock keys among `keys` the server holds, each with the effect that
-/// sets it (`SET`, or `HSET` for a hash) and its token (a hash's first
-/// field).
-pub(crate) async fn held_keys(
-    addr: SocketAddr,
-    keys: &[String],
-) -> io::Result<std::collections::BTreeMap<String, (&'static str, String)>> {
-    let mut held = std::collections::BTreeMap::new();
+/// The commands that rebuild the lock keys among `keys` the server holds:
+/// `SET k v`, `HSET k f v...` or `ZADD k s m...`, then `PEXPIREAT k t` when
+/// it has an expiry (Redis 7.0's `PEXPIRETIME`).
+pub(crate) async fn held_keys(addr: SocketAddr, keys: &[String]) -> io::Result<Vec<Vec<Bytes>>> {
+    let mut rebuild = Vec::new();
     for k in keys {
-        let text = |f: &Frame| match f {
-            Frame::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
-            _ => None,
-        };
-        match query(addr, &["TYPE", k]).await? {
-            Frame::Simple(t) if t == "string" => {
-                if let Some(v) = text(&query(addr, &["GET", k]).await?) {
-                    held.insert(k.clone(), ("SET", v));
-                }
-            }
+        let cmd = match query(addr, &["TYPE", k]).await? {
+            Frame::Simple(t) if t == "string" => match query(addr, &["GET", k]).await? {
+                Frame::Bulk(v) => vec![Bytes::from("SET"), Bytes::from(k.clone()), v],
+                _ => continue,
+            },
             Frame::Simple(t) if t == "hash" => {
-                if let Frame::Array(fs) = query(addr, &["HKEYS", k]).await? {
-                    if let Some(f) = fs.first().and_then(text) {
-                        held.insert(k.clone(), ("HSET", f));
-                    }
-                }
+                let all = query(addr, &["HGETALL", k]).await?;
+                with_pairs("HSET", k, all, false)
             }
-            _ => {}
+            Frame::Simple(t) if t == "zset" => {
+                let all = query(addr, &["ZRANGE", k, "0", "-1", "WITHSCORES"]).await?;
+                with_pairs("ZADD", k, all, true)
+            }
+            _ => continue,
+        };
+        if cmd.len() < 3 {
+            continue;
+        }
+        rebuild.push(cmd);
+        if let Frame::Integer(t) = query(addr, &["PEXPIRETIME", k]).await? {
+            if t >= 0 {
+                let at = Bytes::from(t.to_string());
+                rebuild.push(vec![Bytes::from("PEXPIREAT"), Bytes::from(k.clone()), at]);
+            }
         }
     }
-    Ok(held)
+    Ok(rebuild)
+}
+
+/// `NAME key` then the pairs of a flat reply (`HGETALL`'s field, value;
+/// with `scored`, `ZRANGE ... WITHSCORES`'s member, score, written score
+/// first as `ZADD` takes it).
+fn with_pairs(name: &str, key: &str, reply: Frame, scored: bool) -> Vec<Bytes> {
+    let mut cmd = vec![Bytes::from(name.to_string()), Bytes::from(key.to_string())];
+    let Frame::Array(items) = reply else {
+        return cmd;
+    };
+    let bulk = |f: &Frame| match f {
+        Frame::Bulk(b) => Some(b.clone()),
+        Frame::Double(d) => Some(Bytes::from(d.clone())),
+        _ => None,
+    };
+    for pair in items.chunks(2) {
+        if let [a, b] = pair {
+            let (Some(a), Some(b)) = (bulk(a), bulk(b)) else {
+                continue;
+            };
+            if scored {
+                cmd.extend([b, a]);
+            } else {
+                cmd.extend([a, b]);
+            }
+        }
+    }
+    cmd
 }
 
 #[cfg(test)]
