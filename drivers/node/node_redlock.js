@@ -5,12 +5,16 @@
 //     redlock-sim lab scenarios/crash_restart_immediate.toml -- node drivers/node/node_redlock.js
 //
 // The lab starts one copy per client, with the scenario in its environment
-// (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-// lock on every node with node-redlock, tell the store it holds it (HELD,
-// with the validity node-redlock computed), write to the store
-// REDLOCK_WRITES times over the hold, checking first that the lock has not
-// expired, tell the store it let go (RELEASED), release. With REDLOCK_RENEW=1
-// it extends the lock every ttl/3, as node-redlock's `using` does.
+// (REDLOCK_*). Once connected it says READY and waits for the reply, which
+// starts the run's clock. It loops until REDLOCK_DURATION_MS has passed:
+// think, take the lock on every node with node-redlock, tell the store it
+// holds it (HELD, with the validity node-redlock computed), write to the
+// store REDLOCK_WRITES times over the hold, checking first that the lock has
+// not expired, tell the store it let go (RELEASED), release. With
+// REDLOCK_RENEW=1 it extends the lock before a write once less than 2/3 of
+// the TTL is left, and says HELD again with the validity of the extension.
+// When the lock has expired or an extension fails, it says RELEASED at once
+// and writes no more.
 "use strict";
 const Redis = require("ioredis");
 const { default: Redlock } = require("redlock");
@@ -45,6 +49,8 @@ async function main() {
   const store = new Redis({ host, port: Number(port) });
   // node-redlock keeps the lock under the name it is given.
   await store.call("LOCKKEY", resource, resource);
+  // Blocks until every client is ready: the run's clock starts at the reply.
+  await store.call("READY", me).catch(() => {}); // an error: a lab older than READY
   const start = Date.now();
   await sleep(Number(env.REDLOCK_START_MS));
   while (Date.now() - start < duration) {
@@ -58,6 +64,7 @@ async function main() {
     const heldAt = Date.now();
     await store.call("HELD", me, resource, Math.max(0, lock.expiration - Date.now()));
     const hold = env.REDLOCK_HOLD_MS === "validity" ? lock.expiration - heldAt : range("REDLOCK_HOLD_MS");
+    let lost = false; // node-redlock said the lock is gone
     for (let k = 0; k < writes; k++) {
       await sleep(heldAt + (writes > 1 ? (hold * k) / (writes - 1) : 0) - Date.now());
       if (env.REDLOCK_RENEW === "1" && lock.expiration - Date.now() < (2 * ttl) / 3) {
@@ -65,13 +72,17 @@ async function main() {
           lock = await lock.extend(ttl);
           await store.call("HELD", me, resource, Math.max(0, lock.expiration - Date.now()));
         } catch (e) {
-          break; // lost
+          lost = true; // the extension failed
+          break;
         }
       }
-      if (k > 0 && Date.now() >= lock.expiration) break;
+      if (k > 0 && Date.now() >= lock.expiration) {
+        lost = true; // expired
+        break;
+      }
       await store.call("WRITE", me, resource);
     }
-    await sleep(heldAt + hold - Date.now());
+    if (!lost) await sleep(heldAt + hold - Date.now());
     await store.call("RELEASED", me, resource);
     await lock.release().catch(() => {});
   }

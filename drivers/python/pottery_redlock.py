@@ -4,14 +4,17 @@
     redlock-sim lab scenarios/crash_restart_immediate.toml -- python3 drivers/python/pottery_redlock.py
 
 The lab starts one copy per client, with the scenario in its environment
-(REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-lock on the masters (REDLOCK_NODES) with pottery, tell the store it holds it
-(HELD, with the validity pottery's `locked()` gives), write to the store
-REDLOCK_WRITES times over the hold, asking `locked()` first whether the lock
-is still held, tell the store it let go (RELEASED), release. pottery has no
-watchdog of its own: with REDLOCK_RENEW=1 the driver calls `extend()` when
-less than two thirds of the TTL are left (pottery allows 3 extensions per
-acquisition by default; the driver raises `num_extensions`).
+(REDLOCK_*). Once connected it says READY and waits for the reply, which
+starts the run's clock. It loops until REDLOCK_DURATION_MS has passed: think,
+take the lock on the masters (REDLOCK_NODES) with pottery, tell the store it
+holds it (HELD, with the validity pottery's `locked()` gives), write to the
+store REDLOCK_WRITES times over the hold, asking `locked()` first whether the
+lock is still held, tell the store it let go (RELEASED), release. When
+`locked()` says 0 (or fails) or an extension fails, it says RELEASED at once
+and writes no more. pottery has no watchdog of its own: with REDLOCK_RENEW=1
+the driver calls `extend()` when less than two thirds of the TTL are left, and
+says HELD again with what `locked()` then gives (pottery allows 3 extensions
+per acquisition by default; the driver raises `num_extensions`).
 """
 import logging
 import os
@@ -57,6 +60,11 @@ store = Redis(*host_port(env["REDLOCK_STORE"]))
 lock = Redlock(key=resource, masters=masters, auto_release_time=ttl_ms / 1000, num_extensions=1000)
 # pottery keeps the lock under "redlock:<key>".
 store.execute_command("LOCKKEY", resource, lock.key)
+try:
+    # Blocks until every client is ready: the run's clock starts at the reply.
+    store.execute_command("READY", me)
+except ResponseError:
+    pass  # a lab older than READY
 
 
 def validity_ms():
@@ -108,7 +116,8 @@ while time.monotonic() - start < duration:
             store.execute_command("WRITE", me, resource, *fence)
         except ResponseError:
             pass  # REJECTED: a later holder's token came first
-    time.sleep(max(0, held_at + hold - time.monotonic()))
+    else:  # not lost: hold to the end
+        time.sleep(max(0, held_at + hold - time.monotonic()))
     store.execute_command("RELEASED", me, resource)
     try:
         lock.release()

@@ -5,21 +5,26 @@ user writes one.
     redlock-sim lab scenarios/failover_race.toml -- python3 drivers/python/python_redis_lock.py
 
 The lab starts one copy per client, with the scenario in its environment
-(REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-lock with python-redis-lock, tell the store it holds it (HELD, for the
-expiry counted from the lock call less the drift allowance: the library
-computes no validity), write to the store REDLOCK_WRITES
-times over the hold, tell the store it let go (RELEASED), release. The library
-offers no way to learn that the lock was lost (its `locked()` says whether
-anyone holds it), so the writes go unchecked, as with redis-py's `Lock`.
-Its expiry is in whole seconds (the TTL rounded, at least 1 s); with
-REDLOCK_RENEW=1 its `auto_renewal` thread extends it every 2/3 of that.
+(REDLOCK_*). Once connected it says READY and waits for the reply, which
+starts the run's clock. It loops until REDLOCK_DURATION_MS has passed: think,
+take the lock with python-redis-lock, tell the store it holds it (HELD, for
+the expiry counted from the lock call less the drift allowance: the library
+computes no validity), write to the store REDLOCK_WRITES times over the hold,
+tell the store it let go (RELEASED), release. The library offers no check
+that the lock is still held (its `locked()` says whether anyone holds it), so
+the writes go unchecked, as with redis-py's `Lock`. Its expiry is in whole
+seconds (the TTL rounded, at least 1 s); with REDLOCK_RENEW=1 its
+`auto_renewal` thread extends it every 2/3 of that, and the driver's `Lock`
+(the library's, with `extend` overridden) says HELD after each renewal and,
+when one fails (which ends the library's thread), RELEASED at once: the
+driver then writes no more.
 A waiting `acquire` blocks in BLPOP on the lock's signal list, which the
 holder's release pushes to. In the `single` topology it finds the master
 through redis-py's `Sentinel`, as a deployment with a sentinel does.
 """
 import os
 import random
+import threading
 import time
 
 import redis
@@ -68,12 +73,49 @@ store = redis.Redis(*host_port(env["REDLOCK_STORE"]))
 # python-redis-lock keeps the lock under "lock:<name>" (and wakes waiters
 # through the list "lock-signal:<name>").
 store.execute_command("LOCKKEY", resource, "lock:" + resource)
+try:
+    # Blocks until every client is ready: the run's clock starts at the reply.
+    store.execute_command("READY", me)
+except ResponseError:
+    pass  # a lab older than READY
+
+
+def validity_ms(called_at):
+    """python-redis-lock computes no validity: what is left for sure is the
+    expiry counted from the call, less Redlock's drift allowance (1% + 2 ms)."""
+    return int(max(0, expire * 1000 - (time.monotonic() - called_at) * 1000 - (expire * 10 + 2)))
+
+
+told = threading.Lock()  # the renewal thread talks to the store too
+
+
+class Lock(redis_lock.Lock):
+    """python-redis-lock's Lock, telling the store what its auto_renewal
+    thread does (the only caller of `extend` here)."""
+
+    released = False
+
+    def tell(self, command, *args):
+        with told:
+            if not self.released:  # nothing after RELEASED
+                self.released = command == "RELEASED"
+                store.execute_command(command, me, resource, *args)
+
+    def extend(self, expire=None):
+        called_at = time.monotonic()
+        try:
+            super().extend(expire)
+        except (redis_lock.NotAcquired, RedisError):
+            self.tell("RELEASED")  # the renewal failed: the lock is as good as gone
+            raise SystemExit  # ends the renewal thread, as the error does, without a traceback
+        self.tell("HELD", validity_ms(called_at))
+
 
 start = time.monotonic()
 time.sleep(int(env["REDLOCK_START_MS"]) / 1000)
 while time.monotonic() - start < duration:
     time.sleep(random.uniform(*ms_range("REDLOCK_THINK_MS")) / 1000)
-    lock = redis_lock.Lock(r, resource, expire=expire, auto_renewal=renew)
+    lock = Lock(r, resource, expire=expire, auto_renewal=renew)
     # The key's EX counts from its SET, which is no earlier than the call.
     called_at = time.monotonic()
     try:
@@ -87,10 +129,8 @@ while time.monotonic() - start < duration:
     fence = []
     if env.get("REDLOCK_FENCING") == "1":
         fence = [store.execute_command("FENCE", me, resource)]
-    # python-redis-lock computes no validity: what is left for sure is the
-    # expiry counted from the call, less Redlock's drift allowance (1% + 2 ms).
-    validity = max(0, expire * 1000 - (time.monotonic() - called_at) * 1000 - (expire * 10 + 2))
-    store.execute_command("HELD", me, resource, int(validity))
+    validity = validity_ms(called_at)
+    lock.tell("HELD", validity)
     if env["REDLOCK_HOLD_MS"] == "validity":
         hold = validity / 1000
     else:
@@ -98,12 +138,15 @@ while time.monotonic() - start < duration:
     for k in range(writes):
         at = hold * k / (writes - 1) if writes > 1 else 0
         time.sleep(max(0, held_at + at - time.monotonic()))
+        if lock.released:
+            break  # a renewal failed: RELEASED was said
         try:
             store.execute_command("WRITE", me, resource, *fence)
         except ResponseError:
             pass  # REJECTED: a later holder's token came first
-    time.sleep(max(0, held_at + hold - time.monotonic()))
-    store.execute_command("RELEASED", me, resource)
+    else:  # not lost: hold to the end
+        time.sleep(max(0, held_at + hold - time.monotonic()))
+    lock.tell("RELEASED")
     try:
         lock.release()
     except (redis_lock.NotAcquired, RedisError):

@@ -4,9 +4,10 @@
     redlock-sim lab scenarios/failover_race.toml -- python3 drivers/python/redis_py_lock.py
 
 The lab starts one copy per client, with the scenario in its environment
-(REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-lock with redis-py, tell the store it holds it (HELD, for the TTL counted
-from the lock call less the drift allowance), write to the store
+(REDLOCK_*). Once connected it says READY and waits for the reply, which
+starts the run's clock. It loops until REDLOCK_DURATION_MS has passed: think,
+take the lock with redis-py, tell the store it holds it (HELD, for the TTL
+counted from the lock call less the drift allowance), write to the store
 REDLOCK_WRITES times over the hold, tell it it let go (RELEASED), release.
 In the `single` topology it finds the master through redis-py's `Sentinel`,
 as a deployment with a sentinel does.
@@ -48,6 +49,11 @@ else:
 store = redis.Redis(*host_port(env["REDLOCK_STORE"]))
 # redis-py keeps the lock under the name it is given.
 store.execute_command("LOCKKEY", resource, resource)
+try:
+    # Blocks until every client is ready: the run's clock starts at the reply.
+    store.execute_command("READY", me)
+except ResponseError:
+    pass  # a lab older than READY
 
 start = time.monotonic()
 time.sleep(int(env["REDLOCK_START_MS"]) / 1000)

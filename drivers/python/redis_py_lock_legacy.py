@@ -15,12 +15,15 @@ expired one, GET then DEL to release) and 2.10.0's `LuaLock` (SET NX PX of a
 token, compare-and-delete script) both keep the lock under the name given.
 
 The lab starts one copy per client, with the scenario in its environment
-(REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-lock, tell the store it holds it (HELD, for what is left of the timeout since
-the lock call began), write to the store REDLOCK_WRITES times over the hold,
-checking before each write after the first that the timeout has not run out
-(neither version tells a holder that its lock is gone), tell the store it let
-go (RELEASED), release. No Sentinel: one node (`redlock` topology, 1 node).
+(REDLOCK_*). Once connected it says READY and waits for the reply, which
+starts the run's clock. It loops until REDLOCK_DURATION_MS has passed: think,
+take the lock, tell the store it holds it (HELD, for what is left of the
+timeout since the lock call began), write to the store REDLOCK_WRITES times
+over the hold, checking before each write after the first that the timeout
+has not run out (neither version tells a holder that its lock is gone), tell
+the store it let go (RELEASED, at the hold's end or the timeout's if sooner:
+at once when that check finds the timeout run out), release. No Sentinel: one
+node (`redlock` topology, 1 node).
 """
 import os
 import random
@@ -55,6 +58,11 @@ store_host, store_port = host_port(env["REDLOCK_STORE"])
 store = redis.StrictRedis(store_host, store_port)
 # redis-py keeps the lock under the name it is given.
 store.execute_command("LOCKKEY", resource, resource)
+try:
+    # Blocks until every client is ready: the run's clock starts at the reply.
+    store.execute_command("READY", me)
+except redis.ResponseError:
+    pass  # a lab older than READY
 
 
 def take(lock):

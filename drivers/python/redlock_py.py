@@ -5,11 +5,13 @@ redlock-sim lab: a driver, as a user writes one.
     redlock-sim lab scenarios/crash_restart_immediate.toml -- python3 drivers/python/redlock_py.py
 
 The lab starts one copy per client, with the scenario in its environment
-(REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-lock on the masters (REDLOCK_NODES) with redlock-py, tell the store it holds
-it (HELD, with the validity redlock-py computed), write to the store
+(REDLOCK_*). Once connected it says READY and waits for the reply, which
+starts the run's clock. It loops until REDLOCK_DURATION_MS has passed: think,
+take the lock on the masters (REDLOCK_NODES) with redlock-py, tell the store it
+holds it (HELD, with the validity redlock-py computed), write to the store
 REDLOCK_WRITES times over the hold, checking first that the validity has not
-run out, tell the store it let go (RELEASED), release. redlock-py cannot
+run out, tell the store it let go (RELEASED), release. When the validity has
+run out, it says RELEASED at once and writes no more. redlock-py cannot
 extend a lock: REDLOCK_RENEW is ignored.
 """
 import logging
@@ -57,6 +59,11 @@ dlm = Redlock(
 store = Redis(*host_port(env["REDLOCK_STORE"]))
 # redlock-py keeps the lock under the name it is given.
 store.execute_command("LOCKKEY", resource, resource)
+try:
+    # Blocks until every client is ready: the run's clock starts at the reply.
+    store.execute_command("READY", me)
+except ResponseError:
+    pass  # a lab older than READY
 
 start = time.monotonic()
 time.sleep(int(env["REDLOCK_START_MS"]) / 1000)
@@ -90,7 +97,8 @@ while time.monotonic() - start < duration:
             store.execute_command("WRITE", me, resource, *fence)
         except ResponseError:
             pass  # REJECTED: a later holder's token came first
-    time.sleep(max(0, held_at + hold - time.monotonic()))
+    else:  # not lost: hold to the end
+        time.sleep(max(0, held_at + hold - time.monotonic()))
     store.execute_command("RELEASED", me, resource)
     try:
         dlm.unlock(lock)

@@ -5,16 +5,19 @@
 //	redlock-sim lab scenarios/libraries/failover_race-single.toml -- drivers/go/bin/redislock
 //
 // The lab starts one copy per client, with the scenario in its environment
-// (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-// lock with redislock's `Obtain` (retrying every REDLOCK_RETRY_DELAY_MS, up
-// to REDLOCK_RETRY_COUNT attempts), tell the store it holds it (HELD, for
-// the TTL counted from the Obtain call less Redlock's drift allowance:
-// redislock computes no validity), write to the store REDLOCK_WRITES times
-// over the hold, asking `TTL()` first whether the lock is still held, tell
-// the store it let go (RELEASED), release. redislock has no watchdog of its
-// own: with REDLOCK_RENEW=1 the driver calls `Refresh` every ttl/3 from a
-// goroutine, and each refresh is a new HELD; a failed one means the lock is
-// lost, and the driver writes no more. In the `single` topology go-redis
+// (REDLOCK_*). Once connected it says READY and waits for the reply, which
+// starts the run's clock. It loops until REDLOCK_DURATION_MS has passed:
+// think, take the lock with redislock's `Obtain` (retrying every
+// REDLOCK_RETRY_DELAY_MS, up to REDLOCK_RETRY_COUNT attempts), tell the store
+// it holds it (HELD, for the TTL counted from the Obtain call less Redlock's
+// drift allowance: redislock computes no validity), write to the store
+// REDLOCK_WRITES times over the hold, asking `TTL()` first whether the lock
+// is still held, tell the store it let go (RELEASED), release. When `TTL()`
+// says 0 or fails, it says RELEASED at once and writes no more. redislock has
+// no watchdog of its own: with REDLOCK_RENEW=1 the driver calls `Refresh`
+// every ttl/3 from a goroutine, and each refresh is a new HELD; a failed one
+// means the lock is lost: RELEASED at once, and the driver writes no more.
+// In the `single` topology go-redis
 // finds the master through the sentinel (`redis.NewFailoverClient`), as a
 // deployment with a sentinel does; otherwise it locks the first node.
 package main
@@ -76,11 +79,14 @@ func main() {
 		})
 	}
 	locker := redislock.New(client)
-	store := redis.NewClient(&redis.Options{Addr: env("REDLOCK_STORE")})
+	// No read timeout: READY waits for every client.
+	store := redis.NewClient(&redis.Options{Addr: env("REDLOCK_STORE"), ReadTimeout: -1})
 	// redislock keeps the lock under the key it is given.
 	if err := store.Do(ctx, "LOCKKEY", resource, resource).Err(); err != nil {
 		panic(err)
 	}
+	// Blocks until every client is ready: the run's clock starts at the reply.
+	_ = store.Do(ctx, "READY", me).Err() // an error: a lab older than READY
 
 	start := time.Now()
 	time.Sleep(ms("REDLOCK_START_MS"))
@@ -117,10 +123,19 @@ func main() {
 			hold = msRange("REDLOCK_HOLD_MS")
 		}
 
+		// RELEASED, once, from the loop or the watchdog; no HELD after it.
+		var mu sync.Mutex
+		released := false
+		release := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !released {
+				released = true
+				store.Do(ctx, "RELEASED", me, resource)
+			}
+		}
 		// The watchdog: Refresh every ttl/3 until the hold ends or a refresh
 		// fails (redislock.ErrNotObtained: the key is gone or another's).
-		var mu sync.Mutex
-		lost := false
 		done := make(chan struct{})
 		var wg sync.WaitGroup
 		if renew {
@@ -137,19 +152,21 @@ func main() {
 					}
 					calledAt := time.Now()
 					if err := lock.Refresh(ctx, ttl, nil); err != nil {
-						mu.Lock()
-						lost = true
-						mu.Unlock()
+						release()
 						return
 					}
-					store.Do(ctx, "HELD", me, resource, max(0, ttl-time.Since(calledAt)-drift).Milliseconds())
+					mu.Lock()
+					if !released {
+						store.Do(ctx, "HELD", me, resource, max(0, ttl-time.Since(calledAt)-drift).Milliseconds())
+					}
+					mu.Unlock()
 				}
 			}()
 		}
 		// redislock's own answer: the key's PTTL if it is still ours, else 0.
 		stillHeld := func() bool {
 			mu.Lock()
-			gone := lost
+			gone := released
 			mu.Unlock()
 			if gone {
 				return false
@@ -158,6 +175,7 @@ func main() {
 			return err == nil && left > 0
 		}
 
+		lost := false
 		for k := 0; k < writes; k++ {
 			at := time.Duration(0)
 			if writes > 1 {
@@ -165,7 +183,8 @@ func main() {
 			}
 			time.Sleep(time.Until(heldAt.Add(at)))
 			if k > 0 && !stillHeld() {
-				break // redislock says the lock is no longer ours
+				lost = true // redislock says the lock is no longer ours
+				break
 			}
 			if err := store.Do(ctx, append([]any{"WRITE", me, resource}, fence...)...).Err(); err != nil {
 				if !strings.HasPrefix(err.Error(), "REJECTED") {
@@ -173,10 +192,12 @@ func main() {
 				} // REJECTED: a later holder's token came first
 			}
 		}
-		time.Sleep(time.Until(heldAt.Add(hold)))
+		if !lost {
+			time.Sleep(time.Until(heldAt.Add(hold)))
+		}
+		release()
 		close(done)
 		wg.Wait()
-		store.Do(ctx, "RELEASED", me, resource)
 		_ = lock.Release(ctx) // expired, taken by another, or the master is gone
 	}
 }

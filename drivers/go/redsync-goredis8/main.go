@@ -7,16 +7,19 @@
 // The same driver as redsync/main.go, for redsync's 4.0 releases, which have
 // go-redis v8's adapter (redis/goredis/v8) and no `Until()`: the driver
 // keeps the validity itself, as their users had to. The lab starts one copy
-// per client, with the scenario in its environment (REDLOCK_*). It loops
-// until REDLOCK_DURATION_MS has passed: think, take the lock on the masters
-// (REDLOCK_NODES, one go-redis client each) with redsync's Mutex, tell the
-// store it holds it (HELD, for the TTL counted from the Lock call less
-// Redlock's drift allowance, 1% + 2 ms), write to the store REDLOCK_WRITES
-// times over the hold, checking that validity first, tell the store it let
-// go (RELEASED), unlock. With REDLOCK_RENEW=1 the driver calls `Extend()`
-// every ttl/3 from a goroutine; each extension that redsync reports as done
-// is a new HELD (the TTL counted from the Extend call), and one it reports
-// as failed means the lock is lost, and the driver writes no more.
+// per client, with the scenario in its environment (REDLOCK_*). Once
+// connected it says READY and waits for the reply, which starts the run's
+// clock. It loops until REDLOCK_DURATION_MS has passed: think, take the lock
+// on the masters (REDLOCK_NODES, one go-redis client each) with redsync's
+// Mutex, tell the store it holds it (HELD, for the TTL counted from the Lock
+// call less Redlock's drift allowance, 1% + 2 ms), write to the store
+// REDLOCK_WRITES times over the hold, checking that validity first, tell the
+// store it let go (RELEASED), unlock. When that validity has run out, it says
+// RELEASED at once and writes no more. With REDLOCK_RENEW=1 the driver calls
+// `Extend()` every ttl/3 from a goroutine; each extension that redsync
+// reports as done is a new HELD (the TTL counted from the Extend call), and
+// one it reports as failed means the lock is lost: RELEASED at once, and the
+// driver writes no more.
 // redsync 4.0.3's `Extend` reports success even when a master refused the
 // extension (redsync PR #61): this driver exposes it with
 // scenarios/libraries/extend_after_pause-redsync.toml.
@@ -74,11 +77,14 @@ func main() {
 		})))
 	}
 	rs := redsync.New(pools...)
-	store := redis.NewClient(&redis.Options{Addr: env("REDLOCK_STORE")})
+	// No read timeout: READY waits for every client.
+	store := redis.NewClient(&redis.Options{Addr: env("REDLOCK_STORE"), ReadTimeout: -1})
 	// redsync keeps the lock under the mutex's name, as given.
 	if err := store.Do(ctx, "LOCKKEY", resource, resource).Err(); err != nil {
 		panic(err)
 	}
+	// Blocks until every client is ready: the run's clock starts at the reply.
+	_ = store.Do(ctx, "READY", me).Err() // an error: a lab older than READY
 	// What is left of the lock for sure after a call that set its TTL: the
 	// TTL counted from the call, less Redlock's allowance for clock drift.
 	drift := ttl/100 + 2*time.Millisecond
@@ -113,10 +119,20 @@ func main() {
 			hold = msRange("REDLOCK_HOLD_MS")
 		}
 
-		// The watchdog: Extend every ttl/3 until the hold ends or an
-		// extension fails. `mu` guards `until` and `lost`.
+		// `mu` guards `until` and `released`: RELEASED, once, from the loop
+		// or the watchdog; no HELD after it.
 		var mu sync.Mutex
-		lost := false
+		released := false
+		release := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !released {
+				released = true
+				store.Do(ctx, "RELEASED", me, resource)
+			}
+		}
+		// The watchdog: Extend every ttl/3 until the hold ends or an
+		// extension fails.
 		done := make(chan struct{})
 		var wg sync.WaitGroup
 		if renew {
@@ -132,26 +148,26 @@ func main() {
 					case <-ticker.C:
 					}
 					calledAt := time.Now()
-					ok, _ := mutex.Extend()
-					mu.Lock()
-					if !ok {
-						lost = true
-						mu.Unlock()
+					if ok, _ := mutex.Extend(); !ok {
+						release()
 						return
 					}
+					mu.Lock()
 					until = validUntil(calledAt)
-					left := time.Until(until)
+					if !released {
+						store.Do(ctx, "HELD", me, resource, time.Until(until).Milliseconds())
+					}
 					mu.Unlock()
-					store.Do(ctx, "HELD", me, resource, left.Milliseconds())
 				}
 			}()
 		}
 		stillHeld := func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return !lost && time.Now().Before(until)
+			return !released && time.Now().Before(until)
 		}
 
+		lost := false
 		for k := 0; k < writes; k++ {
 			at := time.Duration(0)
 			if writes > 1 {
@@ -159,7 +175,8 @@ func main() {
 			}
 			time.Sleep(time.Until(heldAt.Add(at)))
 			if (k > 0 || renew) && !stillHeld() {
-				break // the lock's validity ran out, or an extension failed
+				lost = true // the lock's validity ran out, or an extension failed
+				break
 			}
 			if err := store.Do(ctx, append([]any{"WRITE", me, resource}, fence...)...).Err(); err != nil {
 				if !strings.HasPrefix(err.Error(), "REJECTED") {
@@ -167,10 +184,12 @@ func main() {
 				} // REJECTED: a later holder's token came first
 			}
 		}
-		time.Sleep(time.Until(heldAt.Add(hold)))
+		if !lost {
+			time.Sleep(time.Until(heldAt.Add(hold)))
+		}
+		release()
 		close(done)
 		wg.Wait()
-		store.Do(ctx, "RELEASED", me, resource)
 		_, _ = mutex.Unlock() // false: expired, taken by another, or the masters are gone
 	}
 }

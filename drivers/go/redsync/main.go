@@ -5,15 +5,18 @@
 //	redlock-sim lab scenarios/libraries/restart_immediate-redlock.toml -- drivers/go/bin/redsync
 //
 // The lab starts one copy per client, with the scenario in its environment
-// (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, take the
-// lock on the masters (REDLOCK_NODES, one go-redis client each) with
-// redsync's Mutex, tell the store it holds it (HELD, with the validity
-// redsync computed: `Until()`), write to the store REDLOCK_WRITES times over
-// the hold, checking `Until()` first, tell the store it let go (RELEASED),
-// unlock. redsync has no watchdog of its own: with REDLOCK_RENEW=1 the driver
-// calls `Extend()` every ttl/3 from a goroutine, as redsync's users do, and
-// each extension is a new HELD; a failed one means the lock is lost, and the
-// driver writes no more. The same source is built against redsync 4.12.0 and
+// (REDLOCK_*). Once connected it says READY and waits for the reply, which
+// starts the run's clock. It loops until REDLOCK_DURATION_MS has passed:
+// think, take the lock on the masters (REDLOCK_NODES, one go-redis client
+// each) with redsync's Mutex, tell the store it holds it (HELD, with the
+// validity redsync computed: `Until()`), write to the store REDLOCK_WRITES
+// times over the hold, checking `Until()` first, tell the store it let go
+// (RELEASED), unlock. When `Until()` has passed, it says RELEASED at once and
+// writes no more. redsync has no watchdog of its own: with REDLOCK_RENEW=1
+// the driver calls `Extend()` every ttl/3 from a goroutine, as redsync's users
+// do, and each extension is a new HELD (with the new `Until()`); a failed one
+// means the lock is lost: RELEASED at once, and the driver writes no more.
+// The same source is built against redsync 4.12.0 and
 // 4.12.1 (build.sh, go.redsync-4.12.*.mod) for redsync PR #151.
 package main
 
@@ -69,11 +72,14 @@ func main() {
 		})))
 	}
 	rs := redsync.New(pools...)
-	store := redis.NewClient(&redis.Options{Addr: env("REDLOCK_STORE")})
+	// No read timeout: READY waits for every client.
+	store := redis.NewClient(&redis.Options{Addr: env("REDLOCK_STORE"), ReadTimeout: -1})
 	// redsync keeps the lock under the mutex's name, as given.
 	if err := store.Do(ctx, "LOCKKEY", resource, resource).Err(); err != nil {
 		panic(err)
 	}
+	// Blocks until every client is ready: the run's clock starts at the reply.
+	_ = store.Do(ctx, "READY", me).Err() // an error: a lab older than READY
 
 	start := time.Now()
 	time.Sleep(ms("REDLOCK_START_MS"))
@@ -103,10 +109,20 @@ func main() {
 			hold = msRange("REDLOCK_HOLD_MS")
 		}
 
-		// The watchdog: Extend every ttl/3 until the hold ends or an
-		// extension fails. `mu` guards the mutex between the goroutines.
+		// `mu` guards the mutex between the goroutines, and `released`:
+		// RELEASED, once, from the loop or the watchdog; no HELD after it.
 		var mu sync.Mutex
-		lost := false
+		released := false
+		release := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !released {
+				released = true
+				store.Do(ctx, "RELEASED", me, resource)
+			}
+		}
+		// The watchdog: Extend every ttl/3 until the hold ends or an
+		// extension fails.
 		done := make(chan struct{})
 		var wg sync.WaitGroup
 		if renew {
@@ -123,23 +139,24 @@ func main() {
 					}
 					mu.Lock()
 					ok, _ := mutex.Extend()
+					if ok && !released {
+						store.Do(ctx, "HELD", me, resource, time.Until(mutex.Until()).Milliseconds())
+					}
+					mu.Unlock()
 					if !ok {
-						lost = true
-						mu.Unlock()
+						release()
 						return
 					}
-					left := time.Until(mutex.Until())
-					mu.Unlock()
-					store.Do(ctx, "HELD", me, resource, left.Milliseconds())
 				}
 			}()
 		}
 		stillHeld := func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return !lost && time.Now().Before(mutex.Until())
+			return !released && time.Now().Before(mutex.Until())
 		}
 
+		lost := false
 		for k := 0; k < writes; k++ {
 			at := time.Duration(0)
 			if writes > 1 {
@@ -147,7 +164,8 @@ func main() {
 			}
 			time.Sleep(time.Until(heldAt.Add(at)))
 			if (k > 0 || renew) && !stillHeld() {
-				break // redsync says the lock is no longer ours
+				lost = true // redsync says the lock is no longer ours
+				break
 			}
 			if err := store.Do(ctx, append([]any{"WRITE", me, resource}, fence...)...).Err(); err != nil {
 				if !strings.HasPrefix(err.Error(), "REJECTED") {
@@ -155,10 +173,12 @@ func main() {
 				} // REJECTED: a later holder's token came first
 			}
 		}
-		time.Sleep(time.Until(heldAt.Add(hold)))
+		if !lost {
+			time.Sleep(time.Until(heldAt.Add(hold)))
+		}
+		release()
 		close(done)
 		wg.Wait()
-		store.Do(ctx, "RELEASED", me, resource)
 		_, _ = mutex.Unlock() // false: expired, taken by another, or the masters are gone
 	}
 }
