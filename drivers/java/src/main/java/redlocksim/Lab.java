@@ -8,13 +8,19 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BooleanSupplier;
 
 /**
  * What every Java driver reads from redlock-sim lab's environment (REDLOCK_*,
  * see docs/cli-and-outputs.md, `redlock-sim lab`), and the store: a tiny RESP
  * client over one socket, as a user in a hurry writes one, so that the store's
- * commands (LOCKKEY, FENCE, WRITE, HELD, RELEASED) need none of the libraries
- * under test.
+ * commands (LOCKKEY, READY, FENCE, WRITE, HELD, RELEASED) need none of the
+ * libraries under test; and the part of the loop every driver shares (the
+ * driver protocol, /work/notes/driver-protocol.md): READY once connected and
+ * warm, then, for each acquisition, {@link #held HELD}, the writes over the
+ * hold with the library's check before each write after the first, and
+ * RELEASED the moment the library says the lock is gone, or at the end of
+ * the hold ({@link #writeOver}).
  */
 final class Lab {
     final String me = env("REDLOCK_CLIENT");
@@ -35,9 +41,12 @@ final class Lab {
     /** The masters, `host:port` each (in `single`, the nodes). */
     final String[] nodes = env("REDLOCK_NODES").split(",");
     final Store store = new Store(env("REDLOCK_STORE"));
-    /** When the driver started (the loop runs REDLOCK_DURATION_MS from here),
-     * or, after {@link #warmUp}, when its warm-up ended. */
+    /** When the run's clock started: the reply to READY ({@link #ready});
+     * until then, when the driver started. REDLOCK_START_MS and
+     * REDLOCK_DURATION_MS count from it. */
     long started = System.nanoTime();
+    /** Where the last HELD said the hold ends (ms, {@link #now()}). */
+    long heldUntil;
 
     static String env(String name) {
         String v = System.getenv(name);
@@ -63,17 +72,32 @@ final class Lab {
      * matrix, that first call cost 300 to 600 ms, so a first validity
      * counted from the call was 376 to 683 ms of a 1 s TTL against 766 to
      * 978 ms for the Python, Node and Go drivers, and the failover race
-     * mostly missed. So, before its loop, the driver takes and releases a
+     * mostly missed. So, before READY, the driver takes and releases a
      * lock of another name once ({@code <resource>:warmup:<client>}, a key
-     * the lab does not follow), and the loop's clock (REDLOCK_START_MS,
-     * REDLOCK_DURATION_MS) starts after. A failure (a master down) is
-     * passed over.
+     * the lab does not follow); the run's clock starts at READY's reply,
+     * after it ({@link #ready}). A failure (a master down) is passed over.
      */
     void warmUp(Warm w) {
         try {
             w.lockAndRelease(resource + ":warmup:" + me);
         } catch (Exception e) {
             // the master is gone or does not answer: the loop will find out
+        }
+    }
+
+    /**
+     * READY: the driver is connected and warm. The store answers every
+     * client at once when the last one is ready, and the run's clock
+     * (REDLOCK_START_MS, REDLOCK_DURATION_MS, the scenario's faults) starts
+     * at that reply, so that a JVM's start moves nothing. A lab older than
+     * READY answers it with an error ({@code unknown command}): passed over,
+     * the clock then starts here.
+     */
+    void ready() {
+        try {
+            store.call("READY", me);
+        } catch (Rejected e) {
+            // a lab older than READY
         }
         started = System.nanoTime();
     }
@@ -104,7 +128,100 @@ final class Lab {
      * for sure: the TTL counted from the call, less Redlock's allowance for
      * clock drift (1% + 2 ms). */
     long validity(long ttl, long calledAt) {
-        return Math.max(0, ttl - (now() - calledAt) - (ttl / 100 + 2));
+        return Math.max(0, ttl - (now() - calledAt) - drift(ttl));
+    }
+
+    /** The allowance for clock drift of a lock with `ttl`: 1% + 2 ms. */
+    static long drift(long ttl) {
+        return ttl / 100 + 2;
+    }
+
+    /** HELD: the library holds the lock for `validMs` more (at the
+     * acquisition, or after a renewal: the lab records it as extended). */
+    void held(long validMs) {
+        heldUntil = now() + validMs;
+        store.call("HELD", me, resource, validMs);
+    }
+
+    /** What a check saw left of the lock: the key's PTTL `left`, asked at
+     * `asked` (ms, {@link #now()}). When that ends later than the last HELD
+     * said, by more than the drift allowance (the few milliseconds the lock
+     * call's own validity left out), the library renewed the lock since:
+     * HELD again, with what the renewal left. */
+    void observed(long left, long asked) {
+        long valid = validity(left, asked);
+        if (now() + valid > heldUntil + drift(ttlMs)) {
+            held(valid);
+        }
+    }
+
+    /** RELEASED: the client holds the lock no more, by the library's word
+     * (a check, a failed renewal, an error taken for a loss) or at the end
+     * of its hold; it writes no more in this acquisition. */
+    void released() {
+        store.call("RELEASED", me, resource);
+    }
+
+    /** What the driver does around the writes of a hold. */
+    interface BeforeWrite {
+        /** Before write k (k >= 1): the library's check, where it has one:
+         * false, or an exception (the master does not answer: the driver
+         * stops writing), when it says the lock is gone. A renewal it sees
+         * is said with {@link #observed} (HELD again). */
+        boolean held(int k);
+
+        /** Right after write k (k >= 0): whatever else the holder does with
+         * the lock there (nothing by default); false, or an exception, when
+         * the library then says the lock is gone, as for {@link #held}. */
+        default boolean wrote(int k) {
+            return true;
+        }
+    }
+
+    /** No check: the driver trusts the lock (its TTL, or the library's
+     * watchdog) between the writes. */
+    static final BeforeWrite TRUST = k -> true;
+
+    /**
+     * The hold of one acquisition, after its HELD: REDLOCK_WRITES writes
+     * over `hold` from `heldAt` (ms, {@link #now()}), write k due at
+     * {@link #writeAt}, `before` asked before each write after the first
+     * (and told after each write). When it says the lock is gone (or
+     * throws), RELEASED at once and no more writes; otherwise sleeps to the
+     * end of the hold and says RELEASED. Either way the driver then unlocks
+     * (errors ignored), thinks and loops. Answers whether the hold ran to its
+     * end.
+     */
+    boolean writeOver(long heldAt, long hold, Long fence, BeforeWrite before) {
+        for (int i = 0; i < writes; i++) {
+            int k = i;
+            sleepUntil(heldAt + writeAt(k, hold));
+            if (k > 0 && !still(() -> before.held(k))) {
+                return false;
+            }
+            store.write(me, resource, fence);
+            if (!still(() -> before.wrote(k))) {
+                return false;
+            }
+        }
+        sleepUntil(heldAt + hold);
+        released();
+        return true;
+    }
+
+    /** Whether the library still holds the lock by `says`; RELEASED at once
+     * when it does not, or fails (the master does not answer: it may be gone). */
+    private boolean still(BooleanSupplier says) {
+        boolean still;
+        try {
+            still = says.getAsBoolean();
+        } catch (RuntimeException e) {
+            still = false;
+        }
+        if (!still) {
+            released();
+        }
+        return still;
     }
 
     /** One try of a lock call that does not wait. */

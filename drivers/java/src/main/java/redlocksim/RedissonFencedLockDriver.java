@@ -24,12 +24,18 @@ import org.redisson.api.RedissonClient;
  * the master's counter: a failover to a replica that missed increments hands
  * out tokens again.
  *
- * Modes (the first argument): {@code lease} (the default):
+ * Once connected and warm (a first lock of another name: see {@link
+ * Lab#warmUp}) it says READY and waits for the reply, which starts the run's
+ * clock. Modes (the first argument): {@code lease} (the default):
  * {@code tryLockAndGetToken(0, ttl, MILLISECONDS)}; {@code watchdog}:
  * {@code tryLockAndGetToken(0, MILLISECONDS)}, renewed by Redisson's watchdog.
- * HELD with the TTL counted from the call less the drift allowance (watchdog:
- * again before each write, with what {@code remainTimeToLive()} leaves);
- * {@code isHeldByCurrentThread()} before each write after the first.
+ * HELD with the TTL counted from the call less the drift allowance. Before
+ * each write after the first, {@code isHeldByCurrentThread()} (and, with the
+ * watchdog, {@code remainTimeToLive()}): when it says no (the PTTL 0 or less)
+ * or fails (the master does not answer), RELEASED at once, no more writes,
+ * unlock (errors ignored), think, loop; with the watchdog, when the PTTL ends
+ * later than the last HELD said (the watchdog renewed the lock since), HELD
+ * again with what it leaves, less the drift allowance.
  */
 public final class RedissonFencedLockDriver {
     public static void main(String[] args) {
@@ -46,6 +52,7 @@ public final class RedissonFencedLockDriver {
                 warm.unlock();
             }
         });
+        lab.ready();
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));
@@ -70,31 +77,23 @@ public final class RedissonFencedLockDriver {
             // With clients.fencing, Redisson's token is the fence.
             Long fence = lab.fencing ? token[0] : null;
             long validity = lab.validity(lab.ttlMs, lab.lastTry);
-            lab.store.call("HELD", lab.me, lab.resource, validity);
+            lab.held(validity);
             long hold = lab.hold(validity);
-            for (int k = 0; k < lab.writes; k++) {
-                lab.sleepUntil(heldAt + lab.writeAt(k, hold));
-                if (k > 0) {
-                    try {
-                        if (!lock.isHeldByCurrentThread()) {
-                            break; // expired, or taken by another
-                        }
-                        if (!lease) {
-                            long asked = lab.now();
-                            long left = lock.remainTimeToLive();
-                            if (left <= 0) {
-                                break;
-                            }
-                            lab.store.call("HELD", lab.me, lab.resource, lab.validity(left, asked));
-                        }
-                    } catch (RuntimeException e) {
-                        break; // the master does not answer: it may be gone
-                    }
+            lab.writeOver(heldAt, hold, fence, k -> {
+                if (!lock.isHeldByCurrentThread()) {
+                    return false; // expired, or taken by another
                 }
-                lab.store.write(lab.me, lab.resource, fence);
-            }
-            lab.sleepUntil(heldAt + hold);
-            lab.store.call("RELEASED", lab.me, lab.resource);
+                if (!lease) {
+                    // The watchdog may have renewed it: what it left, as Redisson says.
+                    long asked = lab.now();
+                    long left = lock.remainTimeToLive();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    lab.observed(left, asked);
+                }
+                return true;
+            });
             try {
                 lock.unlock();
             } catch (RuntimeException e) {

@@ -20,13 +20,15 @@ import org.redisson.api.RedissonClient;
  *
  * One Redisson client per master (REDLOCK_NODES, {@code useSingleServer()}),
  * one {@code RLock} on each under the resource's name, and a {@code
- * RedissonRedLock} over them. It loops until REDLOCK_DURATION_MS has passed:
- * think, take the lock, HELD (the TTL counted from the call less the drift
- * allowance: Redisson computes no validity), REDLOCK_WRITES writes over the
- * hold, RELEASED, unlock. RedissonRedLock is deprecated in Redisson 3.x (its
- * javadoc points to RLock, whose writes Redisson now propagates to replicas)
- * but is still shipped and works as Redlock: it succeeds when a majority
- * took the lock and unlocks all of them otherwise.
+ * RedissonRedLock} over them. Once connected and warm (a first lock of
+ * another name: see {@link Lab#warmUp}) it says READY and waits for the
+ * reply, which starts the run's clock. It loops until REDLOCK_DURATION_MS has
+ * passed: think, take the lock, HELD (the TTL counted from the call less the
+ * drift allowance: Redisson computes no validity), REDLOCK_WRITES writes over
+ * the hold, RELEASED at its end, unlock. RedissonRedLock is deprecated in
+ * Redisson 3.x (its javadoc points to RLock, whose writes Redisson now
+ * propagates to replicas) but is still shipped and works as Redlock: it
+ * succeeds when a majority took the lock and unlocks all of them otherwise.
  *
  * The lab's nodes have no pub/sub, which a waiting {@code tryLock} uses; so the
  * driver polls with {@code tryLock(0, ...)} up to REDLOCK_RETRY_COUNT times.
@@ -35,7 +37,9 @@ import org.redisson.api.RedissonClient;
  * each master's lock renewed by its client's watchdog. No check before the
  * writes: the multi-lock's {@code isHeldByCurrentThread()} asks every master
  * and needs all of them, so with one master down it says no although a
- * majority holds, and it has no {@code remainTimeToLive()}.
+ * majority holds, and it has no {@code remainTimeToLive()}. So the driver
+ * never learns that the lock is gone (RELEASED comes at the end of the hold),
+ * nor sees the watchdogs' renewals (HELD once, at the acquisition).
  */
 public final class RedissonRedLockDriver {
     public static void main(String[] args) {
@@ -56,6 +60,7 @@ public final class RedissonRedLockDriver {
                 warm.unlock();
             }
         });
+        lab.ready();
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));
@@ -73,14 +78,9 @@ public final class RedissonRedLockDriver {
             long heldAt = lab.now();
             Long fence = lab.fencing ? Long.valueOf(lab.store.call("FENCE", lab.me, lab.resource)) : null;
             long validity = lab.validity(lab.ttlMs, lab.lastTry);
-            lab.store.call("HELD", lab.me, lab.resource, validity);
+            lab.held(validity);
             long hold = lab.hold(validity);
-            for (int k = 0; k < lab.writes; k++) {
-                lab.sleepUntil(heldAt + lab.writeAt(k, hold));
-                lab.store.write(lab.me, lab.resource, fence);
-            }
-            lab.sleepUntil(heldAt + hold);
-            lab.store.call("RELEASED", lab.me, lab.resource);
+            lab.writeOver(heldAt, hold, fence, Lab.TRUST);
             try {
                 lock.unlock();
             } catch (RuntimeException e) {

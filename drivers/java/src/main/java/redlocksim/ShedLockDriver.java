@@ -27,10 +27,14 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * lockAtLeastFor zero. The key is {@code job-lock:<environment>:<name>}
  * ({@code job-lock:default:<resource>}). HELD with what is left of
  * lockAtMostFor counted from the configuration's creation (ShedLock sets the
- * key's PX to that) less the drift allowance; before each write after the first, a check
- * that this has not run out on the driver's own clock (a {@code SimpleLock}
- * has no "still held" to ask): after a pause, no more writes; RELEASED, {@code
- * unlock()}.
+ * key's PX to that) less the drift allowance; before each write after the
+ * first, a check that this has not run out on the driver's own clock (a
+ * {@code SimpleLock} has no "still held" to ask): after a pause, RELEASED at
+ * once, no more writes, {@code unlock()}; otherwise RELEASED and {@code
+ * unlock()} at the end of the hold. The driver never calls {@code extend()}
+ * (so it never says HELD again). Once connected and warm (a first lock of
+ * another name: see {@link Lab#warmUp}) it says READY and waits for the
+ * reply, which starts the run's clock.
  *
  * Modes (the first argument), the provider's {@code safeUpdate} (ShedLock
  * 6.7.0, lukas-krecan/ShedLock#2583, PR #2584), in {@code RedisLockProvider.Builder}
@@ -56,6 +60,7 @@ public final class ShedLockDriver {
         lab.warmUp(name -> provider.lock(new LockConfiguration(
                         ClockProvider.now(), name, Duration.ofMillis(lab.ttlMs), Duration.ZERO))
                 .ifPresent(SimpleLock::unlock));
+        lab.ready();
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));
@@ -83,18 +88,12 @@ public final class ShedLockDriver {
             // With clients.fencing the store hands out the tokens and refuses stale ones.
             Long fence = lab.fencing ? Long.valueOf(lab.store.call("FENCE", lab.me, lab.resource)) : null;
             long validity = lab.validity(lab.ttlMs, createdAt[0]);
-            lab.store.call("HELD", lab.me, lab.resource, validity);
-            long validUntil = lab.now() + validity;
+            lab.held(validity);
+            long validUntil = lab.heldUntil;
             long hold = lab.hold(validity);
-            for (int k = 0; k < lab.writes; k++) {
-                lab.sleepUntil(heldAt + lab.writeAt(k, hold));
-                if (k > 0 && lab.now() >= validUntil) {
-                    break; // the TTL ran out (a pause): write no more
-                }
-                lab.store.write(lab.me, lab.resource, fence);
-            }
-            lab.sleepUntil(Math.min(heldAt + hold, validUntil));
-            lab.store.call("RELEASED", lab.me, lab.resource);
+            // Its own clock is all it has to ask: past the TTL (a pause), the
+            // lock is gone.
+            lab.writeOver(heldAt, hold, fence, k -> lab.now() < validUntil);
             try {
                 lock.unlock();
             } catch (RuntimeException e) {

@@ -16,7 +16,9 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
  * </pre>
  *
  * The lab starts one copy per client, with the scenario in its environment
- * (REDLOCK_*). It loops until REDLOCK_DURATION_MS has passed: think, {@code
+ * (REDLOCK_*). Once connected and warm (a first lock of another name: see
+ * {@link Lab#warmUp}) it says READY and waits for the reply, which starts the
+ * run's clock. It loops until REDLOCK_DURATION_MS has passed: think, {@code
  * obtain(resource).tryLock(wait, MILLISECONDS)} (wait: REDLOCK_RETRY_COUNT ×
  * REDLOCK_RETRY_DELAY_MS; the registry retries every 100 ms), tell the store
  * it holds it (HELD, for the TTL counted from the call less Redlock's drift
@@ -29,8 +31,11 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
  * if absent or PEXPIRE if its own). The registry's lock is a plain {@code
  * java.util.concurrent.locks.Lock}, with no "still held" a user can ask, so
  * before each write after the first the driver checks that the TTL has not
- * run out on its own clock (a pause), and writes no more when it has. The connection (Spring Data Redis on Lettuce,
- * through the sentinel in `single`) is {@link SpringRedis}'s.
+ * run out on its own clock (a pause); when it has, it says RELEASED at once,
+ * writes no more and unlocks. It makes no extension (the registry's lock
+ * runs to its TTL: the driver never says HELD again). The connection (Spring
+ * Data Redis on Lettuce, through the sentinel in `single`) is {@link
+ * SpringRedis}'s.
  *
  * {@code unlock()} differs between versions: 5.1.1 deletes the key whatever
  * it holds (so a holder that was paused past its expiry deletes the next
@@ -52,6 +57,7 @@ public final class SpringRedisLockRegistryDriver {
                 warm.unlock();
             }
         });
+        lab.ready();
         Lab.sleep(lab.startMs);
         while (lab.running()) {
             Lab.sleep(Lab.draw("REDLOCK_THINK_MS"));
@@ -71,18 +77,12 @@ public final class SpringRedisLockRegistryDriver {
             // With clients.fencing the store hands out the tokens and refuses stale ones.
             Long fence = lab.fencing ? Long.valueOf(lab.store.call("FENCE", lab.me, lab.resource)) : null;
             long validity = lab.validity(lab.ttlMs, calledAt);
-            lab.store.call("HELD", lab.me, lab.resource, validity);
-            long validUntil = lab.now() + validity;
+            lab.held(validity);
+            long validUntil = lab.heldUntil;
             long hold = lab.hold(validity);
-            for (int k = 0; k < lab.writes; k++) {
-                lab.sleepUntil(heldAt + lab.writeAt(k, hold));
-                if (k > 0 && lab.now() >= validUntil) {
-                    break; // the TTL ran out (a pause): write no more
-                }
-                lab.store.write(lab.me, lab.resource, fence);
-            }
-            lab.sleepUntil(Math.min(heldAt + hold, validUntil));
-            lab.store.call("RELEASED", lab.me, lab.resource);
+            // Its own clock is all it has to ask: past the TTL (a pause), the
+            // lock is gone.
+            lab.writeOver(heldAt, hold, fence, k -> lab.now() < validUntil);
             try {
                 lock.unlock();
             } catch (RuntimeException e) {
