@@ -110,6 +110,7 @@ pub(crate) fn write(
         .map(|r| (r.seed, format!("seed-{}/index.html", r.seed)))
         .collect();
     let replay = vec![(Vec::new(), violating)];
+    let inconclusive = redlock_harness::sweep::inconclusive_runs(rows);
     let output = SweepOutput {
         scenario,
         keys: &[],
@@ -121,6 +122,7 @@ pub(crate) fn write(
         caught: &[],
         coverage: None,
         lab: Some(cmd),
+        inconclusive: &inconclusive,
     };
     write_sweep(dir, &output)?;
     Ok(conclusions(&output))

@@ -167,6 +167,7 @@ fn write_all(plan: &Plan, t: Tally, out: &Path, ran: usize) -> io::Result<Finish
     write_rows(&out.join("runs.csv"), &plan.keys, &t.rows)?;
     write_summary(&out.join("summary.csv"), &plan.keys, &t.summary)?;
     write_run_reports(plan, &t.replayed, out)?;
+    let inconclusive = redlock_harness::sweep::inconclusive_runs(&t.rows);
     let output = SweepOutput {
         scenario: &plan.base,
         keys: &plan.keys,
@@ -178,6 +179,7 @@ fn write_all(plan: &Plan, t: Tally, out: &Path, ran: usize) -> io::Result<Finish
         caught: &t.caught,
         coverage: t.coverage.as_ref(),
         lab: None,
+        inconclusive: &inconclusive,
     };
     write_sweep(out, &output)?;
     let conclusions = conclusions(&output);

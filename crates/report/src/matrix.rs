@@ -34,9 +34,10 @@ pub struct MatrixOutput<'a> {
 }
 
 /// The columns of `matrix.csv`: the nine first, in its order, then
-/// the liveness figure the lab has and what this report adds (last, runs
-/// with a stale write in flight, sent late, in overlap).
-pub(crate) const COLUMNS: [&str; 17] = [
+/// the liveness figure the lab has and what this report adds (runs with a
+/// stale write in flight, sent late, in overlap; last, the conclusive
+/// runs, of which every figure is: with none, no rate).
+pub(crate) const COLUMNS: [&str; 18] = [
     "library",
     "version",
     "language",
@@ -54,6 +55,7 @@ pub(crate) const COLUMNS: [&str; 17] = [
     "runs_with_stale_in_flight",
     "runs_with_stale_sent_late",
     "runs_with_stale_in_overlap",
+    "conclusive_runs",
 ];
 
 /// The sweep of `l` on `f`, if that is a cell.
@@ -69,6 +71,7 @@ fn swept_at<'o>(out: &'o MatrixOutput, l: &Library, f: &Fault) -> Option<&'o Swe
 pub fn answer(out: &MatrixOutput) -> Vec<String> {
     let mut broke = Vec::new();
     let mut never = Vec::new();
+    let mut untested = Vec::new();
     for l in &out.matrix.libraries {
         let cells: Vec<&Cell> = out
             .cells
@@ -79,21 +82,38 @@ pub fn answer(out: &MatrixOutput) -> Vec<String> {
             .iter()
             .filter_map(|c| c.swept().map(|s| (c, &s.row)))
             .filter(|(_, r)| r.violating_runs > 0)
-            .map(|(c, r)| format!("{} ({}/{})", c.fault.name, r.violating_runs, r.runs))
+            .map(|(c, r)| {
+                let of = r.conclusive_runs();
+                format!("{} ({}/{of})", c.fault.name, r.violating_runs)
+            })
             .collect();
         let runs: u64 = cells
             .iter()
             .filter_map(|c| c.swept())
-            .map(|s| s.row.runs)
+            .map(|s| s.row.conclusive_runs())
             .sum();
         let who = format!("{} {} ({})", l.name, l.version, l.language);
+        let unjudged: Vec<String> = cells
+            .iter()
+            .filter(|c| c.swept().is_some_and(|s| s.row.conclusive_runs() == 0))
+            .map(|c| c.fault.name.clone())
+            .collect();
+        if !unjudged.is_empty() {
+            untested.push(format!("{who} under {}", unjudged.join(", ")));
+        }
         if hits.is_empty() {
-            never.push(format!("{who}: 0 violations in {runs} runs"));
+            never.push(format!("{who}: 0 violations in {runs} conclusive runs"));
         } else {
             broke.push(format!("{who} broke under {}", hits.join(", ")));
         }
     }
     let mut lines = broke;
+    if !untested.is_empty() {
+        lines.push(format!(
+            "Not judged (no conclusive run: see \"Inconclusive runs\"): {}.",
+            untested.join("; ")
+        ));
+    }
     for f in &out.matrix.faults {
         let cells: Vec<&SummaryRow> = out
             .cells
@@ -102,9 +122,9 @@ pub fn answer(out: &MatrixOutput) -> Vec<String> {
             .filter_map(|c| c.swept().map(|s| &s.row))
             .collect();
         if !cells.is_empty() && cells.iter().all(|r| r.violating_runs == 0) {
-            let runs: u64 = cells.iter().map(|r| r.runs).sum();
+            let runs: u64 = cells.iter().map(|r| r.conclusive_runs()).sum();
             lines.push(format!(
-                "No library broke under {}: 0 violations in {runs} runs.",
+                "No library broke under {}: 0 violations in {runs} conclusive runs.",
                 f.name
             ));
         }
@@ -152,9 +172,9 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             c.fault.name.clone(),
             r.runs.to_string(),
             r.violating_runs.to_string(),
-            format!("{:.6}", r.violation_rate),
-            format!("{:.6}", r.ci_low),
-            format!("{:.6}", r.ci_high),
+            rate_text(r.violation_rate),
+            rate_text(r.ci_low),
+            rate_text(r.ci_high),
             format!("{:.2}", s.acquisitions),
             l.kind.as_str().to_string(),
             s.kinds.0.to_string(),
@@ -162,9 +182,19 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
             s.file.to_string(),
         ];
         record.extend(r.stale_kinds.iter().map(|k| k.runs.to_string()));
+        record.push(r.conclusive_runs().to_string());
         w.write_record(&record)?;
     }
     w.flush()
+}
+
+/// A rate with 6 decimals; empty where there is none (no conclusive run).
+fn rate_text(x: f64) -> String {
+    if x.is_nan() {
+        String::new()
+    } else {
+        format!("{x:.6}")
+    }
 }
 
 fn document(out: &MatrixOutput) -> Vec<Block> {
@@ -211,6 +241,8 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc.push(Block::List(dominant_kinds(out)));
     doc.push(Block::H(2, "Violating cells".into()));
     doc.push(Block::List(violating_links(out)));
+    doc.push(Block::H(2, "Inconclusive runs".into()));
+    doc.push(Block::List(inconclusive_cells(out)));
     doc.push(Block::H(2, "Not cells".into()));
     doc.push(Block::List(not_cells(out)));
     doc.push(Block::H(2, "Libraries".into()));
@@ -262,13 +294,61 @@ fn grid(out: &MatrixOutput, text: fn(&Swept) -> String) -> Block {
 fn table(out: &MatrixOutput) -> Block {
     grid(out, |s| {
         let r = &s.row;
-        format!(
-            "{}/{} ({})",
-            r.violating_runs,
-            r.runs,
-            interval(r.ci_low, r.ci_high)
-        )
+        let of = r.conclusive_runs();
+        let rate = match of {
+            0 => "no conclusive run".to_string(),
+            _ => format!(
+                "{}/{of} ({})",
+                r.violating_runs,
+                interval(r.ci_low, r.ci_high)
+            ),
+        };
+        match r.inconclusive_runs {
+            0 => rate,
+            n => format!("{rate}; {n} inconclusive"),
+        }
     })
+}
+
+/// Each cell with inconclusive runs: how many, and why (each distinct
+/// cause once, with its seeds).
+fn inconclusive_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
+    let mut items = Vec::new();
+    for c in &out.cells {
+        let Some(s) = c.swept() else { continue };
+        if s.inconclusive.is_empty() {
+            continue;
+        }
+        let mut why: Vec<(String, Vec<u64>)> = Vec::new();
+        for (seed, causes) in &s.inconclusive {
+            match why.iter_mut().find(|(w, _)| w == causes) {
+                Some((_, seeds)) => seeds.push(*seed),
+                None => why.push((causes.clone(), vec![*seed])),
+            }
+        }
+        let told: Vec<String> = why
+            .iter()
+            .map(|(w, seeds)| {
+                let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+                format!("seed {}: {w}", seeds.join(", "))
+            })
+            .collect();
+        items.push(vec![
+            b(format!("{} × {}", c.library.name, c.fault.name)),
+            t(format!(
+                ": {} of {} runs inconclusive; {}",
+                s.inconclusive.len(),
+                s.row.runs,
+                told.join("; ")
+            )),
+        ]);
+    }
+    if items.is_empty() {
+        items.push(vec![t(
+            "none: every run tested what its scenario sets out to test",
+        )]);
+    }
+    items
 }
 
 fn kinds_table(out: &MatrixOutput) -> Block {
@@ -338,9 +418,9 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<Inline>> {
         items.push(vec![
             b(format!("{} × {}", c.library.name, c.fault.name)),
             t(format!(
-                ": {} of {} runs ({}); ",
+                ": {} of {} conclusive runs ({}); ",
                 r.violating_runs,
-                r.runs,
+                r.conclusive_runs(),
                 pct(r.violation_rate)
             )),
             link(
@@ -401,7 +481,8 @@ const LEFT: u32 = 260;
 const TOP: u32 = 110;
 
 /// The matrix as an SVG: a cell's colour goes from green (no violation) to
-/// red (every run), grey where there is no cell; each reads `v/n`.
+/// red (every run), grey where there is no cell; each reads `v/n` (of its
+/// conclusive runs), `n/a` where none was.
 pub(crate) fn chart(out: &MatrixOutput) -> String {
     ensure_font();
     let m = out.matrix;
@@ -433,7 +514,7 @@ pub(crate) fn chart(out: &MatrixOutput) -> String {
             &BLACK,
         );
         let sub = format!(
-            "lab runs, seeds {}..={} a cell; grey: not a cell",
+            "lab runs, seeds {}..={} a cell, violating / conclusive; grey: not a cell, n/a: no conclusive run",
             m.seeds.start(),
             m.seeds.end()
         );
@@ -447,9 +528,12 @@ pub(crate) fn chart(out: &MatrixOutput) -> String {
             for (j, f) in m.faults.iter().enumerate() {
                 let x = left + cell_w * j as u32;
                 let (fill, label) = match swept_at(out, l, f).map(|s| &s.row) {
+                    Some(r) if r.conclusive_runs() == 0 => {
+                        (RGBColor(0xbb, 0xbb, 0xbb), "n/a".to_string())
+                    }
                     Some(r) => (
                         rate_colour(r.violation_rate),
-                        format!("{}/{}", r.violating_runs, r.runs),
+                        format!("{}/{}", r.violating_runs, r.conclusive_runs()),
                     ),
                     None => (RGBColor(0xdd, 0xdd, 0xdd), "—".to_string()),
                 };

@@ -55,7 +55,7 @@ fn combination(keys: &[String], values: &[String]) -> String {
 fn totals(out: &SetOutput) -> (u64, u64) {
     let rows = || out.entries.iter().flat_map(|e| e.rows.iter());
     (
-        rows().map(|r| r.runs).sum(),
+        rows().map(|r| r.conclusive_runs()).sum(),
         rows().map(|r| r.violating_runs).sum(),
     )
 }
@@ -122,7 +122,10 @@ fn bounds(out: &SetOutput) -> String {
     let Some(&(_, first)) = rows.first() else {
         return "no runs".to_string();
     };
-    if rows.iter().all(|(_, r)| r.runs == first.runs) {
+    if rows
+        .iter()
+        .all(|(_, r)| r.conclusive_runs() == first.conclusive_runs())
+    {
         return format!(
             "each {} 0 in {} runs, 95% upper bound {}",
             if out.entries.len() == rows.len() {
@@ -130,7 +133,7 @@ fn bounds(out: &SetOutput) -> String {
             } else {
                 "combination"
             },
-            first.runs,
+            first.conclusive_runs(),
             pct(first.ci_high)
         );
     }
@@ -142,7 +145,7 @@ fn bounds(out: &SetOutput) -> String {
     format!(
         "the largest 95% upper bound is {} ({name}, {} runs)",
         pct(worst.ci_high),
-        worst.runs
+        worst.conclusive_runs()
     )
 }
 
@@ -227,17 +230,17 @@ fn detection(out: &SetOutput) -> String {
     let Some(r) = out.entries.iter().flat_map(|e| e.rows.iter()).next() else {
         return String::new();
     };
-    if r.runs == 0 || r.violating_runs > 0 {
+    if r.conclusive_runs() == 0 || r.violating_runs > 0 {
         return String::new();
     }
-    let runs = i32::try_from(r.runs).unwrap_or(i32::MAX);
+    let runs = i32::try_from(r.conclusive_runs()).unwrap_or(i32::MAX);
     let seen = 1.0 - (1.0 - r.ci_high).powi(runs);
     format!(
         " For n = {}: were the true violation rate {}, {} runs would have shown at least one \
          violation with probability {}.",
-        r.runs,
+        r.conclusive_runs(),
         pct(r.ci_high),
-        r.runs,
+        r.conclusive_runs(),
         pct(seen)
     )
 }
@@ -266,7 +269,7 @@ fn table(out: &SetOutput) -> Block {
                     e.scenario.expect.as_str().to_string(),
                     combination(e.keys, &r.values),
                     format!("{}..={}", e.seeds.start(), e.seeds.end()),
-                    r.runs.to_string(),
+                    r.conclusive_runs().to_string(),
                     r.violating_runs.to_string(),
                     pct(r.violation_rate),
                     interval(r.ci_low, r.ci_high),

@@ -310,14 +310,18 @@ pub enum Verdict {
     Safe,
     /// At least one overlap, stale write or interleaving.
     Violation,
+    /// No violation, and the run did not exercise what its scenario sets
+    /// out to test ([`verdict::Cause`]): it says nothing of safety.
+    Inconclusive,
 }
 
 impl Verdict {
-    /// `safe` or `violation`.
+    /// `safe`, `violation` or `inconclusive`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Safe => "safe",
             Verdict::Violation => "violation",
+            Verdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -343,8 +347,12 @@ pub struct CheckResult {
     /// whose checker knows the holds from inside the clients.
     pub unprotected_writes: Option<u64>,
     /// `Violation` when `overlaps`, `stale_writes` or `interleavings` is
-    /// not empty.
+    /// not empty; otherwise `Inconclusive` when `inconclusive` is not
+    /// empty ([`verdict::conclude`]), else `Safe`.
     pub verdict: Verdict,
+    /// Why the run did not exercise what its scenario sets out to test
+    /// (given by the runner, not the checker): see [`verdict::Cause`].
+    pub inconclusive: Vec<verdict::Cause>,
 }
 
 impl CheckResult {

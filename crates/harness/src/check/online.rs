@@ -457,6 +457,7 @@ impl Checker {
             liveness,
             unprotected_writes: None,
             verdict: Verdict::Safe,
+            inconclusive: Vec::new(),
         };
         result.verdict = result.verdict_of_violations();
         result

@@ -119,6 +119,20 @@ pub(crate) struct Engine {
     default_restart: Restart,
     /// The faults applied so far (skipped ones left out), in order.
     applied: Vec<Applied>,
+    /// The file's faults that came due and could do nothing, with why.
+    skipped: Vec<(usize, SkipReason)>,
+    /// Why the fault being applied was skipped, if it was.
+    last_skip: Option<SkipReason>,
+}
+
+/// What became of a run's faults: those applied, in order, and the file's
+/// that came due and could do nothing (by index in `[[faults]]`). A file's
+/// fault in neither never came due (its trigger never came, or it was due
+/// after the run).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunFaults {
+    pub applied: Vec<Applied>,
+    pub skipped: Vec<(usize, SkipReason)>,
 }
 
 impl Engine {
@@ -136,6 +150,8 @@ impl Engine {
             rng: setup::rng_for(seed, "world", "faults"),
             default_restart: s.cluster.restart,
             applied: Vec::new(),
+            skipped: Vec::new(),
+            last_skip: None,
         }
     }
 
@@ -144,9 +160,20 @@ impl Engine {
         &self.cuts
     }
 
-    /// The faults applied so far, in order.
-    pub(crate) fn into_applied(self) -> Vec<Applied> {
-        self.applied
+    /// The faults applied so far, in order, and the file's skipped.
+    pub(crate) fn faults(&self) -> RunFaults {
+        RunFaults {
+            applied: self.applied.clone(),
+            skipped: self.skipped.clone(),
+        }
+    }
+
+    /// [`Engine::faults`], taken.
+    pub(crate) fn into_faults(self) -> RunFaults {
+        RunFaults {
+            applied: self.applied,
+            skipped: self.skipped,
+        }
     }
 
     /// Adds faults due (triggered, or placed by the aimed nemesis).
@@ -202,6 +229,7 @@ impl Engine {
         while self.queue.first().is_some_and(|d| d.time <= now) {
             let due = self.queue.remove(0);
             let at = world.instant(due.time);
+            self.last_skip = None;
             if self.apply(world, at, due.action.clone()).await {
                 self.applied.push(Applied {
                     time: due.time,
@@ -209,6 +237,11 @@ impl Engine {
                     origin: due.origin,
                     placed: due.placed,
                 });
+            } else if let due::Origin::File(i) = due.origin {
+                let why = self
+                    .last_skip
+                    .expect("a fault that did nothing was recorded as skipped");
+                self.skipped.push((i, why));
             }
             changed = true;
         }
@@ -244,7 +277,14 @@ impl Engine {
         }
     }
 
-    fn skipped<W: World>(world: &W, at: Duration, fault: SkippedFault, reason: SkipReason) {
+    fn skipped<W: World>(
+        &mut self,
+        world: &W,
+        at: Duration,
+        fault: SkippedFault,
+        reason: SkipReason,
+    ) {
+        self.last_skip = Some(reason);
         world.record(at, EventKind::FaultSkipped { fault, reason });
     }
 
@@ -335,7 +375,7 @@ impl Engine {
     ) -> bool {
         if self.down.contains_key(&host) {
             let skipped = SkippedFault::Crash { host };
-            Self::skipped(world, at, skipped, SkipReason::AlreadyDown);
+            self.skipped(world, at, skipped, SkipReason::AlreadyDown);
             return false;
         }
         world
@@ -362,7 +402,7 @@ impl Engine {
     async fn restart<W: World>(&mut self, world: &mut W, at: Duration, host: &str) -> bool {
         let Some(crash_id) = self.down.remove(host) else {
             let host = host.to_string();
-            Self::skipped(
+            self.skipped(
                 world,
                 at,
                 SkippedFault::Restart { host },
@@ -394,7 +434,7 @@ impl Engine {
         let for_ms = whole_millis(for_);
         if self.down.contains_key(&host) {
             let skipped = SkippedFault::Pause { host, for_ms };
-            Self::skipped(world, at, skipped, SkipReason::Down);
+            self.skipped(world, at, skipped, SkipReason::Down);
             return false;
         }
         if world.pause(&host, at, at + for_) == PauseEnd::OnResume {
@@ -443,11 +483,11 @@ impl Engine {
                 // A later crash's own policy decides when it comes back.
                 Some(_) => {
                     let skipped = SkippedFault::Restart { host };
-                    Self::skipped(world, at, skipped, SkipReason::CrashedAgain);
+                    self.skipped(world, at, skipped, SkipReason::CrashedAgain);
                 }
                 None => {
                     let skipped = SkippedFault::Restart { host };
-                    Self::skipped(world, at, skipped, SkipReason::AlreadyUp);
+                    self.skipped(world, at, skipped, SkipReason::AlreadyUp);
                 }
             },
             Timer::Clear(id) => self.cuts.clear(id),

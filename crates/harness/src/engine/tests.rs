@@ -156,7 +156,7 @@ fn a_crash_of_a_node_already_down_is_skipped_and_the_restart_follows_the_first_c
     let restart = FaultEvent::Restart { host: "n1".into() };
     assert!(world.faults().contains(&(ms(2100), restart)));
     assert_eq!(
-        engine.into_applied().len(),
+        engine.into_faults().applied.len(),
         1,
         "the skipped crash is not applied"
     );
@@ -336,6 +336,6 @@ fn a_waiting_fault_falls_due_when_its_trigger_is_seen() {
     let mut world = Notebook::new(PauseEnd::Itself);
     run_to(&mut engine, &mut world, ms(1100));
     assert_eq!(world.calls()[0], "crash n3 kill=false");
-    let applied = engine.into_applied();
+    let applied = engine.into_faults().applied;
     assert_eq!(applied[0].origin, Origin::File(0));
 }

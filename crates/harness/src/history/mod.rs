@@ -155,6 +155,16 @@ pub enum EventKind {
         key: String,
         by_client: bool,
     },
+    /// A driver said it is ready (`READY`): connected and warmed up.
+    Ready,
+    /// A server (`n1`, `sentinel`) answered one of this client's commands
+    /// with an error that says it could not run it (an unknown command, a
+    /// script that failed): the run did not test the lock.
+    ServerError {
+        server: String,
+        command: String,
+        error: String,
+    },
     /// A driver sent the store a command it could not take.
     StoreError { error: String },
     /// A client process ended (`status` as the system gives it), before
@@ -191,6 +201,8 @@ impl EventKind {
             EventKind::Failover { .. } => "failover",
             EventKind::End => "end",
             EventKind::LockKey { .. } => "lock_key",
+            EventKind::Ready => "ready",
+            EventKind::ServerError { .. } => "server_error",
             EventKind::StoreError { .. } => "store_error",
             EventKind::ClientExited { .. } => "client_exited",
         }
@@ -305,7 +317,7 @@ impl EventKind {
                 old_master,
                 new_master,
             } => format!("old={old_master} new={new_master}"),
-            EventKind::End => String::new(),
+            EventKind::End | EventKind::Ready => String::new(),
             EventKind::LockKey {
                 resource,
                 key,
@@ -315,6 +327,11 @@ impl EventKind {
                 format!("resource={resource} key={key}{by}")
             }
             EventKind::StoreError { error } => format!("error={error}"),
+            EventKind::ServerError {
+                server,
+                command,
+                error,
+            } => format!("server={server} command={command} error={error}"),
             EventKind::ClientExited { status } => format!("status={status}"),
         }
     }

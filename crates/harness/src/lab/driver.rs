@@ -3,13 +3,16 @@
 //! TCP, run as any driver runs its library, from the lab's environment, so
 //! that the lab's verdicts can be checked against the simulation's.
 //!
-//! It does what the simulation's client loop does: waits `REDLOCK_START_MS`,
-//! then until `REDLOCK_DURATION_MS` has passed: takes the lock
-//! (`single`: on the master the sentinel names, asked again after a failed
-//! call), says `HELD` with its validity, makes `REDLOCK_WRITES` writes at
-//! fixed offsets over the hold, checking its validity before each one after
-//! the first, says `RELEASED`, releases and thinks. With `REDLOCK_RENEW=1` a
-//! watchdog extends the lock every ttl/3 and each extension is a new `HELD`.
+//! It does what the simulation's client loop does: says `READY` and waits
+//! for the run's clock, waits `REDLOCK_START_MS`, then until
+//! `REDLOCK_DURATION_MS` has passed: takes the lock (`single`: on the master
+//! the sentinel names, asked again after a failed call), says `HELD` with
+//! its validity, makes `REDLOCK_WRITES` writes at fixed offsets over the
+//! hold, checking its validity before each one after the first, says
+//! `RELEASED`, releases and thinks. With `REDLOCK_RENEW=1` a watchdog extends
+//! the lock every ttl/3 and each extension is a new `HELD`. When its check
+//! finds the validity over, or its watchdog loses the lock, it says
+//! `RELEASED` at once and writes no more.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -19,6 +22,9 @@ use redlock_proto::connection::{NodeConn, TcpConnector};
 use redlock_proto::resp::Frame;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How long `READY` may wait: the lab answers within its own 30 s.
+const READY_WAIT: Duration = Duration::from_secs(60);
 
 /// The lab's environment, read.
 #[derive(Clone, Debug)]
@@ -100,11 +106,13 @@ impl Env {
 
 /// One client's run; what went wrong, if it could not go on.
 pub async fn run(env: Env) -> Result<(), String> {
-    let clock = SystemClock::new();
     let store = Store {
         conn: NodeConn::new(env.store.clone()),
         env: env.clone(),
     };
+    store.ready().await;
+    // The run's clock starts at READY's reply.
+    let clock = SystemClock::new();
     let mut rng = ChaCha20Rng::from_os_rng();
     clock.sleep(env.start).await;
     let mut client = None;
@@ -185,12 +193,40 @@ impl Store {
         }
     }
 
+    /// `READY`: waits until every client is ready (an error is an older
+    /// lab's, which knows no `READY`: go on).
+    async fn ready(&self) {
+        let cmd = Frame::command(["READY", self.env.client.as_str()]);
+        let clock = SystemClock::new();
+        let _ = self
+            .conn
+            .request(&TcpConnector, &clock, &cmd, READY_WAIT)
+            .await;
+    }
+
     async fn held(&self, valid: Duration) -> Result<(), String> {
         let valid_ms = valid.as_millis().to_string();
         let e = &self.env;
         self.send(&["HELD", &e.client, &e.resource, &valid_ms])
             .await
             .map(|_| ())
+    }
+}
+
+/// Waits for `due`; false if the watchdog (when there is one) lost the
+/// lock first.
+async fn until_or_lost(
+    due: redlock_proto::clock::Sleep,
+    dog: Option<&mut redlock_client::Watchdog>,
+) -> bool {
+    let Some(dog) = dog else {
+        due.await;
+        return true;
+    };
+    tokio::select! {
+        biased;
+        _ = dog.lost() => false,
+        _ = due => true,
     }
 }
 
@@ -212,14 +248,19 @@ async fn hold(
         None => lock.valid_until.saturating_sub(clock.now()),
     };
     let start = lock.acquired_at;
-    let dog = env.renew.then(|| client.watchdog(lock.clone()));
+    let mut dog = env.renew.then(|| client.watchdog(lock.clone()));
     let mut last_valid = lock.valid_until;
+    let mut lost = false;
     for k in 0..env.writes {
         let at = match env.writes {
             1 => Duration::ZERO,
             w => length * k / (w - 1),
         };
-        clock.sleep((start + at).saturating_sub(clock.now())).await;
+        let due = clock.sleep((start + at).saturating_sub(clock.now()));
+        if !until_or_lost(due, dog.as_mut()).await {
+            lost = true;
+            break;
+        }
         let valid_until = dog
             .as_ref()
             .map_or(lock.valid_until, |d| d.lock().valid_until);
@@ -228,6 +269,7 @@ async fn hold(
             store.held(valid_until.saturating_sub(clock.now())).await?;
         }
         if k > 0 && clock.now() >= valid_until {
+            lost = true;
             break;
         }
         let e = &env;
@@ -238,9 +280,11 @@ async fn hold(
             None => store.send(&["WRITE", &e.client, &e.resource]).await?,
         };
     }
-    clock
-        .sleep((start + length).saturating_sub(clock.now()))
-        .await;
+    if !lost {
+        let end = clock.sleep((start + length).saturating_sub(clock.now()));
+        until_or_lost(end, dog.as_mut()).await;
+    }
+    // At the end of the hold, or the moment the client found the lock gone.
     store
         .send(&["RELEASED", &env.client, &env.resource])
         .await?;

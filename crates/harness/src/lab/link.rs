@@ -44,6 +44,7 @@
 //! SYN on its own backoff (a SYN after 1 s, 3 s, ...), not a hop after the
 //! heal as the simulation does.
 
+use super::replies::{Pairing, ReplyTap};
 use super::rewrite::{PortMap, Rewriter};
 use super::sent::{Early, SendTimes, Stamper};
 use bytes::{Bytes, BytesMut};
@@ -206,6 +207,9 @@ pub(crate) struct Extra {
     /// ([`super::rewrite`]).
     pub(crate) rewrite_up: Option<PortMap>,
     pub(crate) rewrite_down: Option<PortMap>,
+    /// Told each reply that says the server could not run a command
+    /// ([`super::replies`]).
+    pub(crate) replies: Option<ReplyTap>,
 }
 
 /// Told the local address of each connection a link makes to its server.
@@ -259,11 +263,36 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
         None => early,
     };
     let down_rw = shared.extra.rewrite_down.clone().map(Rewriter::new);
+    let pairing = shared.extra.replies.clone().map(Pairing::new);
+    let tap = |up: bool| pairing.clone().map(|p| Tap { pairing: p, up });
     tokio::join!(
-        pump(cr, sw, up, up_rng, (early, stamper, up_rw)),
-        pump(sr, cw, down, down_rng, (Bytes::new(), None, down_rw))
+        pump(cr, sw, up, up_rng, (early, stamper, up_rw, tap(true))),
+        pump(
+            sr,
+            cw,
+            down,
+            down_rng,
+            (Bytes::new(), None, down_rw, tap(false))
+        )
     );
     false
+}
+
+/// One direction's side of a connection's [`Pairing`].
+struct Tap {
+    pairing: Arc<std::sync::Mutex<Pairing>>,
+    up: bool,
+}
+
+impl Tap {
+    fn read(&self, bytes: &[u8]) {
+        let mut p = self.pairing.lock().unwrap_or_else(|e| e.into_inner());
+        if self.up {
+            p.sent(bytes);
+        } else {
+            p.answered(bytes);
+        }
+    }
 }
 
 /// The handshake's round trip, reading what the client sends meanwhile
@@ -351,7 +380,7 @@ async fn pump<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     to: W,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
-    start: (Bytes, Option<Stamper>, Option<Rewriter>),
+    start: (Bytes, Option<Stamper>, Option<Rewriter>, Option<Tap>),
 ) {
     let (tx, rx) = mpsc::channel(QUEUE);
     let write_rng = ChaCha8Rng::seed_from_u64(rng.random());
@@ -366,9 +395,17 @@ async fn read_side<R: AsyncRead + Unpin>(
     tx: mpsc::Sender<Segment>,
     dir: watch::Receiver<Setting>,
     mut rng: ChaCha8Rng,
-    (first, mut stamper, mut rewriter): (Bytes, Option<Stamper>, Option<Rewriter>),
+    (first, mut stamper, mut rewriter, tap): (
+        Bytes,
+        Option<Stamper>,
+        Option<Rewriter>,
+        Option<Tap>,
+    ),
 ) {
     let mut last = Instant::now();
+    if let Some(t) = &tap {
+        t.read(&first);
+    }
     if !first.is_empty() {
         last += draw(&mut rng, dir.borrow().latency);
         if tx
@@ -387,6 +424,9 @@ async fn read_side<R: AsyncRead + Unpin>(
         let n = from.read_buf(&mut buf).await.unwrap_or(0);
         if let (Some(s), true) = (&mut stamper, n > 0) {
             s.read(n);
+        }
+        if let (Some(t), true) = (&tap, n > 0) {
+            t.read(&buf);
         }
         let hop = draw(&mut rng, dir.borrow().latency);
         last = last.max(Instant::now() + hop);

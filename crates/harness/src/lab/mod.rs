@@ -19,6 +19,8 @@
 //!   libfaketime can reach the client's program at all;
 //! - [`gate`]: the pause of an in-process host;
 //! - [`sent`]: when a client sent each write, read by its link to the store;
+//!   [`replies`]: the servers' replies to a client that say they could not
+//!   run its command;
 //! - [`redis`]: the nodes as real `redis-server` processes and the sentinel
 //!   a real `redis-sentinel` (`--servers redis`), the history read from
 //!   them; [`rewrite`]: the ports the links around a real sentinel rewrite;
@@ -37,6 +39,7 @@ pub(crate) mod reach;
 pub mod record;
 pub(crate) mod redis;
 pub(crate) mod refuse;
+pub(crate) mod replies;
 pub(crate) mod rewrite;
 pub(crate) mod run;
 pub(crate) mod sent;

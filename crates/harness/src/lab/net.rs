@@ -46,7 +46,17 @@ pub(crate) struct LabNet {
     /// link (a real replica's link to its master carries the master's
     /// stream down it: `replication_delay`).
     down_delays: BTreeMap<(String, String), Duration>,
+    /// Told, for the links from a client to a node or the sentinel, each
+    /// reply that says the server could not run the client's command:
+    /// `(client, server, command, reply)`.
+    replies: Option<ServerErrors>,
+    /// The clients, for [`LabNet::tell_server_errors`].
+    clients: Vec<String>,
 }
+
+/// Told each reply that says a server could not run a client's command:
+/// the client, the server (`n1`, `sentinel`), the command, the reply.
+pub(crate) type ServerErrors = Arc<dyn Fn(&str, &str, &str, &str) + Send + Sync>;
 
 impl LabNet {
     pub(crate) fn new(latency: DurRange) -> LabNet {
@@ -57,7 +67,17 @@ impl LabNet {
             directory: Directory::default(),
             peers: Peers::default(),
             down_delays: BTreeMap::new(),
+            replies: None,
+            clients: Vec::new(),
         }
+    }
+
+    /// The links from each of `clients` to the servers opened from now on
+    /// tell `errors` of each reply that says a server could not run a
+    /// command ([`super::replies`]).
+    pub(crate) fn tell_server_errors(&mut self, clients: &[String], errors: ServerErrors) {
+        self.clients = clients.to_vec();
+        self.replies = Some(errors);
     }
 
     /// Opens the link `from -> to`, forwarding to `server` (keeping in
@@ -94,11 +114,21 @@ impl LabNet {
             let mut book = peers.write().unwrap_or_else(|e| e.into_inner());
             book.insert(local.port(), me.clone());
         });
+        let replies = match &self.replies {
+            Some(tell) if to != "store" && self.clients.iter().any(|c| c == from) => {
+                let (tell, client, server) = (tell.clone(), from.to_string(), to.to_string());
+                let tap: super::replies::ReplyTap =
+                    Arc::new(move |cmd: &str, err: &str| tell(&client, &server, cmd, err));
+                Some(tap)
+            }
+            _ => None,
+        };
         let extra = super::link::Extra {
             sent,
             noted: Some(note),
             rewrite_up,
             rewrite_down,
+            replies,
         };
         let link = Link::open_with(server, setting, seed, extra).await?;
         let key = (from.to_string(), to.to_string());

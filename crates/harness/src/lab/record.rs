@@ -57,6 +57,11 @@ struct State {
     first_owned: BTreeMap<String, Duration>,
     /// The clients the store has had a command from.
     heard: std::collections::BTreeSet<String>,
+    /// The clients that said `READY`.
+    ready: std::collections::BTreeSet<String>,
+    /// The clients that used the lock: a `HELD`, `WRITE`, `RELEASED` or
+    /// `FENCE`, or ownership seen.
+    used: std::collections::BTreeSet<String>,
     /// Per client: what its `HELD`s opened.
     clients: BTreeMap<String, Acquisitions>,
     /// `aim = "lock"`: the aimed nemesis, following what the lab sees of
@@ -97,6 +102,8 @@ impl LabRecorder {
             set_at: BTreeMap::new(),
             first_owned: BTreeMap::new(),
             heard: Default::default(),
+            ready: Default::default(),
+            used: Default::default(),
             clients: BTreeMap::new(),
             aimer: None,
             placed: Vec::new(),
@@ -123,13 +130,35 @@ impl LabRecorder {
     }
 
     /// The run starts now: what was recorded while it was being set up
-    /// (real servers take a while to start and sync) is at time 0.
+    /// (real servers take a while to start and sync; clients connect and
+    /// say `READY`) is at time 0.
     pub(crate) fn start_now(&self) {
         let mut state = self.lock();
         *self.origin.write().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         for e in &mut state.events {
             e.time = Duration::ZERO;
         }
+        for t in state.first_owned.values_mut() {
+            *t = Duration::ZERO;
+        }
+        for t in state.set_at.values_mut() {
+            *t = Duration::ZERO;
+        }
+        for c in state.clocks.values_mut() {
+            c.1 = Duration::ZERO;
+        }
+    }
+
+    /// Whether `client` said `READY`.
+    pub(crate) fn is_ready(&self, client: &str) -> bool {
+        self.lock().ready.contains(client)
+    }
+
+    /// Whether `client` used the lock (a `HELD`, `WRITE`, `RELEASED` or
+    /// `FENCE`, or ownership seen).
+    pub(crate) fn used_lock(&self, client: &str) -> bool {
+        let state = self.lock();
+        state.used.contains(client) || state.first_owned.contains_key(client)
     }
 
     /// Records `kind` for `host` now.
@@ -216,6 +245,18 @@ impl LabRecorder {
     pub fn store(&self, e: StoreEvent) {
         let mut state = self.lock();
         state.heard.insert(e.client().to_string());
+        match &e {
+            StoreEvent::Ready { client } => {
+                state.ready.insert(client.clone());
+            }
+            StoreEvent::Held { client, .. }
+            | StoreEvent::Write { client, .. }
+            | StoreEvent::Released { client, .. }
+            | StoreEvent::Fence { client, .. } => {
+                state.used.insert(client.clone());
+            }
+            StoreEvent::LockKey { .. } | StoreEvent::Bad { .. } => {}
+        }
         let time = self.now();
         let sent = match &e {
             StoreEvent::Write { sent: Some(at), .. } => {
@@ -539,6 +580,7 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             vec![("store".to_string(), kind)]
         }
         StoreEvent::Bad { client, error } => vec![(client, EventKind::StoreError { error })],
+        StoreEvent::Ready { client } => vec![(client, EventKind::Ready)],
         StoreEvent::Fence { client, token, .. } => {
             state.clients.entry(client).or_default().fence = Some(token);
             vec![]

@@ -26,6 +26,7 @@ use super::redis::{DataRoot, Servers};
 use super::rewrite::PortMap;
 use super::store::Store;
 use super::world::{LabNode, LabWorld};
+use crate::check::verdict::{Cause, CauseKind};
 use crate::engine::plan::fault_plan;
 use crate::engine::setup::{clock_draws, persistence_mode, rng_for, NODE_PORT};
 use crate::engine::Engine;
@@ -61,6 +62,9 @@ pub struct ClientEnd {
     pub status: String,
     /// It ended by itself before the run's `duration`, or failed.
     pub early: bool,
+    /// It exited with a non-zero status, or died of a signal the lab did
+    /// not send, before the run's end: the run is inconclusive.
+    pub failed: bool,
 }
 
 /// A finished lab run.
@@ -68,7 +72,15 @@ pub struct ClientEnd {
 pub(crate) struct Outcome {
     pub history: History,
     pub(crate) clients: Vec<ClientEnd>,
+    /// What became of the scenario's faults.
+    pub(crate) faults: crate::engine::RunFaults,
+    /// Why the run did not test what it should have, as the lab saw it
+    /// while it ran (a client never ready).
+    pub(crate) causes: Vec<Cause>,
 }
+
+/// How long a client has, from its launch, to say `READY`.
+pub(crate) const READY_WAIT: Duration = Duration::from_secs(30);
 
 pub use super::failure::LabFailure;
 
@@ -90,6 +102,8 @@ pub(crate) struct Lab {
     /// `--servers redis`: the real sentinel, and the servers' data (last:
     /// removed once the servers are gone).
     real_sentinel: Option<RealSentinel>,
+    /// The run's causes of inconclusiveness seen as it ran.
+    causes: Vec<Cause>,
     _data: Option<DataRoot>,
 }
 
@@ -99,12 +113,17 @@ pub(crate) struct Lab {
 pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabFailure> {
     let mut lab = Lab::start(setup, watchdog).await?;
     lab.spawn_clients(setup, watchdog)?;
-    let driven = lab.drive().await;
+    let driven = match lab.wait_ready().await {
+        Ok(()) => lab.drive().await,
+        Err(e) => Err(e),
+    };
     lab.stop().await;
     driven?;
     Ok(Outcome {
         history: lab.world.rec.history(),
         clients: std::mem::take(&mut lab.ends).into_values().collect(),
+        faults: lab.engine.faults(),
+        causes: std::mem::take(&mut lab.causes),
     })
 }
 
@@ -126,6 +145,21 @@ impl Lab {
         }
         let master = Arc::new(Mutex::new("n1".to_string()));
         let mut net = LabNet::new(s.network.latency);
+        let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
+        let errors_rec = rec.clone();
+        net.tell_server_errors(
+            &clients,
+            Arc::new(
+                move |client: &str, server: &str, command: &str, error: &str| {
+                    let kind = EventKind::ServerError {
+                        server: server.to_string(),
+                        command: command.to_string(),
+                        error: error.to_string(),
+                    };
+                    errors_rec.record(client, kind);
+                },
+            ),
+        );
         let clocks = clocks(s, setup.seed, origin);
         let real = setup.servers == Servers::Redis;
         let (nodes, data) = if real {
@@ -137,7 +171,6 @@ impl Lab {
         } else {
             (start_nodes(s, &rec, &net, &clocks, &master).await?, None)
         };
-        let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
         let sink_rec = rec.clone();
         let store = Store::start(&clients, Arc::new(move |e| sink_rec.store(e)))
             .await
@@ -173,6 +206,7 @@ impl Lab {
             sentinel: None,
             unreached: Vec::new(),
             real_sentinel,
+            causes: Vec::new(),
             _data: data,
         };
         if s.cluster.topology == Topology::Single && !real {
@@ -267,6 +301,7 @@ impl Lab {
                     log,
                     status: String::new(),
                     early: false,
+                    failed: false,
                 },
             );
         }
@@ -297,12 +332,56 @@ impl Lab {
         Ok(Some(clock))
     }
 
+    /// The ready barrier: waits until every client said `READY` (or
+    /// exited), then starts the run's clock and answers them all. A client
+    /// that uses the lock before it says `READY` is one that never will:
+    /// the run's clock then started at the clients' launch, and nothing
+    /// waits. A client not ready [`READY_WAIT`] after its launch is a cause
+    /// of an inconclusive run; the others go on.
+    async fn wait_ready(&mut self) -> Result<(), LabFailure> {
+        let launched = Instant::now();
+        let without_ready = loop {
+            self.check_reach()?;
+            self.note_exits(false);
+            let rec = &self.world.rec;
+            let names: Vec<String> = self.ends.keys().cloned().collect();
+            if names.iter().any(|c| rec.used_lock(c) && !rec.is_ready(c)) {
+                break true;
+            }
+            let pending: Vec<String> = names
+                .into_iter()
+                .filter(|c| !rec.is_ready(c) && self.ends[c].status.is_empty())
+                .collect();
+            if pending.is_empty() {
+                break false;
+            }
+            if launched.elapsed() >= READY_WAIT {
+                for c in pending {
+                    let text = format!(
+                        "{c} was not ready {} s after its launch (no READY)",
+                        READY_WAIT.as_secs()
+                    );
+                    self.causes.push(Cause::new(CauseKind::NeverReady, text));
+                }
+                break false;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        let any_ready = self.ends.keys().any(|c| self.world.rec.is_ready(c));
+        if any_ready && !without_ready {
+            self.world.rec.start_now();
+        }
+        self.world.store.open_ready();
+        Ok(())
+    }
+
     /// Runs the faults on the wall clock until the clients are done; an
     /// error when a client's clock turns out to be out of libfaketime's
-    /// reach.
+    /// reach. Two TTLs after the end, the clients still running are
+    /// stopped (SIGTERM, then SIGKILL a second later).
     async fn drive(&mut self) -> Result<(), LabFailure> {
         let end = self.scenario.duration;
-        let limit = end + self.scenario.max_ttl * 2 + Duration::from_secs(5);
+        let limit = end + self.scenario.max_ttl * 2;
         let mut ended = false;
         loop {
             let now = self.world.rec.now();
@@ -376,6 +455,9 @@ impl Lab {
             if let Some(status) = p.exited() {
                 end.status = status.to_string();
                 end.early = !ended || !status.success();
+                // Before the end the lab sends a client no signal that
+                // ends it (a pause is SIGSTOP and SIGCONT).
+                end.failed = !ended && !status.success();
                 let kind = EventKind::ClientExited {
                     status: end.status.clone(),
                 };

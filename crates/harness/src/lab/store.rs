@@ -7,6 +7,10 @@
 //!   `-REJECTED ...` when its fencing token is lower than the highest the
 //!   store accepted for that resource (the simulation's store's rule);
 //! - `HELD <client> <resource> <valid_ms>`, `RELEASED <client> <resource>`;
+//! - `READY <client>`: answered `+OK` when the lab opens the gate
+//!   ([`Store::open_ready`]: every client ready, the run's clock starts);
+//!   a second `READY` of the same client is reported and answered with the
+//!   first;
 //! - `FENCE <client> <resource>`: a fencing token, strictly higher than
 //!   every one handed out before (the scenario's "ideal consensus
 //!   service", for `clients.fencing`), to send with the writes.
@@ -76,6 +80,10 @@ pub enum StoreEvent {
         client: String,
         resource: String,
     },
+    /// The client is ready (`READY`), and waits for the run's clock.
+    Ready {
+        client: String,
+    },
     /// A store command the client got wrong, as the store answered it.
     Bad {
         client: String,
@@ -92,6 +100,7 @@ impl StoreEvent {
             | StoreEvent::Held { client, .. }
             | StoreEvent::Fence { client, .. }
             | StoreEvent::Released { client, .. }
+            | StoreEvent::Ready { client }
             | StoreEvent::Bad { client, .. } => client,
         }
     }
@@ -104,6 +113,8 @@ pub type Sink = Arc<dyn Fn(StoreEvent) + Send + Sync>;
 pub struct Store {
     ports: Vec<(String, SocketAddr)>,
     paused: watch::Sender<bool>,
+    /// Opened when the run's clock starts: every `READY` is answered.
+    ready: watch::Sender<bool>,
     times: SendTimes,
     tasks: JoinSet<()>,
 }
@@ -112,6 +123,7 @@ impl Store {
     /// Listens on a port of its own for each of `clients`.
     pub async fn start(clients: &[String], sink: Sink) -> io::Result<Store> {
         let (paused, _) = watch::channel(false);
+        let (ready, _) = watch::channel(false);
         let highest: Highest = Arc::default();
         let fences: Arc<Mutex<u64>> = Arc::default();
         // The handshake's answers come from a node nobody writes to.
@@ -119,6 +131,7 @@ impl Store {
         let mut store = Store {
             ports: Vec::new(),
             paused,
+            ready,
             times: SendTimes::default(),
             tasks: JoinSet::new(),
         };
@@ -133,6 +146,8 @@ impl Store {
                 sent: Arc::default(),
                 fences: fences.clone(),
                 times: store.times.clone(),
+                go: store.ready.subscribe(),
+                readied: Arc::default(),
             };
             let paused = store.paused.subscribe();
             store.tasks.spawn(accept(listener, port, paused));
@@ -158,6 +173,12 @@ impl Store {
     /// sockets and are applied, in order, when it resumes.
     pub fn set_paused(&self, paused: bool) {
         self.paused.send_replace(paused);
+    }
+
+    /// The run's clock starts: every `READY` waiting is answered, and every
+    /// later one at once.
+    pub fn open_ready(&self) {
+        self.ready.send_replace(true);
     }
 }
 
@@ -188,6 +209,10 @@ struct Port {
     fences: Arc<Mutex<u64>>,
     /// When the links read what they forwarded.
     times: SendTimes,
+    /// Open once the run's clock started.
+    go: watch::Receiver<bool>,
+    /// This client said `READY` already.
+    readied: Arc<std::sync::atomic::AtomicBool>,
 }
 
 async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>) {
@@ -223,6 +248,15 @@ async fn serve_requests(
         };
         let sent = peer.and_then(|p| port.times.sent_at(p, start));
         let reply = match store_command(port, &args, sent) {
+            // READY waits for the run's clock (the store reads nothing more
+            // from this connection meanwhile, as a blocked command's does).
+            Some(reply) if is_ready(&args) && !matches!(reply, Frame::Error(_)) => {
+                let mut go = port.go.clone();
+                if go.wait_for(|open| *open).await.is_err() {
+                    return;
+                }
+                reply
+            }
             Some(reply) => reply,
             None if session::is_quit(&args) => {
                 let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
@@ -252,6 +286,11 @@ fn other_command(port: &Port, session: &mut session::Session, args: &[Bytes]) ->
     reply
 }
 
+fn is_ready(args: &[Bytes]) -> bool {
+    args.first()
+        .is_some_and(|a| a.eq_ignore_ascii_case(b"READY"))
+}
+
 /// The reply to a store command (sent at `sent`), None for any other
 /// command.
 fn store_command(port: &Port, args: &[Bytes], sent: Option<Instant>) -> Option<Frame> {
@@ -260,7 +299,7 @@ fn store_command(port: &Port, args: &[Bytes], sent: Option<Instant>) -> Option<F
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     let name = text[0].to_ascii_uppercase();
-    if !["LOCKKEY", "WRITE", "HELD", "RELEASED", "FENCE"].contains(&name.as_str()) {
+    if !["LOCKKEY", "WRITE", "HELD", "RELEASED", "FENCE", "READY"].contains(&name.as_str()) {
         return None;
     }
     let n = port.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
@@ -342,6 +381,8 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
             client: own(c)?,
             resource: resource.clone(),
         }),
+        ("READY", [c]) => Ok(StoreEvent::Ready { client: own(c)? }),
+        ("READY", _) => Err(usage("<client>")),
         _ => Err(usage("<client> <resource>")),
     }
 }
@@ -363,6 +404,16 @@ fn apply(port: &Port, event: StoreEvent, sent: Option<Instant>) -> Frame {
             token,
         });
         return Frame::Integer(token as i64);
+    }
+    if let StoreEvent::Ready { client } = &event {
+        // Twice: reported, and answered with the first.
+        if port.readied.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            (port.sink)(StoreEvent::Bad {
+                client: client.clone(),
+                error: "READY sent twice: the first counts".into(),
+            });
+            return Frame::ok();
+        }
     }
     let StoreEvent::Write {
         client,

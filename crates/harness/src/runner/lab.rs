@@ -7,6 +7,8 @@
 
 use super::{load_file, Failure, Run};
 use crate::check::outside;
+use crate::check::verdict::{conclude, never_acted, Cause, CauseKind};
+use crate::check::CheckResult;
 use crate::lab::process::Watchdog;
 pub use crate::lab::redis::Servers;
 pub use crate::lab::run::LabFailure;
@@ -133,11 +135,13 @@ pub fn run_lab(
             return Err(e);
         }
     };
-    let check = outside::check(
+    let mut check = outside::check(
         &outcome.history,
         scenario.cluster.topology,
         scenario.cluster.nodes,
     );
+    let causes = lab_causes(scenario, &outcome, &check);
+    conclude(&mut check, causes);
     let run = Run {
         scenario: scenario.clone(),
         seed,
@@ -145,7 +149,7 @@ pub fn run_lab(
         history: outcome.history,
         check,
         wall_ms: started.elapsed().as_secs_f64() * 1e3,
-        faults: Vec::new(),
+        faults: outcome.faults.applied,
     };
     let info = LabInfo {
         cmd: cmd.to_vec(),
@@ -153,6 +157,50 @@ pub fn run_lab(
         servers: described,
     };
     Ok(LabRun { run, info })
+}
+
+/// Why a lab run did not exercise what its scenario sets out to test, in
+/// the contract's order: a scripted fault that never acted, no client that
+/// ever held the lock, a client that failed, a client never ready, the
+/// servers' errors.
+fn lab_causes(scenario: &Scenario, outcome: &run::Outcome, check: &CheckResult) -> Vec<Cause> {
+    let mut causes = never_acted(scenario, &outcome.faults);
+    if check.holds.is_empty() {
+        let text = "no client ever held the lock: no HELD, and no ownership seen on the servers";
+        causes.push(Cause::new(CauseKind::NeverHeld, text));
+    }
+    for c in outcome.clients.iter().filter(|c| c.failed) {
+        let text = format!(
+            "{} ended before the run's end ({}): see clients/{}.log",
+            c.name, c.status, c.name
+        );
+        causes.push(Cause::new(CauseKind::ClientFailed, text));
+    }
+    causes.extend(outcome.causes.iter().cloned());
+    causes.extend(server_errors(&outcome.history));
+    causes
+}
+
+/// Each distinct reply that said a server could not run a client's
+/// command, once per client, server and command.
+fn server_errors(history: &crate::history::History) -> Vec<Cause> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for e in &history.events {
+        let crate::history::EventKind::ServerError {
+            server,
+            command,
+            error,
+        } = &e.kind
+        else {
+            continue;
+        };
+        if seen.insert((e.host.clone(), server.clone(), command.clone())) {
+            let text = format!("{server} answered {}'s {command} with: {error}", e.host);
+            out.push(Cause::new(CauseKind::ServerError, text));
+        }
+    }
+    out
 }
 
 /// What serves the nodes, as the summary names it.

@@ -6,7 +6,7 @@
 
 pub mod lab;
 
-use crate::check::verdict::{as_expected_of, outcome_of};
+use crate::check::verdict::{as_expected_of, conclude, never_acted, outcome_of};
 use crate::check::{self, CheckResult};
 use crate::history::{Event, History, Trace};
 use crate::scenario::{self, Scenario, ScenarioError};
@@ -54,7 +54,7 @@ impl Run {
         as_expected_of(&self.scenario, &self.check)
     }
 
-    /// `safe`, `violation` or `degraded`: see [`outcome_of`].
+    /// `safe`, `violation`, `inconclusive` or `degraded`: see [`outcome_of`].
     pub fn outcome(&self) -> &'static str {
         outcome_of(&self.scenario, &self.check)
     }
@@ -152,16 +152,18 @@ pub fn simulate_stepping(
         },
     );
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut check = stream.checker.finish();
+    conclude(&mut check, never_acted(&scenario, &faults));
     Ok(Run {
         scenario,
         seed,
         history: History {
             events: stream.kept.unwrap_or_default(),
         },
-        check: stream.checker.finish(),
+        check,
         trace: stream.trace.hex(),
         wall_ms,
-        faults,
+        faults: faults.applied,
     })
 }
 

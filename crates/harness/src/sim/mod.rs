@@ -29,10 +29,10 @@ pub(crate) mod store_link;
 pub mod workload;
 pub(crate) mod world;
 
-use crate::engine::due::Applied;
 use crate::engine::plan::fault_plan;
 use crate::engine::setup::{clock_draws, persistence_mode, NODE_PORT};
 use crate::engine::Engine;
+use crate::engine::RunFaults;
 use crate::history::{History, Recorder, Sink};
 use crate::scenario::{Scenario, Topology};
 use bytes::Bytes;
@@ -111,7 +111,7 @@ pub(crate) fn run_with_code(
     seed: u64,
     sink: Sink,
     code: &LockCode,
-) -> Result<Vec<Applied>, RunError> {
+) -> Result<RunFaults, RunError> {
     run_stepping(s, seed, sink, code, Stepping::default())
 }
 
@@ -123,7 +123,7 @@ pub(crate) fn run_stepping(
     sink: Sink,
     code: &LockCode,
     stepping: Stepping,
-) -> Result<Vec<Applied>, RunError> {
+) -> Result<RunFaults, RunError> {
     let recorder = Recorder::with_sink(sink);
     let applied = run_into(s, seed, recorder.clone(), code, stepping)?;
     recorder.flush_all();
@@ -136,7 +136,7 @@ fn run_into(
     recorder: Recorder,
     code: &LockCode,
     stepping: Stepping,
-) -> Result<Vec<Applied>, RunError> {
+) -> Result<RunFaults, RunError> {
     // What the parser validated, the world relies on.
     assert!(s.cluster.nodes >= 1, "sim: a scenario without nodes");
     assert!(!s.clients.is_empty(), "sim: a scenario without clients");
@@ -187,7 +187,7 @@ fn run_into(
         stepping: stepping_for(stepping, code),
     };
     driver.run()?;
-    Ok(driver.engine.into_applied())
+    Ok(driver.engine.into_faults())
 }
 
 /// How a run with `code` moves time. Skipping trusts that every timer of

@@ -150,6 +150,7 @@ mod tests {
             trace: String::new(),
             wall_ms: 0.0,
             stale_split: [0; 3],
+            inconclusive: String::new(),
         }
     }
 

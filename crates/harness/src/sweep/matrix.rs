@@ -24,6 +24,8 @@ pub struct Swept<'a> {
     /// Runs with a lock overlap, and runs with a stale write (how many
     /// had one in flight, sent late, in overlap: `row.stale_kinds`).
     pub kinds: (u64, u64),
+    /// Its inconclusive runs: seed, and why (runs.csv's `inconclusive`).
+    pub inconclusive: Vec<(u64, String)>,
 }
 
 /// What one library got on one fault.
@@ -89,10 +91,17 @@ pub fn kept(dir: &Path, m: &Matrix) -> Option<Vec<RunRow>> {
 }
 
 /// A cell's figures from its sweep's rows (`file` its scenario, `dir` its
-/// directory relative to the matrix's).
+/// directory relative to the matrix's): every figure of its conclusive
+/// runs, and its inconclusive runs apart.
 pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
     let refs: Vec<&RunRow> = rows.iter().collect();
     let row = summarize(Vec::new(), &refs);
+    let inconclusive = rows
+        .iter()
+        .filter(|r| !r.conclusive())
+        .map(|r| (r.seed, r.inconclusive.clone()))
+        .collect();
+    let rows: Vec<&RunRow> = rows.iter().filter(|r| r.conclusive()).collect();
     let acquisitions =
         rows.iter().map(|r| r.acquisitions as f64).sum::<f64>() / rows.len().max(1) as f64;
     let violating = rows
@@ -109,5 +118,6 @@ pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
         acquisitions,
         violating,
         kinds: (overlap, stale),
+        inconclusive,
     }
 }

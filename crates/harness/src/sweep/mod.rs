@@ -153,6 +153,14 @@ impl Plan {
     }
 }
 
+/// The inconclusive runs among `rows`, in their order: values, seed, why.
+pub fn inconclusive_runs(rows: &[RunRow]) -> Vec<(Vec<String>, u64, String)> {
+    rows.iter()
+        .filter(|r| !r.conclusive())
+        .map(|r| (r.values.clone(), r.seed, r.inconclusive.clone()))
+        .collect()
+}
+
 /// Parses `--seeds`: `A..=B`, or `N` for `1..=N`.
 pub fn parse_seeds(text: &str) -> Result<RangeInclusive<u64>, String> {
     let bad = || format!("--seeds: \"{text}\" is not a seed range: write A..=B (or N for 1..=N)");

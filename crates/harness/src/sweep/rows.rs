@@ -1,18 +1,21 @@
 //! `runs.csv`: one row per run, in the contract's columns
 //! `scenario,seed,<one column per varied key>,verdict,lock_overlaps,
 //! write_interleavings,stale_writes,rejected_writes,attempts,acquisitions,acquire_p50_ms,
-//! acquire_p99_ms,unavailable_ms,trace,wall_ms`, then (an addition) how
+//! acquire_p99_ms,unavailable_ms,trace,wall_ms`, then (additions) how
 //! the stale writes got late: `stale_in_flight,stale_sent_late,
-//! stale_in_overlap`, which add up to `stale_writes`. A lab run sees no
-//! lock calls: its `attempts`, `acquire_p50_ms`, `acquire_p99_ms` and
-//! `unavailable_ms` are empty (not measured), and read back as such.
+//! stale_in_overlap`, which add up to `stale_writes`, and `inconclusive`:
+//! why an inconclusive run tested nothing (its causes, joined by `; `;
+//! empty for a conclusive run). A lab run sees no lock calls: its
+//! `attempts`, `acquire_p50_ms`, `acquire_p99_ms` and `unavailable_ms` are
+//! empty (not measured), and read back as such. A `runs.csv` written
+//! before the `inconclusive` column reads back with every run conclusive.
 
 use crate::runner::Run;
 use std::io;
 use std::path::Path;
 
 /// The columns after the varied keys.
-pub(crate) const FIGURES: [&str; 15] = [
+pub(crate) const FIGURES: [&str; 16] = [
     "verdict",
     "lock_overlaps",
     "write_interleavings",
@@ -28,6 +31,7 @@ pub(crate) const FIGURES: [&str; 15] = [
     "stale_in_flight",
     "stale_sent_late",
     "stale_in_overlap",
+    "inconclusive",
 ];
 
 /// One run of a sweep.
@@ -56,6 +60,9 @@ pub struct RunRow {
     /// The stale writes in flight, sent late and in overlap
     /// ([`crate::check::StaleKind::ALL`]'s order).
     pub(crate) stale_split: [u64; 3],
+    /// Why the run is inconclusive (its causes, joined by `; `); empty
+    /// when it is conclusive.
+    pub inconclusive: String,
 }
 
 /// The header line's fields for these varied keys.
@@ -92,7 +99,13 @@ impl RunRow {
             trace: run.trace.clone(),
             wall_ms: run.wall_ms,
             stale_split: c.stale_split(),
+            inconclusive: causes_text(c),
         }
+    }
+
+    /// Whether the run tested what its scenario sets out to test.
+    pub fn conclusive(&self) -> bool {
+        self.verdict != crate::check::Verdict::Inconclusive.as_str()
     }
 
     /// The row of a finished lab run: its lock calls not measured.
@@ -132,6 +145,7 @@ impl RunRow {
             millis_text(self.wall_ms),
         ]);
         f.extend(self.stale_split.map(|n| n.to_string()));
+        f.push(self.inconclusive.clone());
         f
     }
 
@@ -148,7 +162,8 @@ impl RunRow {
     /// The four figures of lock calls are all empty (not measured) or all
     /// numbers.
     pub(crate) fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
-        if rec.len() != 2 + nkeys + FIGURES.len() {
+        // A row of an older runs.csv lacks the last column.
+        if rec.len() != 2 + nkeys + FIGURES.len() && rec.len() != 1 + nkeys + FIGURES.len() {
             return None;
         }
         let g = |i: usize| rec.get(i).unwrap_or("").to_string();
@@ -180,17 +195,30 @@ impl RunRow {
             trace: g(b + 10),
             wall_ms: f(b + 11)?,
             stale_split: [n(b + 12)?, n(b + 13)?, n(b + 14)?],
+            inconclusive: g(b + 15),
         })
     }
 }
 
-/// Reads the whole rows of a `runs.csv` whose header matches `keys`. A
-/// malformed last line (a sweep killed while writing it) is dropped.
+/// The causes of an inconclusive run, joined by `; `; empty otherwise.
+pub(crate) fn causes_text(c: &crate::check::CheckResult) -> String {
+    if c.verdict != crate::check::Verdict::Inconclusive {
+        return String::new();
+    }
+    let texts: Vec<&str> = c.inconclusive.iter().map(|x| x.text.as_str()).collect();
+    texts.join("; ")
+}
+
+/// Reads the whole rows of a `runs.csv` whose header matches `keys` (or
+/// an older one's, without `inconclusive`). A malformed last line (a sweep
+/// killed while writing it) is dropped.
 pub fn read(path: &Path, keys: &[String]) -> io::Result<Vec<RunRow>> {
     let mut rd = csv::ReaderBuilder::new().flexible(true).from_path(path)?;
     let want = header(keys);
     let got: Vec<String> = rd.headers()?.iter().map(str::to_string).collect();
-    if got != want {
+    // An older runs.csv: every column but the last, `inconclusive`.
+    let older = got.len() + 1 == want.len() && got[..] == want[..got.len()];
+    if got != want && !older {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
@@ -232,6 +260,7 @@ mod tests {
             trace: "t".into(),
             wall_ms: 1.5,
             stale_split: [1, 1, 0],
+            inconclusive: String::new(),
         }
     }
 

@@ -3,9 +3,13 @@
 //! mean time clients waited while nobody held the lock with its 95%
 //! Student-t interval (the intervals are [`crate::stats`]'s), and (an
 //! addition) for each way a stale write got late, the rate of runs with at
-//! least one such write and its Wilson interval. The figures of lock calls
-//! (acquire rate and latencies, time unavailable) of a lab sweep, which
-//! sees none, are not measured: NaN here, empty in `summary.csv`.
+//! least one such write and its Wilson interval, and `inconclusive_runs`:
+//! runs that did not test what the scenario sets out to test. Every rate,
+//! interval and figure is over the *conclusive* runs (`runs` less
+//! `inconclusive_runs`); with none, there is no rate: NaN here, empty in
+//! `summary.csv`. The figures of lock calls (acquire rate and latencies,
+//! time unavailable) of a lab sweep, which sees none, are not measured:
+//! NaN, empty.
 
 use super::rows::RunRow;
 use crate::stats::{mean_interval, percentile, wilson, Z95};
@@ -15,7 +19,11 @@ use crate::stats::{mean_interval, percentile, wilson, Z95};
 pub struct SummaryRow {
     /// The varied values, as written in `[sweep.vary]`, in key order.
     pub values: Vec<String>,
+    /// Every run, conclusive or not.
     pub runs: u64,
+    /// Runs that did not test what the scenario sets out to test: the
+    /// rates below leave them out.
+    pub inconclusive_runs: u64,
     pub violating_runs: u64,
     pub violation_rate: f64,
     /// 95% Wilson interval of the violation rate.
@@ -50,6 +58,16 @@ pub struct KindRate {
 }
 
 impl KindRate {
+    /// No rate: no conclusive run.
+    pub fn none() -> KindRate {
+        KindRate {
+            runs: 0,
+            rate: f64::NAN,
+            ci_low: f64::NAN,
+            ci_high: f64::NAN,
+        }
+    }
+
     /// `with` runs of `runs`.
     pub fn of(with: u64, runs: u64) -> KindRate {
         let (ci_low, ci_high) = wilson(with, runs, Z95);
@@ -68,7 +86,7 @@ impl KindRate {
 }
 
 /// The columns of `summary.csv` after the varied keys, in order.
-pub const SUMMARY_COLUMNS: [&str; 20] = [
+pub const SUMMARY_COLUMNS: [&str; 21] = [
     "runs",
     "violating_runs",
     "violation_rate",
@@ -89,12 +107,18 @@ pub const SUMMARY_COLUMNS: [&str; 20] = [
     "stale_in_overlap_rate",
     "stale_in_overlap_ci_low",
     "stale_in_overlap_ci_high",
+    "inconclusive_runs",
 ];
 
 impl SummaryRow {
     /// Whether its runs saw their lock calls (a lab sweep's did not).
     pub fn lock_calls_seen(&self) -> bool {
         !self.acquire_rate.is_nan()
+    }
+
+    /// The runs its rates are of: the conclusive ones.
+    pub fn conclusive_runs(&self) -> u64 {
+        self.runs - self.inconclusive_runs
     }
 
     /// The row's fields under [`SUMMARY_COLUMNS`], as `summary.csv` holds
@@ -104,9 +128,9 @@ impl SummaryRow {
         let mut f = vec![
             self.runs.to_string(),
             self.violating_runs.to_string(),
-            format!("{:.6}", self.violation_rate),
-            format!("{:.6}", self.ci_low),
-            format!("{:.6}", self.ci_high),
+            measured(self.violation_rate, 6),
+            measured(self.ci_low, 6),
+            measured(self.ci_high, 6),
             measured(self.acquire_rate, 6),
             measured(self.acquire_p50_ms, 3),
             measured(self.acquire_p99_ms, 3),
@@ -117,8 +141,9 @@ impl SummaryRow {
             None => f.extend([String::new(), String::new()]),
         }
         for k in &self.stale_kinds {
-            f.extend([k.rate, k.ci_low, k.ci_high].map(|v| format!("{v:.6}")));
+            f.extend([k.rate, k.ci_low, k.ci_high].map(|v| measured(v, 6)));
         }
+        f.push(self.inconclusive_runs.to_string());
         debug_assert_eq!(f.len(), SUMMARY_COLUMNS.len());
         f
     }
@@ -133,10 +158,29 @@ fn measured(v: f64, decimals: usize) -> String {
     }
 }
 
-/// Summarises the runs of one combination (all `rows` share `values`).
+/// Summarises the runs of one combination (all `rows` share `values`):
+/// every figure over its conclusive runs.
 pub fn summarize(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
-    let row = summarize_all(values, rows);
-    if rows.is_empty() || rows.iter().any(|r| r.lock_calls_seen) {
+    let conclusive: Vec<&RunRow> = rows.iter().copied().filter(|r| r.conclusive()).collect();
+    let mut row = summarize_all(values, &conclusive);
+    row.runs = rows.len() as u64;
+    row.inconclusive_runs = (rows.len() - conclusive.len()) as u64;
+    if conclusive.is_empty() {
+        return SummaryRow {
+            violation_rate: f64::NAN,
+            ci_low: f64::NAN,
+            ci_high: f64::NAN,
+            acquire_rate: f64::NAN,
+            acquire_p50_ms: f64::NAN,
+            acquire_p99_ms: f64::NAN,
+            unavailable_mean_ms: f64::NAN,
+            unavailable_ci_ms: None,
+            stale_kinds: [KindRate::none(); 3],
+            ..row
+        };
+    }
+    let rows = &conclusive;
+    if rows.iter().any(|r| r.lock_calls_seen) {
         return row;
     }
     SummaryRow {
@@ -174,6 +218,7 @@ fn summarize_all(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
     SummaryRow {
         values,
         runs,
+        inconclusive_runs: 0,
         violating_runs,
         violation_rate: if runs == 0 {
             0.0
@@ -218,6 +263,7 @@ mod tests {
             trace: "t".into(),
             wall_ms: 1.0,
             stale_split: [0; 3],
+            inconclusive: String::new(),
         }
     }
 

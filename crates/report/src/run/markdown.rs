@@ -113,10 +113,13 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
         lab_clients(&mut doc, lab, out.history);
     }
     timeline(&mut doc, out.lab.is_some());
-    if out.check.verdict == Verdict::Safe {
-        safe_outcome(&mut doc, out);
-    } else {
-        violations(&mut doc, out, f);
+    match out.check.verdict {
+        Verdict::Safe => safe_outcome(&mut doc, out),
+        Verdict::Violation => violations(&mut doc, out, f),
+        Verdict::Inconclusive => {}
+    }
+    if !out.check.inconclusive.is_empty() {
+        inconclusive(&mut doc, out);
     }
     abandoned_writes(&mut doc, out);
     faults(&mut doc, f);
@@ -131,6 +134,26 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
         t(" (the chart)."),
     ]));
     doc
+}
+
+/// The section "Inconclusive": what the run did not exercise, cause by
+/// cause (a violation found all the same is still a violation).
+fn inconclusive(doc: &mut Vec<Block>, out: &RunOutput) {
+    let c = out.check;
+    doc.push(Block::H(2, "Inconclusive".into()));
+    doc.push(Block::P(vec![t(if c.verdict == Verdict::Inconclusive {
+        "This run found no violation, but it did not exercise what its scenario sets out to \
+         test, so it says nothing of safety:"
+    } else {
+        "The violation stands, but this run did not exercise all that its scenario sets out \
+         to test:"
+    })]));
+    let items = c
+        .inconclusive
+        .iter()
+        .map(|cause| vec![code(cause.kind.as_str()), t(format!(": {}", cause.text))])
+        .collect();
+    doc.push(Block::List(items));
 }
 
 /// The `--set` flags, the description, the verdict and the setup.
@@ -180,7 +203,7 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
     let figures = vec![
         ("verdict", c.verdict.as_str().to_string()),
         (
-            "outcome (safe, violation, or degraded)",
+            "outcome (safe, violation, inconclusive, or degraded)",
             out.outcome().to_string(),
         ),
         ("expected", s.expect.as_str().to_string()),

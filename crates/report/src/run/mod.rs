@@ -45,7 +45,8 @@ pub fn write_run(dir: &Path, out: &RunOutput) -> io::Result<()> {
 }
 
 /// The summary printed by `run`, one `key: value` per line, each ending in
-/// a newline: `scenario`, `seed`, `verdict`, `expected`, `lock_overlaps`,
+/// a newline: `scenario`, `seed`, `verdict` (for an inconclusive run, an
+/// `inconclusive` line per cause after it), `expected`, `lock_overlaps`,
 /// `write_interleavings`, `stale_writes` (then how they got late:
 /// `stale_in_flight`, `stale_sent_late`, `stale_in_overlap`),
 /// `rejected_writes`, `attempts` (`not measured` for a lab run),
@@ -57,6 +58,12 @@ pub fn summary_lines(out: &RunOutput) -> String {
     let _ = writeln!(s, "scenario: {}", out.scenario.name);
     let _ = writeln!(s, "seed: {}", out.seed);
     let _ = writeln!(s, "verdict: {}", c.verdict.as_str());
+    // Why it says nothing of safety: one line per cause.
+    if c.verdict == redlock_harness::check::Verdict::Inconclusive {
+        for cause in &c.inconclusive {
+            let _ = writeln!(s, "inconclusive: {cause}");
+        }
+    }
     let _ = writeln!(s, "expected: {}", out.scenario.expect.as_str());
     // `degraded` is judged from the liveness figures (check::verdict::outcome_of).
     let _ = writeln!(s, "outcome: {}", out.outcome());
@@ -95,7 +102,9 @@ pub const MAX_JSON_VIOLATIONS: usize = 1000;
 /// does not see lock calls), `trace`, `events`, `end_ms` (time of
 /// the last event), `wall_ms`, and `violations`: the first
 /// [`MAX_JSON_VIOLATIONS`] overlaps, stale writes and interleavings with their times in ms
-/// (`violations_listed` says how many are listed).
+/// (`violations_listed` says how many are listed), and `inconclusive`: each
+/// cause that kept the run from testing what it should (`kind`, `cause`),
+/// empty for a conclusive run (a violating run may have some too).
 pub fn summary_json(out: &RunOutput) -> Value {
     let c = out.check;
     let l = &c.liveness;
@@ -129,6 +138,10 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "wall_ms": finite(out.wall_ms),
         "violations_listed": violations.len(),
         "violations": violations,
+        "inconclusive": c.inconclusive.iter().map(|cause| json!({
+            "kind": cause.kind.as_str(),
+            "cause": cause.text,
+        })).collect::<Vec<Value>>(),
     });
     // The lab's outside checker counts what the simulation has no use for.
     if let (Some(n), Some(map)) = (c.unprotected_writes, v.as_object_mut()) {

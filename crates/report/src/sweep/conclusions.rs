@@ -38,9 +38,25 @@ use redlock_harness::sweep::stats::SummaryRow;
 ///   with.
 pub fn conclusions(out: &SweepOutput) -> Vec<String> {
     let mut lines = Vec::new();
-    let ran: Vec<&SummaryRow> = out.rows.iter().filter(|r| r.runs > 0).collect();
+    let inconclusive: u64 = out.rows.iter().map(|r| r.inconclusive_runs).sum();
+    let all: u64 = out.rows.iter().map(|r| r.runs).sum();
+    if inconclusive > 0 {
+        lines.push(format!(
+            "{inconclusive} of {all} runs were inconclusive: they did not test what the scenario \
+             sets out to test (see \"Inconclusive runs\"); every rate here is of the other {}.",
+            all - inconclusive
+        ));
+    }
+    let ran: Vec<&SummaryRow> = out
+        .rows
+        .iter()
+        .filter(|r| r.conclusive_runs() > 0)
+        .collect();
     if ran.is_empty() {
-        lines.push("No runs: there is nothing to conclude.".to_string());
+        lines.push(match inconclusive {
+            0 => "No runs: there is nothing to conclude.".to_string(),
+            _ => "No run was conclusive: there is nothing to conclude of safety.".to_string(),
+        });
         return lines;
     }
     overall(out, &ran, &mut lines);
@@ -56,7 +72,7 @@ pub fn conclusions(out: &SweepOutput) -> Vec<String> {
         for g in &view.groups {
             let before = lines.len();
             if told >= MAX_GROUP_FINDINGS {
-                if g.cells.iter().flatten().any(|r| r.runs > 0) {
+                if g.cells.iter().flatten().any(|r| r.conclusive_runs() > 0) {
                     more += 1;
                 }
                 continue;
@@ -153,13 +169,13 @@ fn combination(keys: &[String], row: &SummaryRow) -> String {
 
 /// `0 violations in 1000 runs (95% upper bound 0.38%; 0.76% for any one value)`.
 fn zero_claim(rows: &[&SummaryRow], each: &str) -> String {
-    let n: u64 = rows.iter().map(|r| r.runs).sum();
+    let n: u64 = rows.iter().map(|r| r.conclusive_runs()).sum();
     let (_, ub) = wilson(0, n, Z95);
     let mut s = format!("0 violations in {n} runs (95% upper bound {}", pct(ub));
     if rows.len() > 1 {
         let ub_each = rows
             .iter()
-            .map(|r| wilson(0, r.runs, Z95).1)
+            .map(|r| wilson(0, r.conclusive_runs(), Z95).1)
             .fold(0.0, f64::max);
         let _ = write!(s, "; {} for any one {each}", pct(ub_each));
     }
@@ -174,7 +190,7 @@ fn violated(r: &SummaryRow) -> String {
         pct(r.violation_rate),
         interval(r.ci_low, r.ci_high),
         r.violating_runs,
-        r.runs
+        r.conclusive_runs()
     )
 }
 
@@ -228,7 +244,7 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
             ran.len()
         ));
     } else {
-        let runs: u64 = ran.iter().map(|r| r.runs).sum();
+        let runs: u64 = ran.iter().map(|r| r.conclusive_runs()).sum();
         let violating: u64 = ran.iter().map(|r| r.violating_runs).sum();
         let worst = with
             .iter()
@@ -259,7 +275,7 @@ fn overall(out: &SweepOutput, ran: &[&SummaryRow], lines: &mut Vec<String>) {
 /// stale write of each kind, and the kind that dominated (in most runs; a
 /// tie names both). `None` without stale writes.
 fn stale_kinds(ran: &[&SummaryRow]) -> Option<String> {
-    let runs: u64 = ran.iter().map(|r| r.runs).sum();
+    let runs: u64 = ran.iter().map(|r| r.conclusive_runs()).sum();
     let with: [u64; 3] = [0, 1, 2].map(|k| ran.iter().map(|r| r.stale_kinds[k].runs).sum());
     let why = |k: StaleKind| {
         match k {
@@ -299,7 +315,7 @@ fn single_overall(r: &SummaryRow, lab: bool) -> String {
         format!(
             "{} of {} runs violated: {} ({} at 95%).",
             r.violating_runs,
-            r.runs,
+            r.conclusive_runs(),
             pct(r.violation_rate),
             interval(r.ci_low, r.ci_high)
         )
@@ -425,7 +441,7 @@ fn ordered_findings(view: &KeyView, g: &Group, ranks: &[f64], lines: &mut Vec<St
         .cells
         .iter()
         .enumerate()
-        .filter_map(|(k, c)| c.filter(|r| r.runs > 0).map(|r| (k, r)))
+        .filter_map(|(k, c)| c.filter(|r| r.conclusive_runs() > 0).map(|r| (k, r)))
         .collect();
     pts.sort_by(|a, b| ranks[a.0].total_cmp(&ranks[b.0]).then(a.0.cmp(&b.0)));
     if pts.is_empty() {
@@ -560,7 +576,7 @@ fn categorical_findings(view: &KeyView, g: &Group, lines: &mut Vec<String>) {
         .iter()
         .enumerate()
         .filter_map(|(k, c)| {
-            c.filter(|r| r.runs > 0)
+            c.filter(|r| r.conclusive_runs() > 0)
                 .map(|r| (view.values[k].as_str(), r))
         })
         .collect();

@@ -56,14 +56,14 @@ fn describe(out: &SweepOutput, r: &SummaryRow) -> String {
     let violated = if r.violating_runs == 0 {
         format!(
             "0 of {} runs violated (95% upper bound {})",
-            r.runs,
+            r.conclusive_runs(),
             pct(r.ci_high)
         )
     } else {
         format!(
             "{} of {} runs violated ({}, {})",
             r.violating_runs,
-            r.runs,
+            r.conclusive_runs(),
             pct(r.violation_rate),
             interval(r.ci_low, r.ci_high)
         )
@@ -76,7 +76,7 @@ fn figures(out: &SweepOutput) -> Vec<String> {
     let rows: Vec<&SummaryRow> = out
         .rows
         .iter()
-        .filter(|r| r.runs > 0 && r.unavailable_mean_ms.is_finite())
+        .filter(|r| r.conclusive_runs() > 0 && r.unavailable_mean_ms.is_finite())
         .collect();
     // Ties: the first in sweep order.
     let least = |rs: &[&SummaryRow]| -> Option<usize> {

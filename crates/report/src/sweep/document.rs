@@ -71,6 +71,9 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
     if !out.replay.is_empty() {
         violating_runs(&mut doc, out);
     }
+    if !out.inconclusive.is_empty() {
+        inconclusive_runs(&mut doc, out);
+    }
     charts_section(&mut doc, out, charts, headline);
     files(&mut doc, out, charts, tradeoff);
     doc
@@ -116,9 +119,12 @@ fn intro(doc: &mut Vec<Block>, out: &SweepOutput) {
 fn summary(doc: &mut Vec<Block>, out: &SweepOutput) {
     doc.push(Block::H(2, "Summary".into()));
     let mut head: Vec<String> = out.keys.to_vec();
+    head.push("runs".into());
+    if any_inconclusive(out) {
+        head.push("inconclusive".into());
+    }
     head.extend(
         [
-            "runs",
             "violating runs",
             "violation rate",
             "95% interval",
@@ -154,13 +160,21 @@ fn summary(doc: &mut Vec<Block>, out: &SweepOutput) {
     ));
 }
 
+/// Whether any combination had an inconclusive run.
+fn any_inconclusive(out: &SweepOutput) -> bool {
+    out.rows.iter().any(|r| r.inconclusive_runs > 0)
+}
+
 /// The summary table's row of combination `r`, in bold with violations.
 fn summary_row(out: &SweepOutput, r: &SummaryRow) -> Row {
     let mut cells: Vec<String> = (0..out.keys.len())
         .map(|j| value_at(r, j).to_string())
         .collect();
+    cells.push(r.runs.to_string());
+    if any_inconclusive(out) {
+        cells.push(r.inconclusive_runs.to_string());
+    }
     cells.extend([
-        r.runs.to_string(),
         r.violating_runs.to_string(),
         pct(r.violation_rate),
         interval(r.ci_low, r.ci_high),
@@ -199,10 +213,12 @@ fn ranking(doc: &mut Vec<Block>, out: &SweepOutput) {
             .into(),
     ));
     let mut ranked: Vec<&SummaryRow> = out.rows.iter().collect();
+    // No rate (no conclusive run) ranks last.
+    let key = |x: f64| if x.is_nan() { -1.0 } else { x };
     ranked.sort_by(|a, b| {
-        b.violation_rate
-            .total_cmp(&a.violation_rate)
-            .then(b.ci_high.total_cmp(&a.ci_high))
+        key(b.violation_rate)
+            .total_cmp(&key(a.violation_rate))
+            .then(key(b.ci_high).total_cmp(&key(a.ci_high)))
     });
     let mut head = vec!["rank".to_string()];
     head.extend(out.keys.iter().cloned());
@@ -217,7 +233,7 @@ fn ranking(doc: &mut Vec<Block>, out: &SweepOutput) {
             cells.extend([
                 pct(r.violation_rate),
                 interval(r.ci_low, r.ci_high),
-                format!("{} of {}", r.violating_runs, r.runs),
+                format!("{} of {}", r.violating_runs, r.conclusive_runs()),
             ]);
             Row {
                 cells,
@@ -265,6 +281,42 @@ fn violating_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
                 code(run_command(out, values, *seed)),
             ]);
         }
+    }
+    doc.push(Block::List(items));
+}
+
+/// At most this many inconclusive runs are listed (summary.csv counts them
+/// all, runs.csv says why for each).
+const MAX_INCONCLUSIVE: usize = 100;
+
+/// The section "Inconclusive runs": what they did not test, and why.
+fn inconclusive_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
+    doc.push(Block::H(2, "Inconclusive runs".into()));
+    let n = out.inconclusive.len();
+    doc.push(p(format!(
+        "{n} of {} runs were inconclusive: they found no violation but did not test what the \
+         scenario sets out to test (a scripted fault that never acted; in the lab, also no \
+         client that ever held the lock, a client that failed or was never ready, or a server \
+         that could not run a client's command). They say nothing of safety: every rate above \
+         is of the other runs. Why each was inconclusive (runs.csv's `inconclusive` column):",
+        out.total_runs
+    )));
+    let mut items = Vec::new();
+    for (values, seed, causes) in out.inconclusive.iter().take(MAX_INCONCLUSIVE) {
+        let mut what: Vec<String> = out
+            .keys
+            .iter()
+            .zip(values)
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        what.push(format!("seed {seed}"));
+        items.push(vec![t(format!("{}: {causes}", what.join(", ")))]);
+    }
+    if n > MAX_INCONCLUSIVE {
+        items.push(vec![t(format!(
+            "… and {} more in runs.csv",
+            n - MAX_INCONCLUSIVE
+        ))]);
     }
     doc.push(Block::List(items));
 }

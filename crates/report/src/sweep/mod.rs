@@ -31,7 +31,7 @@ pub use self::coverage::stdout_line;
 use crate::doc::{md_escape, to_html, to_md, Figure, Style};
 use document::{document, title};
 
-pub use self::output::SweepOutput;
+pub use self::output::{Inconclusive, SweepOutput};
 
 /// Creates `dir` (and its parents) and writes `report.md`, `index.html` and
 /// the charts: for each varied key `violation_rate-<key>.svg`,

@@ -37,7 +37,13 @@ pub struct SweepOutput<'a> {
     /// A lab sweep (`redlock-sim lab --seeds`): the client command. Its
     /// runs are under `seed-<N>/` and cannot be replayed, only run again.
     pub lab: Option<&'a [String]>,
+    /// The inconclusive runs, in run order: values (as in `rows`), seed,
+    /// and why ([`redlock_harness::sweep::inconclusive_runs`]).
+    pub inconclusive: &'a [Inconclusive],
 }
+
+/// An inconclusive run: its combination's values, its seed, its causes.
+pub type Inconclusive = (Vec<String>, u64, String);
 
 /// Rows of the summary table in the report (summary.csv has them all).
 pub(crate) const MAX_TABLE_ROWS: usize = 1000;

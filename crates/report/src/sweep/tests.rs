@@ -104,6 +104,7 @@ fn output<'a>(s: &'a Scenario, keys: &'a [String], rows: &'a [SummaryRow]) -> Sw
         total_runs: rows.iter().map(|r| r.runs).sum(),
         file: "scenarios/x.toml",
         replay: &[],
+        inconclusive: &[],
         caught: &[],
         coverage: None,
         lab: None,

@@ -44,7 +44,7 @@ struct Point {
 
 /// The chart, when the sweep has more than one combination with runs.
 pub(crate) fn render(out: &SweepOutput) -> Option<Chart> {
-    if out.rows.iter().filter(|r| r.runs > 0).count() < 2 {
+    if out.rows.iter().filter(|r| r.conclusive_runs() > 0).count() < 2 {
         return None;
     }
     ensure_font();
@@ -80,7 +80,7 @@ fn points(out: &SweepOutput) -> (Vec<Point>, Vec<String>) {
     let points = out
         .rows
         .iter()
-        .filter(|r| r.runs > 0 && r.unavailable_mean_ms.is_finite())
+        .filter(|r| r.conclusive_runs() > 0 && r.unavailable_mean_ms.is_finite())
         .take(MAX_POINTS)
         .map(|r| {
             let series = series_of
@@ -255,8 +255,8 @@ fn runs_per_point(out: &SweepOutput) -> String {
     let runs: Vec<u64> = out
         .rows
         .iter()
-        .filter(|r| r.runs > 0)
-        .map(|r| r.runs)
+        .filter(|r| r.conclusive_runs() > 0)
+        .map(|r| r.conclusive_runs())
         .collect();
     let (fewest, most) = (
         runs.iter().copied().min().unwrap_or(0),

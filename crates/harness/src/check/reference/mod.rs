@@ -87,6 +87,7 @@ pub(super) fn reference(history: &History) -> CheckResult {
         liveness: liveness(history, &holds),
         unprotected_writes: None,
         verdict: Verdict::Safe,
+        inconclusive: Vec::new(),
         holds,
     };
     let violations = result.overlaps.len() + result.stale_writes.len() + result.interleavings.len();
