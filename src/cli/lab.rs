@@ -81,7 +81,8 @@ pub(crate) fn load(a: &Args) -> Result<Scenario, u8> {
         eprintln!("note: {n}");
     }
     redlock_harness::runner::lab::check_command(&a.cmd).map_err(said)?;
-    redlock_harness::runner::lab::check_clock_reach(&a.file, &scenario, &a.cmd).map_err(said)?;
+    redlock_harness::runner::lab::check_clock_reach(&a.file, &scenario, &a.cmd, &a.sets)
+        .map_err(said)?;
     redlock_harness::runner::lab::check_servers(&a.file, &scenario, a.servers).map_err(said)?;
     Ok(scenario)
 }

@@ -46,12 +46,18 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
                 println!("{l}");
             }
             println!("report: {}", dir.join("index.html").display());
+            // A run that tested nothing fails the command, as one run's
+            // inconclusive verdict fails `lab`: a CI must not go green on it.
             let expect = scenario.expect.as_str();
             let violating = rows.iter().filter(|r| r.verdict == "violation").count();
-            u8::from(match expect {
-                "violation" => violating == 0,
-                _ => violating > 0,
-            })
+            let inconclusive = rows.iter().any(|r| !r.conclusive());
+            u8::from(
+                inconclusive
+                    || match expect {
+                        "violation" => violating == 0,
+                        _ => violating > 0,
+                    },
+            )
         }
         Err(e) => {
             eprintln!(
@@ -76,6 +82,9 @@ pub(crate) fn run_seeds(
     let each = |r: &Result<LabRun, LabFailure>, out: &Path| -> Result<(), LabFailure> {
         let r = match r {
             Ok(r) => r,
+            // Bad input (a refusal found as the run went) is the same for
+            // every seed: said once, below, not once per job.
+            Err(LabFailure::BadInput(_)) => return Ok(()),
             Err(e) => {
                 eprintln!("{e}");
                 return Ok(());
@@ -89,7 +98,12 @@ pub(crate) fn run_seeds(
         Ok(())
     };
     redlock_harness::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, a.servers, each)
-        .map_err(|e| exit_code(&e))
+        .map_err(|e| {
+            if let LabFailure::BadInput(_) = &e {
+                eprintln!("{e}");
+            }
+            exit_code(&e)
+        })
 }
 
 /// Writes a lab sweep's files; the lines to print.

@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
-/// Notes, every 20 ms of its own clock, the machine's uptime (no process
-/// fakes `/proc/uptime`) and its wall and monotonic clocks, all in seconds.
+/// Says it is ready (the run's clock starts at the reply), then notes,
+/// every 20 ms of its own clock, the machine's uptime (no process fakes
+/// `/proc/uptime`) and its wall and monotonic clocks, all in seconds.
 const NOTER: &str = r#"
-import time
+import os, time, redis
+host, port = os.environ["REDLOCK_STORE"].rsplit(":", 1)
+redis.Redis(host, int(port)).execute_command("READY", os.environ["REDLOCK_CLIENT"])
 def up():
     return float(open("/proc/uptime").read().split()[0])
 u0 = up()
@@ -75,7 +78,8 @@ fn a_client_clock_takes_each_rate_without_a_step() {
         .stdout(Stdio::null())
         .status()
         .unwrap();
-    assert_eq!(status.code(), Some(0));
+    // It takes no lock: inconclusive, exit 1; its clock is what counts.
+    assert_eq!(status.code(), Some(1));
     let s = samples(&dir.join("out/clients/c1.log"));
     assert!(s.len() > 40, "the client noted its clocks: {s:?}");
     for w in s.windows(2) {
@@ -89,8 +93,8 @@ fn a_client_clock_takes_each_rate_without_a_step() {
             );
         }
     }
-    // The client starts a few ms after the lab: windows clear of the
-    // changes at 0.6 s and 1.2 s of the lab's time.
+    // The client notes from the run's clock start (READY's reply): windows
+    // clear of the changes at 0.6 s and 1.2 s of the lab's time.
     for k in [1, 2] {
         let r = [
             rate(&s, k, 0.05, 0.5),
@@ -164,7 +168,8 @@ fn libfaketimes_shared_memory_is_removed_after_an_end_and_a_kill() {
         .unwrap();
     let pid = lab.id();
     let out = lab.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    // A client that takes no lock: the run is inconclusive (exit 1).
+    assert_eq!(out.status.code(), Some(1));
     assert_eq!(shared(pid), Vec::<String>::new(), "left in /dev/shm");
     let _ = std::fs::remove_dir_all(&dir);
 }

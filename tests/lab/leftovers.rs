@@ -4,6 +4,7 @@
 //! shell scripts that leave a `sleep` behind in their group and write
 //! their pids and the addresses they were given to a file.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,21 +12,36 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
 /// A client that leaves a `sleep` in its group, notes `$$`, the sleep's
-/// pid and its addresses, then runs `rest`.
+/// pid and its addresses, says it is ready, then runs `rest`.
 fn client(rest: &str) -> String {
-    format!("sleep 1000 & echo \"$$ $! $REDLOCK_NODES $REDLOCK_STORE\" >> \"$LEFT_FILE\"; {rest}")
+    format!(
+        "sleep 1000 & echo \"$$ $! $REDLOCK_NODES $REDLOCK_STORE\" >> \"$LEFT_FILE\"; {} {rest}",
+        crate::common::SAY_READY
+    )
 }
 
 fn start_lab(dir: &Path, script: &str) -> Child {
-    Command::new(BIN)
-        .args(["lab", "tests/data/lab/idle.toml", "--out"])
+    let mut cmd = Command::new(BIN);
+    cmd.args(["lab", "tests/data/lab/idle.toml", "--out"])
         .arg(dir.join("out"))
         .args(["--", "sh", "-c", script])
         .env("LEFT_FILE", dir.join("left"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts")
+        .stderr(Stdio::null());
+    // The lab as a terminal starts it: SIGINT at its default. A test run
+    // in the background of a non-interactive shell (`bash scripts/test.sh
+    // &`, as some CI runners and users start it) inherits SIGINT ignored,
+    // and so would the lab: the interrupt below would then do nothing and
+    // the lab would end by itself, successfully (that was the clean
+    // clone's failure, not the machine's load).
+    // SAFETY: between fork and exec only `signal`, async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.spawn().expect("the binary starts")
 }
 
 fn fresh_dir(name: &str) -> PathBuf {
@@ -160,22 +176,29 @@ fn a_sigint_mid_run_leaves_nothing_running() {
 #[test]
 fn a_client_that_fails_or_sends_garbage_is_recorded_and_the_run_goes_on() {
     let dir = fresh_dir("bad");
-    // c1 names another client in a WRITE and sends an unknown command, then
-    // lives to the end; c2 fails at once.
+    // c1 says it is ready, names another client in a WRITE and sends an
+    // unknown command, then lives to the end; c2 fails at once.
     let script = r#"if [ "$REDLOCK_CLIENT" = c2 ]; then exit 3; fi
         cli() { redis-cli -h "${REDLOCK_STORE%:*}" -p "${REDLOCK_STORE##*:}" "$@"; }
-        cli WRITE c2 lock; cli NONSENSE 1 2; sleep 1.2"#;
-    let status = Command::new(BIN)
+        cli READY c1; cli WRITE c2 lock; cli NONSENSE 1 2; sleep 1.2"#;
+    let out = Command::new(BIN)
         .args(["lab", "tests/data/lab/idle.toml", "--out"])
         .arg(dir.join("out"))
         .args(["--", "sh", "-c", script])
-        .stdout(Stdio::null())
-        .status()
+        .output()
         .expect("the binary runs");
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "the run went on to its end and is safe"
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The run went on to its end, and tested nothing: inconclusive, not
+    // safe, and the command fails.
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("verdict: inconclusive\n"), "{stdout}");
+    assert!(
+        stdout.contains("inconclusive: c2 ended before the run's end (exit status: 3)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("inconclusive: no client ever held the lock"),
+        "{stdout}"
     );
     let history = std::fs::read_to_string(dir.join("out/history.csv")).unwrap();
     let errors: Vec<&str> = history

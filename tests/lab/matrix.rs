@@ -47,7 +47,7 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "library,version,language,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,kind,runs_with_overlap,runs_with_stale_write,file,runs_with_stale_in_flight,runs_with_stale_sent_late,runs_with_stale_in_overlap"
+        "library,version,language,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,kind,runs_with_overlap,runs_with_stale_write,file,runs_with_stale_in_flight,runs_with_stale_sent_late,runs_with_stale_in_overlap,conclusive_runs"
     );
     assert_eq!(
         lines.len(),
@@ -62,6 +62,8 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
         let kinds = [n(14), n(15), n(16)];
         assert!(kinds.iter().sum::<u64>() >= n(12), "{line}");
         assert!(kinds.iter().all(|k| *k <= n(12)), "{line}");
+        // Every run of these cells tested what its scenario is for.
+        assert_eq!(n(17), n(4), "every run conclusive: {line}");
     }
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     // Each library broke: the report says which way of getting late led.

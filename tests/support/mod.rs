@@ -46,6 +46,12 @@ impl Drop for RedisServer {
 /// The README's test command: it installs what the tests need, then runs them.
 pub const INSTALL: &str = "bash scripts/test.sh";
 
+/// A shell client's first line under `redlock-sim lab`: it says `READY`
+/// to the store, as a driver does, and waits for the run's clock (a
+/// client that never says it and never uses the lock makes the lab wait
+/// 30 s for it).
+pub const SAY_READY: &str = r#"redis-cli -h "${REDLOCK_STORE%:*}" -p "${REDLOCK_STORE##*:}" READY "$REDLOCK_CLIENT" >/dev/null;"#;
+
 /// `program` on the PATH.
 pub fn which(program: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;

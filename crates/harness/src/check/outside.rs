@@ -303,8 +303,8 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
                     }
                     continue;
                 }
-                let landed = all.iter().rev().find(|a| a.client != *client);
                 let superseded_at = [by_other, other_held].into_iter().flatten().min();
+                let (landed_in, landed_in_start) = landed(all, client, owned_by.as_ref(), e.time);
                 stale.push(StaleWrite {
                     resource: resource.clone(),
                     writer: (client.clone(), *acq),
@@ -313,8 +313,8 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
                     acquired: since.unwrap_or_default(),
                     sent: None,
                     applied: e.time,
-                    landed_in: landed.map_or((String::new(), 0), |a| (a.client.clone(), a.acq)),
-                    landed_in_start: landed.map_or(e.time, |a| a.start),
+                    landed_in,
+                    landed_in_start,
                     superseded_at: superseded_at.unwrap_or(e.time),
                     kind: StaleKind::InFlight,
                 });
@@ -323,6 +323,32 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
         }
     }
     (stale, unprotected)
+}
+
+/// The acquisition a stale write of `writer` applied at `t` landed in:
+/// the owner's the servers show (its latest acquisition by then, or its
+/// `acq=0` when it had said no `HELD` yet: its ownership began at `since`),
+/// or else another client's latest acquisition.
+fn landed(
+    all: &[Acq],
+    writer: &str,
+    owned_by: Option<&(String, Duration)>,
+    t: Duration,
+) -> ((String, u64), Duration) {
+    if let Some((owner, since)) = owned_by.filter(|(c, _)| c != writer) {
+        let latest = all
+            .iter()
+            .rev()
+            .find(|a| &a.client == owner && a.start <= t);
+        return match latest {
+            Some(a) => ((a.client.clone(), a.acq), a.start),
+            None => ((owner.clone(), 0), *since),
+        };
+    }
+    match all.iter().rev().find(|a| a.client != writer) {
+        Some(a) => ((a.client.clone(), a.acq), a.start),
+        None => ((String::new(), 0), t),
+    }
 }
 
 /// Decides how each stale write got late, from the writer's hold (a

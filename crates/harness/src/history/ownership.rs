@@ -106,6 +106,7 @@ impl Ownership {
                 by,
                 ..
             } => {
+                self.adopt(key);
                 self.made(token, by.as_deref());
                 let client = by
                     .clone()
@@ -147,6 +148,15 @@ impl Ownership {
             _ => return vec![],
         };
         self.changes(touched)
+    }
+
+    /// A key no resource lists is a resource of its own (a history
+    /// replayed without the scenario's resources), unless a driver named
+    /// another key for the resource of its name.
+    fn adopt(&mut self, key: &str) {
+        if self.resource_of(key).is_none() && !self.named.contains(key) {
+            self.keys_of.insert(key.to_string(), vec![key.to_string()]);
+        }
     }
 
     /// `token` made by `by` (a client, or unknown).

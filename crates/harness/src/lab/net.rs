@@ -55,8 +55,9 @@ pub(crate) struct LabNet {
 }
 
 /// Told each reply that says a server could not run a client's command:
-/// the client, the server (`n1`, `sentinel`), the command, the reply.
-pub(crate) type ServerErrors = Arc<dyn Fn(&str, &str, &str, &str) + Send + Sync>;
+/// the client, the server (`n1`, `sentinel`), the command's first words,
+/// the reply.
+pub(crate) type ServerErrors = Arc<dyn Fn(&str, &str, &[String], &str) + Send + Sync>;
 
 impl LabNet {
     pub(crate) fn new(latency: DurRange) -> LabNet {
@@ -118,7 +119,7 @@ impl LabNet {
             Some(tell) if to != "store" && self.clients.iter().any(|c| c == from) => {
                 let (tell, client, server) = (tell.clone(), from.to_string(), to.to_string());
                 let tap: super::replies::ReplyTap =
-                    Arc::new(move |cmd: &str, err: &str| tell(&client, &server, cmd, err));
+                    Arc::new(move |words: &[String], err: &str| tell(&client, &server, words, err));
                 Some(tap)
             }
             _ => None,

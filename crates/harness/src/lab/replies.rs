@@ -3,13 +3,16 @@
 //! that come back (RESP2 and RESP3), pairs them in order, and tells the
 //! lab each reply that says the server could not run the command as sent
 //! ([`could_not_run`]): an unknown command or subcommand, wrong arguments,
-//! a script that would not compile or failed in Lua. Such a run tested
-//! something else than the lock (a library whose script the server cannot
-//! run never locks), so it is inconclusive, naming the command and the
-//! reply. Errors that are a server's answer in a working run (`NOSCRIPT`,
-//! which makes a library send its script; `READONLY` and `LOADING` around
-//! a failover or a restart; a script's own `redis.error_reply`; a type
-//! error from the data) are not told.
+//! a script that would not compile or failed in Lua. The lab counts those
+//! to a *lock command* (a script, or a command naming a lock key) as a
+//! cause of an inconclusive run: a library whose script the server cannot
+//! run never locks. Others are a library's probes that Redis refuses too
+//! (redis-py 8's `CLIENT MAINT_NOTIFICATIONS`, Redisson's `WAITAOF` on
+//! Redis 7.0), which it takes in its stride. Errors that are a server's
+//! answer in a working run (`NOSCRIPT`, which makes a library send its
+//! script; `READONLY` and `LOADING` around a failover or a restart; a
+//! script's own `redis.error_reply`; a type error from the data) are not
+//! told.
 //!
 //! A RESP3 push (`>`: pub/sub messages, tracking invalidations) is no
 //! reply. After a RESP2 `SUBSCRIBE` (or `MONITOR`) replies no longer pair
@@ -20,9 +23,14 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 /// Told each error reply that says the server could not run a command:
-/// the command (its name, and its first argument for a command with
-/// subcommands), and the reply.
-pub(crate) type ReplyTap = Arc<dyn Fn(&str, &str) + Send + Sync>;
+/// the command's first words ([`MAX_WORDS`], each cut at [`MAX_WORD`]
+/// bytes; empty when replies no longer pair with commands), and the reply.
+pub(crate) type ReplyTap = Arc<dyn Fn(&[String], &str) + Send + Sync>;
+
+/// Words of a command kept to be told: enough for a script's keys.
+const MAX_WORDS: usize = 8;
+/// Bytes of a word kept (a script's text is cut).
+const MAX_WORD: usize = 200;
 
 /// Whether an error reply says the server could not run the command as
 /// it was sent (Redis 7.0's words).
@@ -47,7 +55,7 @@ pub(crate) struct Pairing {
     up: BytesMut,
     down: BytesMut,
     /// The commands sent and not yet answered, in order.
-    pending: VecDeque<String>,
+    pending: VecDeque<Vec<String>>,
     /// Replies no longer pair with commands (RESP2 subscribed mode).
     unpaired: bool,
     /// What the stream sent could not be read as RESP: the tap stops.
@@ -73,18 +81,17 @@ impl Pairing {
         }
         self.up.extend_from_slice(bytes);
         loop {
-            match request_name(&self.up) {
-                Ok(Some((name, used))) => {
+            match request_words(&self.up) {
+                Ok(Some((words, used))) => {
                     self.up.advance(used);
-                    let upper = name.to_ascii_uppercase();
-                    if upper.starts_with("SUBSCRIBE")
-                        || upper.starts_with("PSUBSCRIBE")
-                        || upper.starts_with("SSUBSCRIBE")
-                        || upper == "MONITOR"
-                    {
+                    let upper = words.first().map(|w| w.to_ascii_uppercase());
+                    if matches!(
+                        upper.as_deref(),
+                        Some("SUBSCRIBE" | "PSUBSCRIBE" | "SSUBSCRIBE" | "MONITOR")
+                    ) {
                         self.unpaired = true;
                     }
-                    self.pending.push_back(name);
+                    self.pending.push_back(words);
                 }
                 Ok(None) => return,
                 Err(()) => return self.lose(),
@@ -113,7 +120,7 @@ impl Pairing {
             };
             if let Some(error) = error_text(&frame) {
                 if could_not_run(&error) {
-                    (self.tap)(command.as_deref().unwrap_or("?"), &error);
+                    (self.tap)(command.as_deref().unwrap_or(&[]), &error);
                 }
             }
         }
@@ -145,37 +152,38 @@ fn error_text(frame: &[u8]) -> Option<String> {
     )
 }
 
-/// The name of the first request in `buf` (with its first argument for
-/// `CLIENT`, `SENTINEL`, `SCRIPT`, `CONFIG`, `CLUSTER`, `COMMAND`,
-/// `PUBSUB`, `OBJECT`, `XINFO`), and the bytes it takes; `None` if it is
+/// The first words of the first request in `buf` (an array of bulk
+/// strings, or an inline line), and the bytes it takes; `None` if it is
 /// not all there yet.
-fn request_name(buf: &[u8]) -> Result<Option<(String, usize)>, ()> {
+fn request_words(buf: &[u8]) -> Result<Option<(Vec<String>, usize)>, ()> {
     if buf.is_empty() {
         return Ok(None);
     }
+    let cut = |w: &str| w.chars().take(MAX_WORD).collect::<String>();
     if buf[0] != b'*' {
         // An inline command: a line of words.
         let Some(nl) = buf.iter().position(|&c| c == b'\n') else {
             return Ok(None);
         };
         let line = String::from_utf8_lossy(&buf[..nl]);
-        let words: Vec<&str> = line.split_whitespace().collect();
-        return Ok(Some((name_of(&words), nl + 1)));
+        let words = line.split_whitespace().take(MAX_WORDS).map(cut).collect();
+        return Ok(Some((words, nl + 1)));
     }
     let Some(end) = scan(buf, 0, 0)? else {
         return Ok(None);
     };
-    let words = first_bulks(&buf[..end], 2);
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    Ok(Some((name_of(&words), end)))
+    let words = first_bulks(&buf[..end], MAX_WORDS);
+    Ok(Some((words.iter().map(|w| cut(w)).collect(), end)))
 }
 
-fn name_of(words: &[&str]) -> String {
+/// A command's name as told: `EVALSHA`, `CLIENT TRACKING` (with the
+/// subcommand for the commands that have them), `?` when not known.
+pub(crate) fn command_name(words: &[String]) -> String {
     const WITH_SUB: [&str; 9] = [
         "CLIENT", "SENTINEL", "SCRIPT", "CONFIG", "CLUSTER", "COMMAND", "PUBSUB", "OBJECT", "XINFO",
     ];
     let Some(first) = words.first() else {
-        return String::new();
+        return "?".to_string();
     };
     let upper = first.to_ascii_uppercase();
     match words.get(1) {
@@ -184,6 +192,18 @@ fn name_of(words: &[&str]) -> String {
         }
         _ => upper,
     }
+}
+
+/// Whether `words` are a lock command: a script (`EVAL`, `EVALSHA`,
+/// `FCALL` and their read-only forms), or a command naming one of
+/// `lock_keys`.
+pub(crate) fn is_lock_command(words: &[String], lock_keys: &[String]) -> bool {
+    let name = words.first().map(|w| w.to_ascii_uppercase());
+    let script = matches!(
+        name.as_deref(),
+        Some("EVAL" | "EVALSHA" | "EVAL_RO" | "EVALSHA_RO" | "FCALL" | "FCALL_RO")
+    );
+    script || words.iter().skip(1).any(|w| lock_keys.contains(w))
 }
 
 /// The first `n` bulk strings of an array frame.
@@ -267,11 +287,25 @@ fn scan(buf: &[u8], pos: usize, depth: usize) -> Result<Option<usize>, ()> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_lock_command_is_a_script_or_names_a_lock_key() {
+        let w = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
+        let keys = vec!["lock".to_string()];
+        assert!(is_lock_command(&w("evalsha abc 1 other"), &keys));
+        assert!(is_lock_command(&w("SET lock t NX PX 10"), &keys));
+        assert!(!is_lock_command(&w("CLIENT MAINT_NOTIFICATIONS ON"), &keys));
+        assert!(!is_lock_command(&w("WAITAOF 0 1 0"), &keys));
+        assert_eq!(command_name(&w("client tracking on")), "CLIENT TRACKING");
+        assert_eq!(command_name(&[]), "?");
+    }
+
     fn told() -> (Arc<Mutex<Pairing>>, Arc<Mutex<Vec<String>>>) {
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
         let s = seen.clone();
-        let tap: ReplyTap =
-            Arc::new(move |cmd, err| s.lock().unwrap().push(format!("{cmd}: {err}")));
+        let tap: ReplyTap = Arc::new(move |words: &[String], err: &str| {
+            let cmd = command_name(words);
+            s.lock().unwrap().push(format!("{cmd}: {err}"))
+        });
         (Pairing::new(tap), seen)
     }
 

@@ -146,20 +146,7 @@ impl Lab {
         let master = Arc::new(Mutex::new("n1".to_string()));
         let mut net = LabNet::new(s.network.latency);
         let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
-        let errors_rec = rec.clone();
-        net.tell_server_errors(
-            &clients,
-            Arc::new(
-                move |client: &str, server: &str, command: &str, error: &str| {
-                    let kind = EventKind::ServerError {
-                        server: server.to_string(),
-                        command: command.to_string(),
-                        error: error.to_string(),
-                    };
-                    errors_rec.record(client, kind);
-                },
-            ),
-        );
+        net.tell_server_errors(&clients, server_errors(&rec));
         let clocks = clocks(s, setup.seed, origin);
         let real = setup.servers == Servers::Redis;
         let (nodes, data) = if real {
@@ -487,6 +474,26 @@ impl Lab {
             node.stop().await;
         }
     }
+}
+
+/// Records each reply that says a server could not run a client's lock
+/// command (a script, or a command naming a lock key): a library's probe
+/// that Redis refuses too is no cause ([`super::replies`]).
+fn server_errors(rec: &LabRecorder) -> super::net::ServerErrors {
+    let rec = rec.clone();
+    Arc::new(
+        move |client: &str, server: &str, words: &[String], error: &str| {
+            if !super::replies::is_lock_command(words, &rec.lock_keys()) {
+                return;
+            }
+            let kind = EventKind::ServerError {
+                server: server.to_string(),
+                command: super::replies::command_name(words),
+                error: error.to_string(),
+            };
+            rec.record(client, kind);
+        },
+    )
 }
 
 /// Where real servers' output goes, beside the clients' logs.

@@ -51,13 +51,16 @@ pub fn load(
     Ok((scenario, notes))
 }
 
-/// When `scenario` (read from `file`) sets or changes a client's clock:
-/// `cmd`'s program is not one libfaketime cannot reach (a Go program).
-/// A program a wrapper starts is looked at during the run.
+/// When `scenario` (read from `file`, with `sets`) sets or changes a
+/// client's clock: `cmd`'s program is not one libfaketime cannot reach (a
+/// Go program). A program a wrapper starts is looked at during the run.
+/// The refusal names where the key came from: the file and its line, or
+/// the `--set` that gave it.
 pub fn check_clock_reach(
     file: &Path,
     scenario: &Scenario,
     cmd: &[String],
+    sets: &[(String, toml::Value)],
 ) -> Result<(), LabFailure> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     let Some((key, line)) = crate::lab::refuse::client_clock_key(scenario, &text) else {
@@ -68,8 +71,19 @@ pub fn check_clock_reach(
     else {
         return Ok(());
     };
+    let set = sets
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == key || k.starts_with(&format!("{key}.")));
+    let (file, line) = match set {
+        Some((k, v)) => (
+            format!("--set {k}={}", crate::scenario::render_vary_value(v)),
+            None,
+        ),
+        None => (file.display().to_string(), line),
+    };
     let error = crate::scenario::ScenarioError {
-        file: file.display().to_string(),
+        file,
         key,
         line,
         message: format!(
@@ -181,11 +195,12 @@ fn lab_causes(scenario: &Scenario, outcome: &run::Outcome, check: &CheckResult) 
     causes
 }
 
-/// Each distinct reply that said a server could not run a client's
-/// command, once per client, server and command.
+/// Each distinct reply (by command and error) that said a server could
+/// not run a client's lock command, once, with the servers and clients it
+/// was said to.
 fn server_errors(history: &crate::history::History) -> Vec<Cause> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
+    type Whom = (Vec<String>, Vec<String>);
+    let mut seen: Vec<((String, String), Whom)> = Vec::new();
     for e in &history.events {
         let crate::history::EventKind::ServerError {
             server,
@@ -195,12 +210,34 @@ fn server_errors(history: &crate::history::History) -> Vec<Cause> {
         else {
             continue;
         };
-        if seen.insert((e.host.clone(), server.clone(), command.clone())) {
-            let text = format!("{server} answered {}'s {command} with: {error}", e.host);
-            out.push(Cause::new(CauseKind::ServerError, text));
+        let what = (command.clone(), error.clone());
+        let at = match seen.iter().position(|(w, _)| *w == what) {
+            Some(i) => i,
+            None => {
+                seen.push((what, (Vec::new(), Vec::new())));
+                seen.len() - 1
+            }
+        };
+        let (servers, clients) = &mut seen[at].1;
+        if !servers.contains(server) {
+            servers.push(server.clone());
+        }
+        if !clients.contains(&e.host) {
+            clients.push(e.host.clone());
         }
     }
-    out
+    seen.into_iter()
+        .map(|((command, error), (mut servers, mut clients))| {
+            servers.sort();
+            clients.sort();
+            let text = format!(
+                "the servers answered {command} with: {error} ({} to {})",
+                servers.join(", "),
+                clients.join(", ")
+            );
+            Cause::new(CauseKind::ServerError, text)
+        })
+        .collect()
 }
 
 /// What serves the nodes, as the summary names it.
