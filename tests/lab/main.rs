@@ -9,6 +9,7 @@ mod common;
 mod bugs;
 mod clock;
 mod connect;
+mod inconclusive;
 mod leftovers;
 mod link;
 mod matrix;

@@ -14,6 +14,7 @@ mod broken_pipe;
 mod campaign;
 mod check;
 mod frontier;
+mod inconclusive;
 mod kill;
 mod limits;
 mod network;
