@@ -16,6 +16,7 @@ mod differential;
 mod differential_reentrant;
 mod differential_resp3;
 mod differential_scripts;
+mod differential_time;
 mod differential_types;
 mod differential_wait;
 mod lock_libraries;

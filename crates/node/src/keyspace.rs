@@ -52,6 +52,9 @@ pub struct Keyspace {
     /// A master's streaming replicas (by the stream serving each) and the
     /// offset each acknowledged (`WAIT`, `INFO`'s `connected_slaves`).
     pub(crate) streaming: std::collections::BTreeMap<u64, u64>,
+    /// The wall clock in microseconds at the command being run (`TIME`),
+    /// read with its millisecond `now` (see [`super::Node::execute`]).
+    pub(crate) now_us: i64,
     effects: Vec<Vec<Bytes>>,
 }
 
@@ -63,6 +66,7 @@ impl Default for Keyspace {
             role: Role::Master,
             offset: 0,
             streaming: std::collections::BTreeMap::new(),
+            now_us: 0,
             effects: Vec::new(),
         }
     }

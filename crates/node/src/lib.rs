@@ -103,15 +103,23 @@ impl Node {
 
     /// Runs one command at the node's current wall-clock time.
     pub fn execute(&self, args: &[Bytes]) -> Frame {
-        let now = self.clock.wall_ms();
-        self.with_keyspace(|ks| command::dispatch(ks, args, now))
+        self.execute_noting_writes(args).0
+    }
+
+    /// The wall clock now, in milliseconds and in microseconds within that
+    /// millisecond (one reading of the node's clock).
+    fn wall_now(&self) -> (i64, i64) {
+        let ms = self.clock.wall_ms();
+        let us = self.clock.wall_us().clamp(ms * 1000, ms * 1000 + 999);
+        (ms, us)
     }
 
     /// [`Node::execute`], with the replication offset after the command
     /// if it wrote (`WAIT` waits for the connection's last write).
     pub(crate) fn execute_noting_writes(&self, args: &[Bytes]) -> (Frame, Option<u64>) {
-        let now = self.clock.wall_ms();
+        let (now, us) = self.wall_now();
         self.with_keyspace(|ks| {
+            ks.now_us = us;
             let before = ks.offset;
             let reply = command::dispatch(ks, args, now);
             (reply, (ks.offset != before).then_some(ks.offset))
