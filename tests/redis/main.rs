@@ -13,10 +13,12 @@ mod common;
 
 mod cli_lock;
 mod differential;
+mod differential_pubsub;
 mod differential_reentrant;
 mod differential_resp3;
 mod differential_scripts;
 mod differential_time;
+mod differential_tracking;
 mod differential_types;
 mod differential_wait;
 mod lock_libraries;
@@ -25,4 +27,5 @@ mod real_redis;
 mod real_redis_reentrant;
 mod redis_cli;
 mod sentinel;
+mod transcript;
 mod variant_scripts;

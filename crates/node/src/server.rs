@@ -11,6 +11,9 @@ use super::keyspace::{parse_i64, Keyspace, Role};
 use bytes::Bytes;
 use redlock_proto::resp::Frame;
 
+/// What Redis reports as its version, in `INFO` (and `HELLO`).
+pub(crate) const REDIS_VERSION: &str = "7.0.15";
+
 pub(crate) fn ping(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     match args.len() {
         1 => Frame::Simple("PONG".into()),
@@ -30,7 +33,7 @@ pub(crate) fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     if wants("server") {
         sections.push(format!(
             "# Server\r\nredis_version:{}\r\nredlock_sim_version:{}\r\nredis_mode:standalone\r\n",
-            super::session::REDIS_VERSION,
+            REDIS_VERSION,
             env!("CARGO_PKG_VERSION")
         ));
     }
