@@ -95,6 +95,14 @@ impl Node {
         }
     }
 
+    /// A node of its own (keyspace, sinks) whose clients are numbered with
+    /// this one's ids (the sentinel's listeners).
+    pub(crate) fn sharing_ids(&self) -> Node {
+        let mut n = Node::new(self.clock.clone());
+        n.last_client_id = self.last_client_id.clone();
+        n
+    }
+
     /// A new client id: 1, 2, ... in order of connection, per node.
     pub fn next_client_id(&self) -> u64 {
         self.last_client_id.fetch_add(1, Ordering::Relaxed) + 1

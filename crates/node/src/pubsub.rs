@@ -77,6 +77,16 @@ pub(crate) fn unsubscribe(ks: &mut Keyspace, id: u64, args: &[Bytes], pattern: b
     out
 }
 
+/// Publishes `message` on `channel` (the sentinel's events); how many
+/// clients received it.
+pub(crate) fn publish_to(ks: &mut Keyspace, channel: &str, message: &str) -> usize {
+    let (c, m) = (
+        Bytes::from(channel.to_string()),
+        Bytes::from(message.to_string()),
+    );
+    ks.pubsub.publish(&ks.clients, &c, &m)
+}
+
 /// `PUBLISH channel message`: how many clients received it.
 pub(crate) fn publish(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     Frame::Integer(ks.pubsub.publish(&ks.clients, &args[1], &args[2]) as i64)
