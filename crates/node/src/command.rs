@@ -8,7 +8,7 @@ use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
 use super::{
-    hashes, keys, lists, pubsub, replication, scripting, server, strings, tracking, zsets,
+    cluster, hashes, keys, lists, pubsub, replication, scripting, server, strings, tracking, zsets,
 };
 use bytes::Bytes;
 use redlock_proto::resp::Frame;
@@ -26,6 +26,10 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("command", -1, server::command),
     ("select", 2, server::select),
     ("time", 1, server::time),
+    ("cluster", -2, cluster::cluster),
+    ("readonly", 1, cluster::cluster_only),
+    ("readwrite", 1, cluster::cluster_only),
+    ("asking", 1, cluster::cluster_only),
     ("get", 2, strings::get),
     ("set", -3, strings::set),
     ("setnx", 3, strings::setnx),

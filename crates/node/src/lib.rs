@@ -24,6 +24,7 @@
 pub(crate) mod blocking;
 pub(crate) mod channels;
 pub(crate) mod clients;
+pub(crate) mod cluster;
 pub(crate) mod command;
 pub(crate) mod errors;
 pub(crate) mod format;
