@@ -14,6 +14,7 @@ mod common;
 mod cli_lock;
 mod differential;
 mod differential_cluster;
+mod differential_multi;
 mod differential_pubsub;
 mod differential_reentrant;
 mod differential_resp3;

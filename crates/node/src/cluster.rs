@@ -4,8 +4,7 @@
 //! subcommand`, a wrong count the subcommand's arity error). rueidis sends
 //! `CLUSTER SLOTS` at connect and takes the error for a single node.
 
-use super::command::arity_ok;
-use super::errors::wrong_arity;
+use super::errors::{arity_ok, wrong_arity};
 use super::keyspace::Keyspace;
 use bytes::Bytes;
 use redlock_proto::resp::Frame;

@@ -4,6 +4,7 @@
 //! subscriptions) are in the table for their arity and for scripts, which
 //! may not call them; the session answers them ([`super::session`]).
 
+pub(crate) use super::errors::arity_ok;
 use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
@@ -93,6 +94,9 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("auth", -2, connection_only),
     ("reset", 1, connection_only),
     ("quit", -1, connection_only),
+    ("multi", 1, connection_only),
+    ("exec", 1, connection_only),
+    ("discard", 1, connection_only),
     ("subscribe", -2, connection_only),
     ("psubscribe", -2, connection_only),
     ("unsubscribe", -1, connection_only),
@@ -153,6 +157,7 @@ const NOSCRIPT: &[&str] = &[
     "client",
     "multi",
     "exec",
+    "discard",
     "watch",
     "subscribe",
     "psubscribe",
@@ -217,16 +222,6 @@ fn checked(ks: &Keyspace, args: &[Bytes]) -> Result<Handler, Frame> {
         return Err(read_only());
     }
     Ok(*handler)
-}
-
-pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
-    let argc = argc as i64;
-    let arity = arity as i64;
-    if arity > 0 {
-        argc == arity
-    } else {
-        argc >= -arity
-    }
 }
 
 pub(crate) fn unknown_command(args: &[Bytes]) -> Frame {

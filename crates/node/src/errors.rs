@@ -55,3 +55,15 @@ pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
     }
     std::str::from_utf8(b).ok()?.parse().ok()
 }
+
+/// Whether `argc` arguments (the name included) fit an arity (positive:
+/// exactly; negative: at least).
+pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
+    let argc = argc as i64;
+    let arity = arity as i64;
+    if arity > 0 {
+        argc == arity
+    } else {
+        argc >= -arity
+    }
+}

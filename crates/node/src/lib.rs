@@ -33,6 +33,7 @@ pub(crate) mod hashes;
 pub(crate) mod keys;
 pub mod keyspace;
 pub(crate) mod lists;
+pub(crate) mod multi;
 pub mod persistence;
 pub(crate) mod pubsub;
 pub mod replication;
@@ -145,6 +146,27 @@ impl Node {
             let before = ks.offset;
             let reply = command::dispatch(ks, args, now);
             (reply, (ks.offset != before).then_some(ks.offset))
+        })
+    }
+
+    /// Runs `commands` as client `client`'s, one after the other under one
+    /// lock of the keyspace (`EXEC`): their replies, and the replication
+    /// offset after them if they wrote.
+    pub(crate) fn execute_all(
+        &self,
+        commands: &[Vec<Bytes>],
+        client: u64,
+    ) -> (Vec<Frame>, Option<u64>) {
+        let (now, us) = self.wall_now();
+        self.with_keyspace(|ks| {
+            ks.now_us = us;
+            ks.clients.current = Some(client);
+            let before = ks.offset;
+            let replies = commands
+                .iter()
+                .map(|c| command::dispatch(ks, c, now))
+                .collect();
+            (replies, (ks.offset != before).then_some(ks.offset))
         })
     }
 
@@ -305,6 +327,10 @@ where
 {
     if let Some(refused) = session::refusal(node, session, args) {
         return (vec![refused], false);
+    }
+    if let Some(replies) = multi::transaction(node, session, args) {
+        session::after_command(node, session, args);
+        return (replies, false);
     }
     if blocking::is_blocking_pop(args) {
         return match blocking::block(node, conn, args).await {

@@ -48,6 +48,16 @@ pub struct Session {
     pub(crate) lib_ver: Option<Bytes>,
     /// The master's offset after this connection's last write (`WAIT`).
     pub(crate) woff: u64,
+    /// The transaction under way, after `MULTI` ([`super::multi`]).
+    pub(crate) multi: Option<Queued>,
+}
+
+/// A connection's transaction under way.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Queued {
+    pub(crate) commands: Vec<Vec<Bytes>>,
+    /// A command was refused while queueing.
+    pub(crate) aborted: bool,
 }
 
 impl Session {
@@ -59,6 +69,7 @@ impl Session {
             lib_name: None,
             lib_ver: None,
             woff: 0,
+            multi: None,
         }
     }
 }
@@ -67,11 +78,16 @@ impl Session {
 /// order (a subscription answers a frame per channel).
 pub(crate) fn answer(node: &Node, s: &mut Session, args: &[Bytes]) -> Vec<Frame> {
     let replies = answer_one(node, s, args);
-    // `CLIENT CACHING` holds for the command after it, as in Redis.
-    if !args.first().is_some_and(|a| is(a, "client")) {
+    after_command(node, s, args);
+    replies
+}
+
+/// `CLIENT CACHING` holds for the command after it (or the transaction
+/// after it), as in Redis.
+pub(crate) fn after_command(node: &Node, s: &Session, args: &[Bytes]) {
+    if s.multi.is_none() && !args.first().is_some_and(|a| is(a, "client")) {
         node.keyspace().tracking.command_done(s.id);
     }
-    replies
 }
 
 fn answer_one(node: &Node, s: &mut Session, args: &[Bytes]) -> Vec<Frame> {
@@ -151,6 +167,7 @@ fn reset(node: &Node, s: &mut Session) -> Frame {
     ks.clients.set_resp3(s.id, false);
     s.protocol = Protocol::Resp2;
     s.name = None;
+    s.multi = None;
     Frame::Simple("RESET".into())
 }
 
@@ -287,7 +304,7 @@ const CLIENT_SUBCOMMANDS: &[(&str, i32)] = &[
 
 /// The subcommand of a `CLIENT` request, lowercase, once its name and
 /// arity are checked as Redis checks them.
-fn client_subcommand(args: &[Bytes]) -> Result<String, Frame> {
+pub(crate) fn client_subcommand(args: &[Bytes]) -> Result<String, Frame> {
     let Some(sub) = args.get(1) else {
         return Err(wrong_arity("client"));
     };
