@@ -237,7 +237,7 @@ async fn events_around_a_failover(
 ) -> Vec<String> {
     let named = [(servers[0].port, "OLD"), (servers[1].port, "NEW")];
     let mut plain = Raw::connect(sentinel).await;
-    let mut subs = vec![Raw::connect(sentinel).await, Raw::connect(sentinel).await];
+    let mut subs = [Raw::connect(sentinel).await, Raw::connect(sentinel).await];
     subs[1].call(&words("HELLO 3")).await;
     let mut out = Vec::new();
     let short = Duration::from_millis(200);
