@@ -188,6 +188,13 @@ async fn the_queries_libraries_send_read_as_redis_sentinel_answers_them() {
             &["SENTINEL", "nosuch"],
             &["SENTINEL", "ckquorum", "mymaster"],
             &["CLIENT", "SETNAME", "lib"],
+            // rueidis's handshake (rueidislock's options), on the sentinel too.
+            &["CLIENT", "TRACKING", "ON", "OPTOUT"],
+            &["CLIENT", "CACHING", "NO"],
+            &["CLIENT", "TRACKINGINFO"],
+            &["CLIENT", "TRACKING", "OFF"],
+            &["CLIENT", "NOSUCH"],
+            &["UNSUBSCRIBE", "+switch-master"],
             &["GET", "x"],
         ] {
             assert_eq!(o.call(q).await, s.call(q).await, "{q:?} under RESP{proto}");
