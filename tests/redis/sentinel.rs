@@ -2,9 +2,13 @@
 //! the same two `redis-server`s (a master and its replica): the queries
 //! lock libraries send, under RESP2 and RESP3, must read the same. Fields
 //! that are times, ids or link states (they differ between any two
-//! sentinels) are checked for their form only.
+//! sentinels) are checked for their form only. Subscribers to the
+//! sentinel's events (each sentinel with a pair of servers of its own, a
+//! port shown by its role) read the same confirmations, refusals in
+//! subscribed mode, and `+sdown`, `+odown` and `+switch-master` when the
+//! master dies, under RESP2 and RESP3.
 
-use crate::common::{self, start_redis, Client};
+use crate::common::{self, start_redis, words, Client, Raw};
 use redlock_node::sentinel::{self, SentinelConfig};
 use redlock_proto::clock::SystemClock;
 use redlock_proto::resp::Frame;
@@ -184,6 +188,13 @@ async fn the_queries_libraries_send_read_as_redis_sentinel_answers_them() {
             &["SENTINEL", "nosuch"],
             &["SENTINEL", "ckquorum", "mymaster"],
             &["CLIENT", "SETNAME", "lib"],
+            // rueidis's handshake (rueidislock's options), on the sentinel too.
+            &["CLIENT", "TRACKING", "ON", "OPTOUT"],
+            &["CLIENT", "CACHING", "NO"],
+            &["CLIENT", "TRACKINGINFO"],
+            &["CLIENT", "TRACKING", "OFF"],
+            &["CLIENT", "NOSUCH"],
+            &["UNSUBSCRIBE", "+switch-master"],
             &["GET", "x"],
         ] {
             assert_eq!(o.call(q).await, s.call(q).await, "{q:?} under RESP{proto}");
@@ -204,4 +215,105 @@ async fn the_queries_libraries_send_read_as_redis_sentinel_answers_them() {
             }
         }
     }
+}
+
+/// Reads the next frame of `c` as text, with the ports of `named` shown
+/// by their names and bulk lengths as `$n` (a port's length may differ);
+/// `None` if none comes within `wait`.
+async fn next_shown(c: &mut Raw, wait: Duration, named: &[(u16, &str)]) -> Option<String> {
+    let f = c.reply(wait).await?;
+    let text = String::from_utf8_lossy(&f).replace("\r\n", " ");
+    let text = named
+        .iter()
+        .fold(text, |t, (port, name)| t.replace(&port.to_string(), name));
+    let words: Vec<&str> = text
+        .split(' ')
+        .map(|w| match w.strip_prefix('$') {
+            Some(n) if n.parse::<usize>().is_ok() => "$n",
+            _ => w,
+        })
+        .collect();
+    Some(words.join(" "))
+}
+
+/// One sentinel's side: two subscribers (RESP2 and RESP3) and a plain
+/// connection; what they read around a failover of `master` to `replica`.
+async fn events_around_a_failover(
+    sentinel: &str,
+    servers: &mut [common::RedisServer],
+) -> Vec<String> {
+    let named = [(servers[0].port, "OLD"), (servers[1].port, "NEW")];
+    let mut plain = Raw::connect(sentinel).await;
+    let mut subs = [Raw::connect(sentinel).await, Raw::connect(sentinel).await];
+    subs[1].call(&words("HELLO 3")).await;
+    let mut out = Vec::new();
+    let short = Duration::from_millis(200);
+    for s in subs.iter_mut() {
+        s.send(&words("SUBSCRIBE +switch-master +sdown +odown"))
+            .await;
+        for _ in 0..3 {
+            out.extend(next_shown(s, short, &named).await);
+        }
+        for q in [
+            "SENTINEL get-master-addr-by-name mymaster",
+            "GET x",
+            "PING",
+            "PING hi",
+            "CLIENT GETNAME",
+            "PSUBSCRIBE +switch-*",
+        ] {
+            s.send(&words(q)).await;
+            out.extend(next_shown(s, short, &named).await);
+        }
+    }
+    for q in [
+        "PUBLISH x y",
+        "PUBLISH __sentinel__:hello y",
+        "PUBLISH",
+        "RESET",
+        "UNSUBSCRIBE",
+    ] {
+        plain.send(&words(q)).await;
+        out.extend(next_shown(&mut plain, short, &named).await);
+    }
+    replicas_known(&mut Client::connect(sentinel).await, sentinel).await;
+    servers[0].kill();
+    // +sdown, +odown, then +switch-master twice (the channel, then the
+    // pattern) on each subscriber.
+    for s in subs.iter_mut() {
+        for _ in 0..4 {
+            out.extend(next_shown(s, Duration::from_secs(30), &named).await);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribers_hear_of_a_failover_as_redis_sentinel_tells_them() {
+    common::require_redis("sentinel events");
+    let mut real_pair = start_redis(2);
+    let mut our_pair = start_redis(2);
+    for pair in [&real_pair, &our_pair] {
+        let mut r = Client::connect(&pair[1].addr()).await;
+        let port = pair[0].port.to_string();
+        r.call(&["REPLICAOF", "127.0.0.1", &port]).await;
+    }
+    let real = start_real_sentinel(real_pair[0].port);
+    let ours = start_ours(vec![our_pair[0].addr(), our_pair[1].addr()]).await;
+    let real_addr = format!("127.0.0.1:{}", real.port);
+    let (r, o) = tokio::join!(
+        events_around_a_failover(&real_addr, &mut real_pair),
+        events_around_a_failover(&ours, &mut our_pair)
+    );
+    for (a, b) in r.iter().zip(&o) {
+        assert_eq!(a, b, "redis-sentinel (left) and ours (right)");
+    }
+    assert_eq!(r.len(), o.len(), "{r:#?}\n{o:#?}");
+    let told = |what: &str| r.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(told("mymaster 127.0.0.1 OLD 127.0.0.1 NEW"), 4, "{r:#?}");
+    assert_eq!(
+        told("master mymaster 127.0.0.1 OLD #quorum 1/1"),
+        2,
+        "{r:#?}"
+    );
 }

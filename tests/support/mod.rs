@@ -388,3 +388,65 @@ where
             .collect()
     })
 }
+
+/// A raw RESP connection for the differential tests: sends commands, reads
+/// replies (and pushed messages) as the bytes the server wrote.
+pub struct Raw {
+    s: tokio::net::TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Raw {
+    pub async fn connect(addr: &str) -> Raw {
+        let s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.set_nodelay(true).unwrap();
+        Raw { s, buf: Vec::new() }
+    }
+
+    pub async fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        use tokio::io::AsyncWriteExt;
+        let bytes = redlock_proto::resp::Frame::command(args).to_bytes();
+        self.s.write_all(&bytes).await.unwrap();
+    }
+
+    /// The next frame's raw bytes, or `None` if none comes within `wait`
+    /// (or the server closed the connection: then `closed` says so).
+    pub async fn reply(&mut self, wait: Duration) -> Option<Vec<u8>> {
+        use tokio::io::AsyncReadExt;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some((_, used)) = redlock_proto::resp::parse(&self.buf).expect("well-formed") {
+                return Some(self.buf.drain(..used).collect());
+            }
+            let mut chunk = [0u8; 4096];
+            let read = tokio::time::timeout_at(deadline, self.s.read(&mut chunk)).await;
+            let n = read.ok()?.ok()?;
+            if n == 0 {
+                return None;
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Sends `args` and reads one frame (5 s at most).
+    pub async fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<u8> {
+        self.send(args).await;
+        self.reply(Duration::from_secs(5))
+            .await
+            .expect("a reply within 5 s")
+    }
+
+    /// Every frame that arrives within `wait` of each other, as text.
+    pub async fn drain(&mut self, wait: Duration) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(f) = self.reply(wait).await {
+            out.push(String::from_utf8_lossy(&f).into_owned());
+        }
+        out
+    }
+}
+
+/// A command's words, split on spaces.
+pub fn words(s: &str) -> Vec<Vec<u8>> {
+    s.split(' ').map(|w| w.as_bytes().to_vec()).collect()
+}

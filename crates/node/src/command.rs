@@ -1,10 +1,16 @@
 //! Command dispatch: the command table with Redis's arities, and the error
 //! replies for unknown commands and wrong arity, worded as Redis 7 words them.
+//! The connection's own commands (`HELLO`, `CLIENT`, `AUTH`, `RESET`, the
+//! subscriptions) are in the table for their arity and for scripts, which
+//! may not call them; the session answers them ([`super::session`]).
 
+pub(crate) use super::errors::arity_ok;
 use super::errors::{read_only, wrong_arity};
 use super::keyspace::Keyspace;
 use super::keyspace::Role;
-use super::{hashes, keys, lists, pubsub, replication, scripting, server, strings, zsets};
+use super::{
+    cluster, hashes, keys, lists, pubsub, replication, scripting, server, strings, tracking, zsets,
+};
 use bytes::Bytes;
 use redlock_proto::resp::Frame;
 
@@ -20,6 +26,11 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("role", 1, server::role),
     ("command", -1, server::command),
     ("select", 2, server::select),
+    ("time", 1, server::time),
+    ("cluster", -2, cluster::cluster),
+    ("readonly", 1, cluster::cluster_only),
+    ("readwrite", 1, cluster::cluster_only),
+    ("asking", 1, cluster::cluster_only),
     ("get", 2, strings::get),
     ("set", -3, strings::set),
     ("setnx", 3, strings::setnx),
@@ -29,6 +40,7 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("del", -2, keys::del),
     ("unlink", -2, keys::del),
     ("publish", 3, pubsub::publish),
+    ("pubsub", -2, pubsub::pubsub),
     ("exists", -2, keys::exists),
     ("expire", -3, keys::expire),
     ("expireat", -3, keys::expireat),
@@ -67,13 +79,35 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("zcount", 4, zsets::zcount),
     ("zrange", -4, zsets::zrange),
     ("zrangebyscore", -4, zsets::zrangebyscore),
+    ("zrevrange", -4, zsets::zrevrange),
+    ("zrevrangebyscore", -4, zsets::zrevrangebyscore),
+    ("zrevrank", 3, zsets::zrevrank),
     ("zremrangebyscore", 4, zsets::zremrangebyscore),
     ("eval", -3, scripting::eval),
     ("evalsha", -3, scripting::evalsha),
     ("script", -2, scripting::script),
     ("replicaof", 3, replication::replicaof),
     ("slaveof", 3, replication::replicaof),
+    // A connection's own: answered by the session, before the node.
+    ("hello", -1, connection_only),
+    ("client", -2, connection_only),
+    ("auth", -2, connection_only),
+    ("reset", 1, connection_only),
+    ("quit", -1, connection_only),
+    ("multi", 1, connection_only),
+    ("exec", 1, connection_only),
+    ("discard", 1, connection_only),
+    ("subscribe", -2, connection_only),
+    ("psubscribe", -2, connection_only),
+    ("unsubscribe", -1, connection_only),
+    ("punsubscribe", -1, connection_only),
 ];
+
+/// The connection commands reach [`dispatch`] only without a connection
+/// (the simulation's own calls): unknown there.
+fn connection_only(_: &mut Keyspace, args: &[Bytes], _: i64) -> Frame {
+    unknown_command(args)
+}
 
 /// Commands a replica refuses from clients (`-READONLY`). The scripts count
 /// as writes: the lock scripts write when they do anything.
@@ -123,9 +157,14 @@ const NOSCRIPT: &[&str] = &[
     "client",
     "multi",
     "exec",
+    "discard",
     "watch",
     "subscribe",
     "psubscribe",
+    "unsubscribe",
+    "punsubscribe",
+    "reset",
+    "quit",
     "monitor",
     "sync",
     "psync",
@@ -147,10 +186,17 @@ pub(crate) fn script_check(args: &[Bytes]) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Runs one command and returns its reply.
+/// Runs one command and returns its reply. A read by a tracking client
+/// (or by a script it runs) remembers the keys it read for it.
 pub(crate) fn dispatch(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     match checked(ks, args) {
-        Ok(handler) => handler(ks, args, now),
+        Ok(handler) => {
+            let reply = handler(ks, args, now);
+            if let Some(id) = ks.clients.current {
+                ks.tracking.remember(id, tracking::read_keys(args));
+            }
+            reply
+        }
         Err(refused) => refused,
     }
 }
@@ -176,16 +222,6 @@ fn checked(ks: &Keyspace, args: &[Bytes]) -> Result<Handler, Frame> {
         return Err(read_only());
     }
     Ok(*handler)
-}
-
-pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
-    let argc = argc as i64;
-    let arity = arity as i64;
-    if arity > 0 {
-        argc == arity
-    } else {
-        argc >= -arity
-    }
 }
 
 pub(crate) fn unknown_command(args: &[Bytes]) -> Frame {

@@ -38,3 +38,32 @@ pub(crate) fn read_only() -> Frame {
 pub(crate) fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
 }
+
+/// Parses an integer as Redis's `string2ll` does: no sign but a leading
+/// `-`, no leading zeros, no spaces, at most 20 characters.
+pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    if b == b"0" {
+        return Some(0);
+    }
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    match digits.first() {
+        Some(b'1'..=b'9') if digits.iter().all(u8::is_ascii_digit) => {}
+        _ => return None,
+    }
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+/// Whether `argc` arguments (the name included) fit an arity (positive:
+/// exactly; negative: at least).
+pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
+    let argc = argc as i64;
+    let arity = arity as i64;
+    if arity > 0 {
+        argc == arity
+    } else {
+        argc >= -arity
+    }
+}

@@ -52,6 +52,15 @@ pub struct Keyspace {
     /// A master's streaming replicas (by the stream serving each) and the
     /// offset each acknowledged (`WAIT`, `INFO`'s `connected_slaves`).
     pub(crate) streaming: std::collections::BTreeMap<u64, u64>,
+    /// The wall clock in microseconds at the command being run (`TIME`),
+    /// read with its millisecond `now` (see [`super::Node::execute`]).
+    pub(crate) now_us: i64,
+    /// The connected clients, their subscriptions and their tracking
+    /// ([`super::clients`], [`super::pubsub`], [`super::tracking`]): not
+    /// data, never in a snapshot.
+    pub(crate) clients: super::clients::Clients,
+    pub(crate) pubsub: super::channels::PubSub,
+    pub(crate) tracking: super::tracking::Tracking,
     effects: Vec<Vec<Bytes>>,
 }
 
@@ -63,6 +72,10 @@ impl Default for Keyspace {
             role: Role::Master,
             offset: 0,
             streaming: std::collections::BTreeMap::new(),
+            now_us: 0,
+            clients: Default::default(),
+            pubsub: Default::default(),
+            tracking: Default::default(),
             effects: Vec::new(),
         }
     }
@@ -284,7 +297,16 @@ impl Keyspace {
         self.entries.iter()
     }
 
+    /// Records a write; the clients tracking its key are told at once
+    /// ([`super::tracking`]): a later read in the same command tracks the
+    /// key anew.
     pub(super) fn effect(&mut self, cmd: Vec<Bytes>) {
+        let (clients, pubsub) = (&self.clients, &self.pubsub);
+        match cmd.get(1) {
+            _ if cmd[0].as_ref() == b"FLUSHALL" => self.tracking.invalidate_all(clients, pubsub),
+            Some(key) => self.tracking.invalidate(clients, pubsub, key),
+            None => {}
+        }
         self.offset += 1;
         self.effects.push(cmd);
     }
@@ -300,22 +322,7 @@ impl Keyspace {
     }
 }
 
-/// Parses an integer as Redis's `string2ll` does: no sign but a leading
-/// `-`, no leading zeros, no spaces, at most 20 characters.
-pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
-    if b.is_empty() || b.len() > 20 {
-        return None;
-    }
-    if b == b"0" {
-        return Some(0);
-    }
-    let digits = b.strip_prefix(b"-").unwrap_or(b);
-    match digits.first() {
-        Some(b'1'..=b'9') if digits.iter().all(u8::is_ascii_digit) => {}
-        _ => return None,
-    }
-    std::str::from_utf8(b).ok()?.parse().ok()
-}
+pub(crate) use super::errors::parse_i64;
 
 #[cfg(test)]
 mod tests {

@@ -5,12 +5,15 @@
 //! turmoil one in the simulation) and answers each request with
 //! [`Node::execute`]. [`active_expiry`] is the background sweep Redis runs ten
 //! times a second. Commands live one family per file: [`strings`], [`keys`],
-//! [`hashes`], [`lists`], [`zsets`], [`scripting`], [`server`]; [`command`]
-//! dispatches them; a client's `BLPOP` that must wait waits in [`blocking`]. The
-//! state of a connection (protocol, client id, name) is kept by
-//! [`handle_connection`] in a [`session::Session`]; the commands that need it
-//! (`HELLO`, `CLIENT`, `AUTH`) are answered in [`session`], never reaching
-//! [`Node::execute`].
+//! [`hashes`], [`lists`], [`zsets`], [`scripting`], [`server`], [`pubsub`];
+//! [`command`] dispatches them; a client's `BLPOP` that must wait waits in
+//! [`blocking`]. The state of a connection (protocol, client id, name) is
+//! kept by [`handle_connection`] in a [`session::Session`]; the commands
+//! that need it (`HELLO`, `CLIENT`, `AUTH`, `RESET`, the subscriptions) are
+//! answered in [`session`], never reaching [`Node::execute`]. The node's
+//! connected clients ([`clients`]) receive what it sends unasked: pub/sub
+//! messages ([`pubsub`]) and client-side caching's invalidations
+//! ([`tracking`]).
 
 // What other crates use is `pub`; everything else is `pub(crate)` or less.
 #![warn(unreachable_pub)]
@@ -19,13 +22,18 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub(crate) mod blocking;
+pub(crate) mod channels;
+pub(crate) mod clients;
+pub(crate) mod cluster;
 pub(crate) mod command;
 pub(crate) mod errors;
 pub(crate) mod format;
+pub(crate) mod glob;
 pub(crate) mod hashes;
 pub(crate) mod keys;
 pub mod keyspace;
 pub(crate) mod lists;
+pub(crate) mod multi;
 pub mod persistence;
 pub(crate) mod pubsub;
 pub mod replication;
@@ -34,6 +42,7 @@ pub mod sentinel;
 pub(crate) mod server;
 pub mod session;
 pub(crate) mod strings;
+pub(crate) mod tracking;
 pub(crate) mod values;
 pub(crate) mod wait;
 pub(crate) mod zsets;
@@ -88,6 +97,14 @@ impl Node {
         }
     }
 
+    /// A node of its own (keyspace, sinks) whose clients are numbered with
+    /// this one's ids (the sentinel's listeners).
+    pub(crate) fn sharing_ids(&self) -> Node {
+        let mut n = Node::new(self.clock.clone());
+        n.last_client_id = self.last_client_id.clone();
+        n
+    }
+
     /// A new client id: 1, 2, ... in order of connection, per node.
     pub fn next_client_id(&self) -> u64 {
         self.last_client_id.fetch_add(1, Ordering::Relaxed) + 1
@@ -103,27 +120,66 @@ impl Node {
 
     /// Runs one command at the node's current wall-clock time.
     pub fn execute(&self, args: &[Bytes]) -> Frame {
-        let now = self.clock.wall_ms();
-        self.with_keyspace(|ks| command::dispatch(ks, args, now))
+        self.execute_noting_writes(args, None).0
     }
 
-    /// [`Node::execute`], with the replication offset after the command
-    /// if it wrote (`WAIT` waits for the connection's last write).
-    pub(crate) fn execute_noting_writes(&self, args: &[Bytes]) -> (Frame, Option<u64>) {
-        let now = self.clock.wall_ms();
+    /// The wall clock now, in milliseconds and in microseconds within that
+    /// millisecond (one reading of the node's clock).
+    fn wall_now(&self) -> (i64, i64) {
+        let ms = self.clock.wall_ms();
+        let us = self.clock.wall_us().clamp(ms * 1000, ms * 1000 + 999);
+        (ms, us)
+    }
+
+    /// [`Node::execute`] as client `client`'s command, with the
+    /// replication offset after the command if it wrote (`WAIT` waits for
+    /// the connection's last write).
+    pub(crate) fn execute_noting_writes(
+        &self,
+        args: &[Bytes],
+        client: Option<u64>,
+    ) -> (Frame, Option<u64>) {
+        let (now, us) = self.wall_now();
         self.with_keyspace(|ks| {
+            ks.now_us = us;
+            ks.clients.current = client;
             let before = ks.offset;
             let reply = command::dispatch(ks, args, now);
             (reply, (ks.offset != before).then_some(ks.offset))
         })
     }
 
+    /// Runs `commands` as client `client`'s, one after the other under one
+    /// lock of the keyspace (`EXEC`): their replies, and the replication
+    /// offset after them if they wrote.
+    pub(crate) fn execute_all(
+        &self,
+        commands: &[Vec<Bytes>],
+        client: u64,
+    ) -> (Vec<Frame>, Option<u64>) {
+        let (now, us) = self.wall_now();
+        self.with_keyspace(|ks| {
+            ks.now_us = us;
+            ks.clients.current = Some(client);
+            let before = ks.offset;
+            let replies = commands
+                .iter()
+                .map(|c| command::dispatch(ks, c, now))
+                .collect();
+            (replies, (ks.offset != before).then_some(ks.offset))
+        })
+    }
+
     /// Runs `f` on the keyspace, then hands the effects it produced to the
     /// sinks before anyone else can touch the keyspace.
     pub(crate) fn with_keyspace<T>(&self, f: impl FnOnce(&mut Keyspace) -> T) -> T {
-        let mut ks = self.keyspace();
-        let out = f(&mut ks);
-        self.serve_blocked(&mut ks);
+        let mut guard = self.keyspace();
+        let ks = &mut *guard;
+        let out = f(ks);
+        ks.tracking.broadcast(&ks.clients, &ks.pubsub);
+        ks.clients.current = None;
+        self.serve_blocked(ks);
+        ks.tracking.broadcast(&ks.clients, &ks.pubsub);
         let effects = ks.take_effects();
         if !effects.is_empty() {
             for sink in self.sinks.lock().unwrap_or_else(|e| e.into_inner()).iter() {
@@ -209,53 +265,92 @@ pub async fn serve<L: Listener>(node: Node, mut listener: L) -> io::Result<()> {
 
 /// Answers requests on one connection until the peer closes it, in the
 /// connection's protocol (RESP2 until `HELLO 3`). A protocol error gets an
-/// error reply, then the connection is closed, as Redis does.
+/// error reply, then the connection is closed, as Redis does. While it
+/// waits for a request, it writes what the node pushes to its client
+/// (messages, invalidations: [`clients`]).
 pub async fn handle_connection<S>(node: Node, stream: S)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut conn = Connection::new(stream);
     let mut session = session::Session::new(node.next_client_id());
+    let mut client = clients::Attached::new(&node, session.id);
     loop {
-        let reply = match conn.read_request().await {
+        let request = tokio::select! {
+            biased;
+            Some(pushed) = client.outbox.recv() => {
+                if conn.write_frame_as(&pushed.frame, session.protocol).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            request = conn.read_request() => request,
+        };
+        let args = match request {
             Ok(Some(args)) if args.is_empty() => continue,
-            // A replica asking for the stream: the connection is its now.
-            Ok(Some(args)) if replication::is_sync(&args) => {
-                return replication::serve_sync(node, conn).await;
-            }
-            Ok(Some(args)) if blocking::is_blocking_pop(&args) => {
-                match blocking::block(&node, &mut conn, &args).await {
-                    // Unblocked by a change of role: the reply, then the close.
-                    Some(reply) if blocking::is_unblocked(&reply) => {
-                        let _ = conn.write_frame_as(&reply, session.protocol).await;
-                        return;
-                    }
-                    Some(reply) => reply,
-                    None => return,
-                }
-            }
-            Ok(Some(args)) if wait::is_wait(&args) => {
-                match wait::wait(&node, &mut conn, &args, session.woff).await {
-                    Some(reply) => reply,
-                    None => return,
-                }
-            }
-            // `QUIT`: +OK, then the server closes the connection.
-            Ok(Some(args)) if session::is_quit(&args) => {
-                let _ = conn.write_frame_as(&Frame::ok(), session.protocol).await;
-                return;
-            }
-            Ok(Some(args)) => session::execute(&node, &mut session, &args),
+            Ok(Some(args)) => args,
             Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
             Err(ConnError::Protocol(e)) => {
                 let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
                 return;
             }
         };
-        if conn.write_frame_as(&reply, session.protocol).await.is_err() {
+        // A replica asking for the stream: the connection is its now.
+        if replication::is_sync(&args) {
+            drop(client);
+            return replication::serve_sync(node, conn).await;
+        }
+        let (replies, close) = answer(&node, &mut conn, &mut session, &args).await;
+        let (before, after) = client.drain();
+        let frames = before.iter().chain(&replies).chain(&after);
+        for f in frames {
+            if conn.write_frame_as(f, session.protocol).await.is_err() {
+                return;
+            }
+        }
+        if close {
             return;
         }
     }
+}
+
+/// The replies to one request, and whether the connection closes after
+/// them.
+async fn answer<S>(
+    node: &Node,
+    conn: &mut Connection<S>,
+    session: &mut session::Session,
+    args: &[Bytes],
+) -> (Vec<Frame>, bool)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if let Some(refused) = session::refusal(node, session, args) {
+        return (vec![refused], false);
+    }
+    if let Some(replies) = multi::transaction(node, session, args) {
+        session::after_command(node, session, args);
+        return (replies, false);
+    }
+    if blocking::is_blocking_pop(args) {
+        return match blocking::block(node, conn, args).await {
+            // Unblocked by a change of role: the reply, then the close.
+            Some(reply) if blocking::is_unblocked(&reply) => (vec![reply], true),
+            Some(reply) => (vec![reply], false),
+            None => (vec![], true),
+        };
+    }
+    if wait::is_wait(args) {
+        return match wait::wait(node, conn, args, session.woff).await {
+            Some(reply) => (vec![reply], false),
+            None => (vec![], true),
+        };
+    }
+    // `QUIT`: +OK, then the server closes the connection.
+    if session::is_quit(args) {
+        return (vec![Frame::ok()], true);
+    }
+    (session::answer(node, session, args), false)
 }
 
 /// Deletes expired keys every [`EXPIRY_PERIOD`] of the node's clock.

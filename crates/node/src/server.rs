@@ -1,10 +1,18 @@
 //! Server commands: `PING`, `ECHO`, `INFO` (server, replication, keyspace), `ROLE`,
-//! and the connection chores real clients send (`COMMAND`, `SELECT 0`).
+//! `TIME`, and the connection chores real clients send (`COMMAND`, `SELECT 0`).
+//!
+//! `TIME` answers `[unix seconds, microseconds]` as two bulk strings from
+//! the node's clock (the simulated one in the simulation), read once per
+//! command: a script that calls it sees the instant of its `EVAL`, and may
+//! write afterwards, as Redis 7.0 lets it (scripts replicate their effects).
 
 use super::errors::{is, not_an_integer, wrong_arity};
 use super::keyspace::{parse_i64, Keyspace, Role};
 use bytes::Bytes;
 use redlock_proto::resp::Frame;
+
+/// What Redis reports as its version, in `INFO` (and `HELLO`).
+pub(crate) const REDIS_VERSION: &str = "7.0.15";
 
 pub(crate) fn ping(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     match args.len() {
@@ -25,7 +33,7 @@ pub(crate) fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     if wants("server") {
         sections.push(format!(
             "# Server\r\nredis_version:{}\r\nredlock_sim_version:{}\r\nredis_mode:standalone\r\n",
-            super::session::REDIS_VERSION,
+            REDIS_VERSION,
             env!("CARGO_PKG_VERSION")
         ));
     }
@@ -62,6 +70,19 @@ pub(crate) fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     }
     // A verbatim string (RESP3 `=`), a bulk string under RESP2.
     Frame::Verbatim(Bytes::from(sections.join("\r\n")))
+}
+
+/// `TIME`: the node's wall clock, seconds and the microseconds past them.
+pub(crate) fn time(ks: &mut Keyspace, _args: &[Bytes], now: i64) -> Frame {
+    let us = if ks.now_us.div_euclid(1000) == now {
+        ks.now_us
+    } else {
+        now * 1000
+    };
+    Frame::Array(vec![
+        Frame::bulk(us.div_euclid(1_000_000).to_string()),
+        Frame::bulk(us.rem_euclid(1_000_000).to_string()),
+    ])
 }
 
 /// `ECHO message`.

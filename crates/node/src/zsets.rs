@@ -1,7 +1,9 @@
 //! Sorted-set commands: `ZADD` (with `NX`, `XX`, `GT`, `LT`, `CH`, `INCR`),
-//! `ZREM`, `ZCARD`, `ZSCORE`, `ZRANK`, `ZCOUNT`, `ZRANGE` (by rank or
-//! `BYSCORE`, `REV`, `LIMIT`, `WITHSCORES`; not `BYLEX`, which no lock
-//! library sends), `ZRANGEBYSCORE`, `ZREMRANGEBYSCORE`, as Redis 7.0 answers
+//! `ZREM`, `ZCARD`, `ZSCORE`, `ZRANK`, `ZREVRANK`, `ZCOUNT`, `ZRANGE` (by
+//! rank or `BYSCORE`, `REV`, `LIMIT`, `WITHSCORES`; not `BYLEX`, which no
+//! lock library sends), `ZRANGEBYSCORE`, `ZREVRANGE` (Symfony Lock's
+//! `ZREVRANGE key 0 0 WITHSCORES`), `ZREVRANGEBYSCORE`, `ZREMRANGEBYSCORE`,
+//! as Redis 7.0 answers
 //! them (checked against `redis-server` by `tests/redis/differential_types.rs`).
 //! Scores are written as Redis 7.0 writes them (`%.17g`, a RESP3 double);
 //! a sorted set whose last member goes is deleted.
@@ -294,6 +296,16 @@ pub(crate) fn zrank(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     }
 }
 
+/// `ZREVRANK key member`: the 0-based rank from the highest, or a null.
+pub(crate) fn zrevrank(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    match ks.get_zset(&args[1], now) {
+        Err(e) => e,
+        Ok(z) => z
+            .and_then(|z| Some(z.len() - 1 - z.rank(&args[2])?))
+            .map_or(Frame::Null, |r| Frame::Integer(r as i64)),
+    }
+}
+
 /// `ZCOUNT key min max`.
 pub(crate) fn zcount(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
     let Some(range) = parse_range(&args[2], &args[3]) else {
@@ -333,20 +345,55 @@ struct RangeAsk {
     limit: Option<(i64, i64)>,
 }
 
+/// What a command fixes of its range before its options: the kind (by
+/// score or by rank) and the direction; `None` leaves it to `BYSCORE` and
+/// `REV` (`ZRANGE`).
+#[derive(Clone, Copy)]
+struct Fixed {
+    by_score: Option<bool>,
+    rev: Option<bool>,
+}
+
 /// `ZRANGE key start stop [BYSCORE] [REV] [LIMIT offset count] [WITHSCORES]`.
 pub(crate) fn zrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    range_generic(ks, args, now, false)
+    let fixed = Fixed {
+        by_score: None,
+        rev: None,
+    };
+    range_generic(ks, args, now, fixed)
 }
 
 /// `ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]`.
 pub(crate) fn zrangebyscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
-    range_generic(ks, args, now, true)
+    let fixed = Fixed {
+        by_score: Some(true),
+        rev: Some(false),
+    };
+    range_generic(ks, args, now, fixed)
+}
+
+/// `ZREVRANGE key start stop [WITHSCORES]`: by rank, highest first.
+pub(crate) fn zrevrange(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let fixed = Fixed {
+        by_score: Some(false),
+        rev: Some(true),
+    };
+    range_generic(ks, args, now, fixed)
+}
+
+/// `ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]`.
+pub(crate) fn zrevrangebyscore(ks: &mut Keyspace, args: &[Bytes], now: i64) -> Frame {
+    let fixed = Fixed {
+        by_score: Some(true),
+        rev: Some(true),
+    };
+    range_generic(ks, args, now, fixed)
 }
 
 /// Redis 7.0's `zrangeGenericCommand`: options, then the range, then the
 /// key.
-fn range_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, legacy: bool) -> Frame {
-    let ask = match range_options(&args[4..], legacy) {
+fn range_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, fixed: Fixed) -> Frame {
+    let ask = match range_options(&args[4..], fixed) {
         Ok(a) => a,
         Err(e) => return e,
     };
@@ -384,9 +431,10 @@ fn range_generic(ks: &mut Keyspace, args: &[Bytes], now: i64, legacy: bool) -> F
     }
 }
 
-fn range_options(opts: &[Bytes], legacy: bool) -> Result<RangeAsk, Frame> {
+fn range_options(opts: &[Bytes], fixed: Fixed) -> Result<RangeAsk, Frame> {
+    let (mut by_score, mut rev) = (fixed.by_score, fixed.rev);
     let mut ask = RangeAsk {
-        by_score: legacy,
+        by_score: false,
         rev: false,
         withscores: false,
         limit: None,
@@ -401,11 +449,11 @@ fn range_options(opts: &[Bytes], legacy: bool) -> Result<RangeAsk, Frame> {
             };
             ask.limit = Some((o, c));
             i += 2;
-        } else if !legacy && !ask.rev && is(a, "rev") {
-            ask.rev = true;
-        } else if !legacy && !ask.by_score && is(a, "byscore") {
-            ask.by_score = true;
-        } else if !legacy && is(a, "bylex") {
+        } else if rev.is_none() && is(a, "rev") {
+            rev = Some(true);
+        } else if by_score.is_none() && is(a, "byscore") {
+            by_score = Some(true);
+        } else if by_score.is_none() && is(a, "bylex") {
             return Err(Frame::err(
                 "ERR BYLEX is not supported by redlock-sim's node",
             ));
@@ -414,6 +462,8 @@ fn range_options(opts: &[Bytes], legacy: bool) -> Result<RangeAsk, Frame> {
         }
         i += 1;
     }
+    ask.by_score = by_score.unwrap_or(false);
+    ask.rev = rev.unwrap_or(false);
     if ask.limit.is_some_and(|(_, c)| c != -1) && !ask.by_score {
         return Err(Frame::err(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",

@@ -22,6 +22,12 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> Duration;
     /// Wall-clock time, milliseconds since the Unix epoch. May jump.
     fn wall_ms(&self) -> i64;
+    /// Wall-clock time in microseconds since the Unix epoch (`TIME`), in
+    /// the millisecond `wall_ms` reads: by default that millisecond's
+    /// first microsecond.
+    fn wall_us(&self) -> i64 {
+        self.wall_ms() * 1000
+    }
     /// Completes once `d` has passed on this host's monotonic clock.
     fn sleep(&self, d: Duration) -> Sleep;
 }
@@ -55,6 +61,12 @@ impl Clock for SystemClock {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64)
+    }
+
+    fn wall_us(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64)
     }
 
     fn sleep(&self, d: Duration) -> Sleep {
@@ -100,6 +112,14 @@ impl ClockModel {
 
     pub fn wall_ms_at(&self, g: Duration) -> i64 {
         (self.wall_base_ms + self.since_base_ns(g) / 1e6).floor() as i64
+    }
+
+    /// Wall time in microseconds, within the millisecond of
+    /// [`ClockModel::wall_ms_at`].
+    pub fn wall_us_at(&self, g: Duration) -> i64 {
+        let ms = self.wall_ms_at(g);
+        let us = (self.wall_base_ms * 1e3 + self.since_base_ns(g) / 1e3).floor() as i64;
+        us.clamp(ms * 1000, ms * 1000 + 999)
     }
 
     /// Changes the rate from global time `g` on; both clocks stay continuous.
@@ -351,6 +371,11 @@ impl Clock for SimClock {
     fn wall_ms(&self) -> i64 {
         let g = sim_now();
         self.with(|m| m.wall_ms_at(g))
+    }
+
+    fn wall_us(&self) -> i64 {
+        let g = sim_now();
+        self.with(|m| m.wall_us_at(g))
     }
 
     fn sleep(&self, d: Duration) -> Sleep {

@@ -52,6 +52,12 @@ pub enum Frame {
     /// RESP3 verbatim string of format `txt` (`=`), as `INFO` replies;
     /// under RESP2 a bulk string.
     Verbatim(Bytes),
+    /// RESP3 set (`~`), as `CLIENT TRACKINGINFO`'s flags; under RESP2 an
+    /// array.
+    Set(Vec<Frame>),
+    /// RESP3 push (`>`): what a server sends unasked (pub/sub messages,
+    /// invalidations); under RESP2 an array.
+    Push(Vec<Frame>),
 }
 
 /// The protocol a connection speaks: 2 until `HELLO 3`.
@@ -127,12 +133,9 @@ impl Frame {
                 }
             }
             Frame::Bulk(b) => bulk(out, b),
-            Frame::Array(items) => {
-                line(out, b'*', items.len().to_string().as_bytes());
-                for item in items {
-                    item.encode_as(proto, out);
-                }
-            }
+            Frame::Array(items) => aggregate(out, b'*', items, proto),
+            Frame::Set(items) => aggregate(out, if v3 { b'~' } else { b'*' }, items, proto),
+            Frame::Push(items) => aggregate(out, if v3 { b'>' } else { b'*' }, items, proto),
             Frame::Map(pairs) => {
                 if v3 {
                     line(out, b'%', pairs.len().to_string().as_bytes());
@@ -174,7 +177,9 @@ impl Frame {
     /// values, as a script's `redis.call` does).
     pub fn into_resp2(self) -> Frame {
         match self {
-            Frame::Array(items) => Frame::Array(items.into_iter().map(Frame::into_resp2).collect()),
+            Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => {
+                Frame::Array(items.into_iter().map(Frame::into_resp2).collect())
+            }
             Frame::Map(pairs) | Frame::Pairs(pairs) => Frame::Array(
                 pairs
                     .into_iter()
@@ -187,6 +192,13 @@ impl Frame {
             Frame::Verbatim(b) => Frame::Bulk(b),
             other => other,
         }
+    }
+}
+
+fn aggregate(out: &mut Vec<u8>, tag: u8, items: &[Frame], proto: Protocol) {
+    line(out, tag, items.len().to_string().as_bytes());
+    for item in items {
+        item.encode_as(proto, out);
     }
 }
 
@@ -302,6 +314,12 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
         b'=' => parse_verbatim(buf, pos, body, after_line),
         b'%' => parse_map(buf, pos, body, after_line, depth),
         b'*' => parse_array(buf, pos, body, after_line, depth),
+        b'~' | b'>' => match parse_array(buf, pos, body, after_line, depth)? {
+            Some(Frame::Array(items)) if tag == b'~' => Ok(Some(Frame::Set(items))),
+            Some(Frame::Array(items)) => Ok(Some(Frame::Push(items))),
+            Some(_) => perr("invalid aggregate length"),
+            None => Ok(None),
+        },
         other => perr(format!("unexpected type byte {other:#04x}")),
     }
 }
@@ -620,6 +638,18 @@ mod tests {
         assert!(parse(b"#x\r\n").is_err());
         assert!(parse(b"_1\r\n").is_err());
         assert!(parse(b"%-1\r\n").is_err());
+        let push = Frame::Push(vec![
+            Frame::bulk("invalidate"),
+            Frame::Set(vec![Frame::Null]),
+        ]);
+        roundtrip3(push.clone());
+        assert_eq!(push.to_bytes(), b"*2\r\n$10\r\ninvalidate\r\n*1\r\n$-1\r\n");
+        assert_eq!(
+            push.to_bytes_as(Protocol::Resp3),
+            b">2\r\n$10\r\ninvalidate\r\n~1\r\n_\r\n"
+        );
+        assert!(parse(b">-1\r\n").is_err());
+        assert!(parse(b"~-1\r\n").is_err());
     }
 
     #[test]

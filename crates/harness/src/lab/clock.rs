@@ -83,6 +83,11 @@ impl Clock for LabClock {
         self.with(|m| m.wall_ms_at(g))
     }
 
+    fn wall_us(&self) -> i64 {
+        let g = self.global();
+        self.with(|m| m.wall_us_at(g))
+    }
+
     fn sleep(&self, d: Duration) -> Sleep {
         let clock = self.clone();
         Box::pin(async move {

@@ -100,7 +100,9 @@ pub(crate) fn reply_to_lua_as(lua: &Lua, f: &Frame, resp3: bool) -> mlua::Result
         | Frame::Pairs(_)
         | Frame::Boolean(_)
         | Frame::Double(_)
-        | Frame::Verbatim(_) => {
+        | Frame::Verbatim(_)
+        | Frame::Set(_)
+        | Frame::Push(_) => {
             return reply_to_lua(lua, &f.clone().into_resp2());
         }
     })

@@ -6,8 +6,10 @@
 //! `SENTINEL master` (redis-py's `Sentinel.discover_master` reads `flags`
 //! and `num-other-sentinels`), `SENTINEL replicas|slaves`, `SENTINEL
 //! sentinels` (none: this sentinel is alone), `SENTINEL ckquorum`, `ROLE`,
-//! `PING`, `INFO`, and the connection's handshake (`HELLO`, `CLIENT`,
-//! `AUTH`, answered as the node answers them, in mode `sentinel`).
+//! `PING`, `INFO`, `PUBLISH` (refused but for `__sentinel__:hello`), and the
+//! connection's handshake (`HELLO`, `CLIENT`, `AUTH`, answered as the node
+//! answers them, in mode `sentinel`); the subscriptions are the
+//! connection's ([`super`]).
 //!
 //! Addresses are shown through a [`Translate`]: the simulation shows the
 //! nodes' own; the lab shows each client the address it reaches a node at.
@@ -51,6 +53,10 @@ pub(crate) fn reply(args: &[Bytes], view: &View, show: &Translate, now: Duration
         ]),
         "info" => Frame::Verbatim(Bytes::from(info(view, show, now))),
         "sentinel" if args.len() >= 2 => sentinel(&words, view, show, now),
+        // Redis Sentinel takes only its peers' hello messages.
+        "publish" if args.len() != 3 => wrong_arity("publish"),
+        "publish" if words[1] == "__sentinel__:hello" => Frame::Integer(1),
+        "publish" => Frame::err("ERR Only HELLO messages are accepted by Sentinel instances."),
         "sentinel" => wrong_arity("sentinel"),
         _ => unknown_command(args),
     })
@@ -95,6 +101,31 @@ fn sentinel(w: &[String], view: &View, show: &Translate, now: Duration) -> Frame
             w[1]
         )),
     }
+}
+
+/// What Redis Sentinel answers a RESP2 client subscribed to anything for
+/// a command other than `(P)(UN)SUBSCRIBE` and `PING`: an unknown command
+/// as such, a known one refused in Redis's words; `None`: not refused.
+pub(crate) fn refused_when_subscribed(args: &[Bytes]) -> Option<Frame> {
+    const KNOWN: &[&str] = &[
+        "sentinel", "info", "role", "client", "hello", "auth", "publish",
+    ];
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    if !KNOWN.contains(&name.as_str()) {
+        return Some(unknown_command(args));
+    }
+    let full = match args.get(1) {
+        Some(sub) if name == "sentinel" || name == "client" => {
+            format!(
+                "{name}|{}",
+                String::from_utf8_lossy(sub).to_ascii_lowercase()
+            )
+        }
+        _ => name,
+    };
+    Some(Frame::err(format!(
+        "ERR Can't execute '{full}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+    )))
 }
 
 /// `host:port` split at its last colon, owned.

@@ -17,6 +17,17 @@
 //! master named `mymaster`: `SENTINEL get-master-addr-by-name`, `masters`,
 //! `master`, `replicas`, `sentinels`, `ROLE`, `PING`, `INFO` and the
 //! handshake; the simulation serves it on [`SENTINEL_PORT`].
+//!
+//! Clients may `SUBSCRIBE` and `PSUBSCRIBE` to its events (rueidis,
+//! go-redis's failover client, ioredis's failover detector): it publishes
+//! `+sdown` and `+odown` (`master mymaster <ip> <port>`, `#quorum 1/1`)
+//! when the master has not answered for the down-after time, `-sdown` and
+//! `-odown` when it answers again, and `+switch-master mymaster <old ip>
+//! <old port> <new ip> <new port>` at each failover, each client shown the
+//! addresses its listener shows. Redis Sentinel's other events (the
+//! failover's steps, `+slave`, `+sentinel`, `+reboot`) are not published.
+//! A RESP2 client subscribed to anything is refused every other command
+//! but `PING`, as Redis Sentinel refuses it.
 
 pub mod answer;
 
@@ -125,13 +136,71 @@ where
         ..View::default()
     }));
     let clock = cfg.clock.clone();
-    // Answers the handshake of every connection, numbering them as a
-    // server numbers its clients.
-    let handshake = crate::Node::new(clock.clone());
-    let monitor = tokio::spawn(monitor(cfg, view.clone()));
-    let result = serve(listeners, view, clock, handshake).await;
+    // Each listener's connections: their handshake answered as a node
+    // answers it, numbered as a server numbers its clients (one count for
+    // all), and their subscriptions.
+    let first = crate::Node::new(clock.clone());
+    let handshakes: Vec<crate::Node> = (0..listeners.len())
+        .map(|i| {
+            if i == 0 {
+                first.clone()
+            } else {
+                first.sharing_ids()
+            }
+        })
+        .collect();
+    let audience = Audience(Arc::new(
+        handshakes
+            .iter()
+            .cloned()
+            .zip(listeners.iter().map(|(_, t)| t.clone()))
+            .collect(),
+    ));
+    let monitor = tokio::spawn(monitor(cfg, view.clone(), audience));
+    let result = serve(listeners, view, clock, handshakes).await;
     monitor.abort();
     result
+}
+
+/// Whom the sentinel's events reach: each listener's subscribers, shown
+/// the addresses that listener shows.
+#[derive(Clone)]
+struct Audience(Arc<Vec<(crate::Node, answer::Translate)>>);
+
+impl Audience {
+    /// Publishes on `channel` to every subscriber the message `text` writes
+    /// with its listener's addresses, as Redis Sentinel publishes its
+    /// events.
+    fn publish(&self, channel: &str, text: impl Fn(&answer::Translate) -> String) {
+        for (node, show) in self.0.iter() {
+            let message = text(show);
+            node.with_keyspace(|ks| crate::pubsub::publish_to(ks, channel, &message));
+        }
+    }
+
+    /// `+sdown`/`+odown` (`down`) or `-sdown`/`-odown` of the master.
+    fn master_down(&self, addr: &str, down: bool) {
+        let sign = if down { '+' } else { '-' };
+        let at = |show: &answer::Translate| {
+            let shown = show(addr);
+            let (ip, port) = split_addr(&shown);
+            format!("master {} {ip} {port}", answer::MASTER_NAME)
+        };
+        self.publish(&format!("{sign}sdown"), at);
+        let quorum = if down { " #quorum 1/1" } else { "" };
+        self.publish(&format!("{sign}odown"), |show| {
+            format!("{}{quorum}", at(show))
+        });
+    }
+
+    /// `+switch-master <name> <old ip> <old port> <new ip> <new port>`.
+    fn switch_master(&self, old: &str, new: &str) {
+        self.publish("+switch-master", |show| {
+            let (old, new) = (show(old), show(new));
+            let ((oi, op), (ni, np)) = (split_addr(&old), split_addr(&new));
+            format!("{} {oi} {op} {ni} {np}", answer::MASTER_NAME)
+        });
+    }
 }
 
 /// Accepts on every listener until one fails; each connection gets its
@@ -140,7 +209,7 @@ async fn serve<L: Listener>(
     mut listeners: Vec<(L, answer::Translate)>,
     view: Shared,
     clock: Arc<dyn Clock>,
-    handshake: crate::Node,
+    handshakes: Vec<crate::Node>,
 ) -> std::io::Result<()>
 where
     L::Stream: 'static,
@@ -164,13 +233,14 @@ where
             .await
         };
         let show = listeners[i].1.clone();
-        let shared = (view.clone(), clock.clone(), handshake.clone());
+        let shared = (view.clone(), clock.clone(), handshakes[i].clone());
         tokio::spawn(connection(accepted?, show, shared));
     }
 }
 
 /// One client's connection: sentinel commands from the view; the
-/// handshake as a node answers it, in mode `sentinel`.
+/// handshake as a node answers it, in mode `sentinel`; the subscriptions
+/// to the sentinel's events, whose messages it writes while it waits.
 async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     show: answer::Translate,
@@ -178,8 +248,19 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
 ) {
     let mut conn = Connection::new(stream);
     let mut session = crate::session::Session::new(handshake.next_client_id());
+    let mut client = crate::clients::Attached::new(&handshake, session.id);
     loop {
-        let args = match conn.read_request().await {
+        let request = tokio::select! {
+            biased;
+            Some(pushed) = client.outbox.recv() => {
+                if conn.write_frame_as(&pushed.frame, session.protocol).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            request = conn.read_request() => request,
+        };
+        let args = match request {
             Ok(Some(args)) if args.is_empty() => continue,
             Ok(Some(args)) => args,
             Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
@@ -188,14 +269,44 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
                 return;
             }
         };
-        let answered = answer::reply(&args, &lock(&view), &show, clock.now());
-        let reply = answered.unwrap_or_else(|| {
-            sentinel_mode(crate::session::execute(&handshake, &mut session, &args))
-        });
-        if conn.write_frame_as(&reply, session.protocol).await.is_err() {
-            return;
+        let now = clock.now();
+        let replies = answer_request(&args, &lock(&view), &show, now, &handshake, &mut session);
+        let (before, after) = client.drain();
+        for f in before.iter().chain(&replies).chain(&after) {
+            if conn.write_frame_as(f, session.protocol).await.is_err() {
+                return;
+            }
         }
     }
+}
+
+/// The replies to one request on a sentinel connection.
+fn answer_request(
+    args: &[bytes::Bytes],
+    view: &View,
+    show: &answer::Translate,
+    now: Duration,
+    handshake: &crate::Node,
+    session: &mut crate::session::Session,
+) -> Vec<Frame> {
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let subscribed = session.protocol == redlock_proto::resp::Protocol::Resp2
+        && handshake.keyspace().pubsub.subscribed(session.id);
+    match name.as_str() {
+        "subscribe" | "psubscribe" | "unsubscribe" | "punsubscribe" => {
+            return crate::session::answer(handshake, session, args);
+        }
+        "ping" if subscribed => return crate::session::answer(handshake, session, args),
+        _ => {}
+    }
+    if subscribed {
+        if let Some(refused) = answer::refused_when_subscribed(args) {
+            return vec![refused];
+        }
+    }
+    let answered = answer::reply(args, view, show, now);
+    vec![answered
+        .unwrap_or_else(|| sentinel_mode(crate::session::execute(handshake, session, args)))]
 }
 
 /// A `HELLO` reply as a sentinel words it: `mode sentinel`, and no `role`.
@@ -320,8 +431,10 @@ impl Monitor {
     }
 }
 
-/// Pings the master, fails over, and keeps the other nodes pointed at it.
-async fn monitor(cfg: SentinelConfig, view: Shared) {
+/// Pings the master, fails over, and keeps the other nodes pointed at it;
+/// tells the subscribers of the master's going down and coming back, and
+/// of each failover.
+async fn monitor(cfg: SentinelConfig, view: Shared, audience: Audience) {
     let clock = cfg.clock.clone();
     let m = Monitor {
         conns: Mutex::new(
@@ -341,6 +454,8 @@ async fn monitor(cfg: SentinelConfig, view: Shared) {
     }
     // Nodes still to be sent `REPLICAOF <master>`.
     let mut pending: BTreeSet<usize> = BTreeSet::new();
+    // Whether the master's being down was announced.
+    let mut announced_down = false;
     loop {
         let now = clock.now();
         if next_tick > now {
@@ -352,15 +467,24 @@ async fn monitor(cfg: SentinelConfig, view: Shared) {
         let Some(cur) = m.index(&current) else {
             return;
         };
-        if m.request(cur, &["PING"]).await.is_some() {
+        let answered = m.request(cur, &["PING"]).await.is_some();
+        if answered {
             last_ok = clock.now();
             m.saw_master(last_ok);
-        } else if let Some(after) = m.cfg.failover_after {
+        }
+        let down = lock(&m.view).master_down(clock.now());
+        if down != announced_down {
+            audience.master_down(&current, down);
+            announced_down = down;
+        }
+        if let (false, Some(after)) = (answered, m.cfg.failover_after) {
             if clock.now().saturating_sub(last_ok) >= after {
                 if let Some(new) = m.failover(cur).await {
                     let new_addr = m.cfg.nodes[new].clone();
                     m.promoted(&new_addr, clock.now());
                     (m.cfg.on_failover)(&current, &new_addr);
+                    audience.switch_master(&current, &new_addr);
+                    announced_down = false;
                     pending = (0..m.cfg.nodes.len()).filter(|&i| i != new).collect();
                     last_ok = clock.now();
                     continue;

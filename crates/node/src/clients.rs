@@ -1,0 +1,118 @@
+//! The node's connected clients, as pub/sub ([`super::pubsub`]) and
+//! client-side caching ([`super::tracking`]) see them: each one's outbox
+//! (the frames the node sends it unasked: messages, invalidations), its
+//! protocol, and which client's command is running now.
+//!
+//! [`super::handle_connection`] attaches a client for each connection
+//! ([`Attached`]) and detaches it when the connection ends: its
+//! subscriptions and its tracking go with it. It writes what the outbox
+//! holds while it waits for the next request; what a client's own command
+//! pushed to it is written before the command's reply, as Redis writes a
+//! message into the reply buffer while the command runs, except
+//! invalidations the command caused itself, which follow the reply (Redis
+//! 7.0 keeps them pending until the command is done).
+
+use super::Node;
+use redlock_proto::resp::Frame;
+use std::collections::BTreeMap;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+/// A frame for a client, sent unasked.
+#[derive(Debug)]
+pub(crate) struct Pushed {
+    pub(crate) frame: Frame,
+    /// Made by the client's own command, to follow its reply.
+    pub(crate) after_reply: bool,
+}
+
+#[derive(Debug)]
+struct Conn {
+    outbox: UnboundedSender<Pushed>,
+    resp3: bool,
+}
+
+/// The connected clients of one node, by id.
+#[derive(Debug, Default)]
+pub(crate) struct Clients {
+    conns: BTreeMap<u64, Conn>,
+    /// The client whose command runs now (none: the node's own work, as
+    /// the expiry sweep or a replica applying its master's writes).
+    pub(crate) current: Option<u64>,
+}
+
+impl Clients {
+    fn attach(&mut self, id: u64) -> UnboundedReceiver<Pushed> {
+        let (tx, rx) = unbounded_channel();
+        let conn = Conn {
+            outbox: tx,
+            resp3: false,
+        };
+        self.conns.insert(id, conn);
+        rx
+    }
+
+    pub(crate) fn exists(&self, id: u64) -> bool {
+        self.conns.contains_key(&id)
+    }
+
+    pub(crate) fn resp3(&self, id: u64) -> bool {
+        self.conns.get(&id).is_some_and(|c| c.resp3)
+    }
+
+    pub(crate) fn set_resp3(&mut self, id: u64, resp3: bool) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.resp3 = resp3;
+        }
+    }
+
+    /// Sends `frame` to client `id` (if it is still there); a frame for
+    /// the client whose command runs follows its reply if `after_reply`.
+    pub(crate) fn push(&self, id: u64, frame: Frame, after_reply: bool) {
+        if let Some(c) = self.conns.get(&id) {
+            let after_reply = after_reply && self.current == Some(id);
+            let _ = c.outbox.send(Pushed { frame, after_reply });
+        }
+    }
+}
+
+/// A connection's place among the node's clients: its outbox, and its
+/// departure (subscriptions and tracking dropped) when it is dropped.
+pub(crate) struct Attached {
+    node: Node,
+    id: u64,
+    pub(crate) outbox: UnboundedReceiver<Pushed>,
+}
+
+impl Attached {
+    pub(crate) fn new(node: &Node, id: u64) -> Self {
+        let outbox = node.keyspace().clients.attach(id);
+        Attached {
+            node: node.clone(),
+            id,
+            outbox,
+        }
+    }
+
+    /// What the outbox holds now: the frames to write before a reply, and
+    /// those to write after it.
+    pub(crate) fn drain(&mut self) -> (Vec<Frame>, Vec<Frame>) {
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        while let Ok(p) = self.outbox.try_recv() {
+            if p.after_reply {
+                after.push(p.frame);
+            } else {
+                before.push(p.frame);
+            }
+        }
+        (before, after)
+    }
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        let mut ks = self.node.keyspace();
+        ks.pubsub.forget(self.id);
+        ks.tracking.forget(self.id);
+        ks.clients.conns.remove(&self.id);
+    }
+}
