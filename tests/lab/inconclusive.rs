@@ -10,7 +10,10 @@ use std::process::{Command, Output};
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-inconclusive-{name}-{}", std::process::id()));
+    let d = std::env::temp_dir().join(format!(
+        "redlock-inconclusive-{name}-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&d);
     d
 }
@@ -104,8 +107,14 @@ fn a_lab_sweep_counts_its_inconclusive_runs_apart_and_gives_no_rate() {
     assert_eq!(row[at("inconclusive_runs")], "2");
     assert_eq!(row[at("violation_rate")], "", "no conclusive run, no rate");
     let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
-    assert!(runs.lines().next().unwrap().ends_with(",inconclusive"), "{runs}");
-    assert!(runs.contains("c1 ended before the run's end (exit status: 3)"), "{runs}");
+    assert!(
+        runs.lines().next().unwrap().ends_with(",inconclusive"),
+        "{runs}"
+    );
+    assert!(
+        runs.contains("c1 ended before the run's end (exit status: 3)"),
+        "{runs}"
+    );
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("## Inconclusive runs"), "{report}");
     assert!(

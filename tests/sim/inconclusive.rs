@@ -32,7 +32,10 @@ fn a_scripted_trigger_that_never_comes_makes_the_run_inconclusive() {
         ),
         "{stdout}"
     );
-    assert!(!stdout.contains("fault 2 "), "the second fault acted: {stdout}");
+    assert!(
+        !stdout.contains("fault 2 "),
+        "the second fault acted: {stdout}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -48,7 +51,10 @@ fn a_sweep_counts_inconclusive_runs_apart() {
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     let lines: Vec<&str> = summary.lines().collect();
     assert!(lines[0].ends_with(",inconclusive_runs"), "{summary}");
-    assert!(lines[1].starts_with("3,0,,,,"), "no conclusive run, no rate: {summary}");
+    assert!(
+        lines[1].starts_with("3,0,,,,"),
+        "no conclusive run, no rate: {summary}"
+    );
     assert!(lines[1].ends_with(",3"), "{summary}");
     let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
     assert_eq!(runs.matches(",inconclusive,").count(), 3, "{runs}");
