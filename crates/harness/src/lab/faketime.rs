@@ -81,9 +81,9 @@ pub(crate) struct FakeClock {
     view: FakeView,
 }
 
-/// What a libfaketime clock reads now, as the lab computes it: `S + offset
-/// + (t − S) × rate` on the wall clock. Clones share it; the clock updates
-/// it at each change.
+/// What a libfaketime clock reads now, as the lab computes it on the wall
+/// clock: `S + offset + (t − S) × rate`. Clones share it; the clock
+/// updates it at each change.
 #[derive(Clone, Debug)]
 pub(crate) struct FakeView {
     /// `S` on the wall clock, in ms since the epoch.

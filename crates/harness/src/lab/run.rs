@@ -7,12 +7,14 @@
 //! The run starts the nodes (one port per peer), the store, in the `single`
 //! topology the sentinel (one listener per client, each naming nodes at the
 //! address that client reaches them through) and the replicas, then the
-//! links, then the clients. Every millisecond it releases the faults whose
-//! trigger came (`after = "c1:acquired"`: the first time the lab sees c1
-//! own the lock), applies those due and the timers that end them, and
-//! notes the clients that exited. At `duration` it records `end`; it stops
-//! when every client has exited, or two TTLs and 5 s after `duration`,
-//! when the clients still running get SIGTERM, then SIGKILL.
+//! links, then the clients. It waits for them to be ready (`READY`: the
+//! ready barrier, after which the run's clock starts). Then every
+//! millisecond it records what ran out on the nodes' clocks, releases the
+//! faults whose trigger came (`after = "c1:acquired"`: the first time the
+//! lab sees c1 own the lock), applies those due and the timers that end
+//! them, and notes the clients that exited. At `duration` it records
+//! `end`; it stops when every client has exited, or two TTLs after
+//! `duration`, when the clients still running get SIGTERM, then SIGKILL.
 
 use super::clock::{LabClock, NodeTime};
 use super::faketime::{self, FakeClock};
