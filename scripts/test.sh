@@ -18,6 +18,8 @@
 #   - Go and a JDK with Maven, which build the Go drivers (drivers/go/,
 #     go.mod) and the Java drivers (drivers/java/, pom.xml), their bugs'
 #     affected and fixed versions included;
+#   - PHP with phpredis (Debian's php-cli and php-redis), which runs the PHP
+#     template driver (drivers/php/template.php, tests/lab/templates.rs);
 #   - then `cargo fmt --all --check`, the layering inside each crate
 #     (scripts/layers.py: no import cycle but Lua's; the crates' own
 #     dependencies keep the layers apart), clippy on every crate but the
@@ -94,6 +96,11 @@ for NODE_LIBS in tests/libs/node tests/libs/node-redis-semaphore-5.3.0 tests/lib
 done
 python3 --version
 node --version
+if ! command -v php >/dev/null 2>&1 || ! php -r 'exit(class_exists("Redis") ? 0 : 1);'; then
+    echo "scripts/test.sh: installing php-cli and php-redis (phpredis) from Debian's packages"
+    apt_install php-cli php-redis
+fi
+php --version | head -1
 
 # Go's and Java's drivers (drivers/go/, drivers/java/): every version pinned
 # (go.mod and go.sum, pom.xml), fetched by each ecosystem's own tool from the
