@@ -22,3 +22,4 @@ mod runs;
 mod sent;
 mod sentinel;
 mod store;
+mod templates;
