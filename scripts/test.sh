@@ -19,7 +19,8 @@
 #     go.mod) and the Java drivers (drivers/java/, pom.xml), their bugs'
 #     affected and fixed versions included;
 #   - PHP with phpredis, Symfony Lock and Laravel's cache and redis
-#     (Debian's packages), for the PHP drivers (drivers/php/);
+#     (Debian's packages), for the PHP drivers and the PHP template
+#     (drivers/php/);
 #   - then `cargo fmt --all --check`, the layering inside each crate
 #     (scripts/layers.py: no import cycle but Lua's; the crates' own
 #     dependencies keep the layers apart), clippy on every crate but the
@@ -96,7 +97,6 @@ for NODE_LIBS in tests/libs/node tests/libs/node-redis-semaphore-5.3.0 tests/lib
 done
 python3 --version
 node --version
-
 # PHP's drivers (drivers/php/): the lock libraries of Debian's packages
 # (Symfony Lock 5.4, Laravel's cache and redis 8.83, phpredis).
 if ! command -v php >/dev/null 2>&1 || ! php -r 'exit(class_exists("Redis") && is_file("/usr/share/php/Symfony/Component/Lock/autoload.php") && is_file("/usr/share/php/Illuminate/Cache/RedisLock.php") ? 0 : 1);'; then

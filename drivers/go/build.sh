@@ -18,6 +18,7 @@ build() { # build OUT PKG [MODFILE]
 build redsync redsync
 build redislock redislock
 build rueidislock rueidislock
+build template template
 for v in 4.12.0 4.12.1; do build "redsync-$v" redsync "go.redsync-$v.mod"; done
 for v in 4.0.3 4.0.4; do build "redsync-$v" redsync-goredis8 "go.redsync-$v.mod"; done
 echo "built: $(cd bin && echo *)"

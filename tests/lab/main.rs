@@ -23,3 +23,4 @@ mod runs;
 mod sent;
 mod sentinel;
 mod store;
+mod templates;
