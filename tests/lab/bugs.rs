@@ -103,6 +103,36 @@ fn redisson_3_43_0_stops_its_watchdog_after_a_failed_renewal_and_3_44_0_does_not
 }
 
 #[test]
+fn redisson_3_45_1_renews_for_a_stale_thread_and_3_23_5_unlocks_twice_and_their_fixes_do_not() {
+    let pairs = [
+        (
+            "redisson_watchdog_after_reentry.toml",
+            "reentrant-threads",
+            "redisson-rlock-watchdog-trusted-two-threads-reentrant",
+            "watchdog-after-another-thread-s-reentry-redisson-6144",
+            [("3.45.1", "violation"), ("3.46.0", "safe")],
+        ),
+        (
+            "redisson_unlock_resent.toml",
+            "reentrant-lease",
+            "redisson-rlock-lease-trusted-reentrant-redisson-s-retries",
+            "unlock-resent-after-a-response-timeout-redisson-4871",
+            [("3.23.5", "violation"), ("3.24.1", "safe")],
+        ),
+    ];
+    for (file, mode, library, fault, versions) in pairs {
+        let scenario = format!("scenarios/libraries/{file}");
+        for (v, want) in versions {
+            let jar = format!("redisson-{v}.jar");
+            let cmd = java(&jar, &["redlocksim.RedissonLockDriver", mode]);
+            let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+            let cell = format!("library-bugs/{library}-{v}/{fault}");
+            replay(&cell, &scenario, &cmd, want);
+        }
+    }
+}
+
+#[test]
 fn redsync_4_0_3_and_4_12_0_extend_lost_locks_and_their_fixes_do_not() {
     let pairs = [
         (

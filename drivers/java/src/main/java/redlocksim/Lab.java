@@ -16,7 +16,7 @@ import java.util.function.BooleanSupplier;
  * client over one socket, as a user in a hurry writes one, so that the store's
  * commands (LOCKKEY, READY, FENCE, WRITE, HELD, RELEASED) need none of the
  * libraries under test; and the part of the loop every driver shares (the
- * driver protocol, /work/notes/driver-protocol.md): READY once connected and
+ * driver contract, docs/lab.md "Writing a driver"): READY once connected and
  * warm, then, for each acquisition, {@link #held HELD}, the writes over the
  * hold with the library's check before each write after the first, and
  * RELEASED the moment the library says the lock is gone, or at the end of
