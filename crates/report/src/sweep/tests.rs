@@ -49,6 +49,7 @@ fn row(values: &[&str], runs: u64, bad: u64, acquire: f64, p50: f64, p99: f64) -
     SummaryRow {
         values: values.iter().map(|v| v.to_string()).collect(),
         runs,
+        inconclusive_runs: 0,
         violating_runs: bad,
         violation_rate: if runs == 0 {
             0.0
