@@ -60,3 +60,33 @@ fn a_sweep_counts_inconclusive_runs_apart() {
     assert_eq!(runs.matches(",inconclusive,").count(), 3, "{runs}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sweep_of_several_files_names_the_inconclusive_runs_it_left_out() {
+    let dir = std::env::temp_dir().join(format!("redlock-never-set-{}", std::process::id()));
+    let out = Command::new(BIN)
+        .args(["sweep", FILE, "scenarios/two_resources.toml"])
+        .args(["--seeds", "1..=2", "--jobs", "2", "--out"])
+        .arg(&dir)
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "0 violations in 2 runs of 2 scenarios that expect no violation; \
+             the largest 95% upper bound is"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 more runs were inconclusive (never-triggered 2)"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("| never-triggered | safe |  | 1..=2 | 0 | 2 | 0 |"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -84,8 +84,12 @@ pub fn answer(out: &SetOutput) -> String {
     } else {
         plural(n, "scenario")
     };
+    let left_out = inconclusive(out);
     if violating == 0 {
-        return format!("0 violations in {runs} runs of {of}; {}.", bounds(out));
+        return format!(
+            "0 violations in {runs} runs of {of}; {}.{left_out}",
+            bounds(out)
+        );
     }
     let names: Vec<String> = out
         .entries
@@ -106,29 +110,59 @@ pub fn answer(out: &SetOutput) -> String {
         })
         .collect();
     format!(
-        "{violating} violating runs in {runs} runs of {of}: {}.",
+        "{violating} violating runs in {runs} runs of {of}: {}.{left_out}",
+        names.join(", ")
+    )
+}
+
+/// ` 17 more runs were inconclusive (name 17, ...): ...`, or nothing: the
+/// runs the answer's counts leave out, by scenario.
+fn inconclusive(out: &SetOutput) -> String {
+    let by: Vec<(String, u64)> = out
+        .entries
+        .iter()
+        .map(|e| {
+            let n = e.rows.iter().map(|r| r.inconclusive_runs).sum();
+            (e.scenario.name.clone(), n)
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let total: u64 = by.iter().map(|(_, n)| n).sum();
+    if total == 0 {
+        return String::new();
+    }
+    let names: Vec<String> = by.iter().map(|(name, n)| format!("{name} {n}")).collect();
+    format!(
+        " {total} more {} inconclusive ({}): they did not test what their scenario sets out to \
+         test, and each scenario's report says why.",
+        if total == 1 { "run was" } else { "runs were" },
         names.join(", ")
     )
 }
 
 /// The bound of the rows without violations: one figure when they all ran
-/// as many runs, else the largest, named.
+/// as many conclusive runs, else the largest, named (rows without a
+/// conclusive run have none).
 fn bounds(out: &SetOutput) -> String {
+    // A row without a conclusive run has no rate, hence no bound.
     let rows: Vec<(&str, &SummaryRow)> = out
         .entries
         .iter()
         .flat_map(|e| e.rows.iter().map(|r| (e.scenario.name.as_str(), r)))
+        .filter(|(_, r)| r.conclusive_runs() > 0)
         .collect();
     let Some(&(_, first)) = rows.first() else {
-        return "no runs".to_string();
+        return "no conclusive run".to_string();
     };
-    if rows
-        .iter()
-        .all(|(_, r)| r.conclusive_runs() == first.conclusive_runs())
+    let all_rows: usize = out.entries.iter().map(|e| e.rows.len()).sum();
+    if rows.len() == all_rows
+        && rows
+            .iter()
+            .all(|(_, r)| r.conclusive_runs() == first.conclusive_runs())
     {
         return format!(
             "each {} 0 in {} runs, 95% upper bound {}",
-            if out.entries.len() == rows.len() {
+            if out.entries.len() == all_rows {
                 "scenario"
             } else {
                 "combination"
@@ -252,6 +286,7 @@ fn table(out: &SetOutput) -> Block {
         "combination",
         "seeds",
         "runs",
+        "inconclusive",
         "violating runs",
         "violation rate",
         "95% interval",
@@ -270,6 +305,7 @@ fn table(out: &SetOutput) -> Block {
                     combination(e.keys, &r.values),
                     format!("{}..={}", e.seeds.start(), e.seeds.end()),
                     r.conclusive_runs().to_string(),
+                    r.inconclusive_runs.to_string(),
                     r.violating_runs.to_string(),
                     pct(r.violation_rate),
                     interval(r.ci_low, r.ci_high),
