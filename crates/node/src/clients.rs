@@ -13,8 +13,10 @@
 //! 7.0 keeps them pending until the command is done).
 
 use super::Node;
-use redlock_proto::resp::Frame;
+use bytes::Bytes;
+use redlock_proto::resp::{ConnError, Connection, Frame, Protocol};
 use std::collections::BTreeMap;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 /// A frame for a client, sent unasked.
@@ -93,9 +95,56 @@ impl Attached {
         }
     }
 
+    /// The connection's next request, writing what the node pushes while
+    /// it waits; `None` when the connection is done: the peer closed it,
+    /// it failed, or it broke the protocol (answered with an error first,
+    /// as Redis does).
+    pub(crate) async fn next_request<S: AsyncRead + AsyncWrite + Unpin>(
+        &mut self,
+        conn: &mut Connection<S>,
+        protocol: Protocol,
+    ) -> Option<Vec<Bytes>> {
+        loop {
+            let request = tokio::select! {
+                biased;
+                Some(pushed) = self.outbox.recv() => {
+                    conn.write_frame_as(&pushed.frame, protocol).await.ok()?;
+                    continue;
+                }
+                request = conn.read_request() => request,
+            };
+            match request {
+                Ok(Some(args)) if args.is_empty() => continue,
+                Ok(Some(args)) => return Some(args),
+                Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return None,
+                Err(ConnError::Protocol(e)) => {
+                    let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Writes a request's replies, with what the node pushed meanwhile
+    /// before and after them; false when the connection failed.
+    pub(crate) async fn write_replies<S: AsyncRead + AsyncWrite + Unpin>(
+        &mut self,
+        conn: &mut Connection<S>,
+        replies: &[Frame],
+        protocol: Protocol,
+    ) -> bool {
+        let (before, after) = self.drain();
+        for f in before.iter().chain(replies).chain(&after) {
+            if conn.write_frame_as(f, protocol).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
     /// What the outbox holds now: the frames to write before a reply, and
     /// those to write after it.
-    pub(crate) fn drain(&mut self) -> (Vec<Frame>, Vec<Frame>) {
+    fn drain(&mut self) -> (Vec<Frame>, Vec<Frame>) {
         let (mut before, mut after) = (Vec::new(), Vec::new());
         while let Ok(p) = self.outbox.try_recv() {
             if p.after_reply {

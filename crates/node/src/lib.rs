@@ -50,7 +50,7 @@ pub(crate) mod zsets;
 use bytes::Bytes;
 use keyspace::Keyspace;
 use redlock_proto::clock::Clock;
-use redlock_proto::resp::{ConnError, Connection, Frame};
+use redlock_proto::resp::{Connection, Frame};
 use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -275,40 +275,18 @@ where
     let mut conn = Connection::new(stream);
     let mut session = session::Session::new(node.next_client_id());
     let mut client = clients::Attached::new(&node, session.id);
-    loop {
-        let request = tokio::select! {
-            biased;
-            Some(pushed) = client.outbox.recv() => {
-                if conn.write_frame_as(&pushed.frame, session.protocol).await.is_err() {
-                    return;
-                }
-                continue;
-            }
-            request = conn.read_request() => request,
-        };
-        let args = match request {
-            Ok(Some(args)) if args.is_empty() => continue,
-            Ok(Some(args)) => args,
-            Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
-            Err(ConnError::Protocol(e)) => {
-                let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
-                return;
-            }
-        };
+    while let Some(args) = client.next_request(&mut conn, session.protocol).await {
         // A replica asking for the stream: the connection is its now.
         if replication::is_sync(&args) {
             drop(client);
             return replication::serve_sync(node, conn).await;
         }
         let (replies, close) = answer(&node, &mut conn, &mut session, &args).await;
-        let (before, after) = client.drain();
-        let frames = before.iter().chain(&replies).chain(&after);
-        for f in frames {
-            if conn.write_frame_as(f, session.protocol).await.is_err() {
-                return;
-            }
-        }
-        if close {
+        if !client
+            .write_replies(&mut conn, &replies, session.protocol)
+            .await
+            || close
+        {
             return;
         }
     }

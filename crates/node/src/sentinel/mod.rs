@@ -34,7 +34,7 @@ pub mod answer;
 use crate::Listener;
 use redlock_proto::clock::Clock;
 use redlock_proto::connection::{Connector, NodeConn};
-use redlock_proto::resp::{ConnError, Connection, Frame};
+use redlock_proto::resp::{Connection, Frame};
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -249,33 +249,14 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     let mut conn = Connection::new(stream);
     let mut session = crate::session::Session::new(handshake.next_client_id());
     let mut client = crate::clients::Attached::new(&handshake, session.id);
-    loop {
-        let request = tokio::select! {
-            biased;
-            Some(pushed) = client.outbox.recv() => {
-                if conn.write_frame_as(&pushed.frame, session.protocol).await.is_err() {
-                    return;
-                }
-                continue;
-            }
-            request = conn.read_request() => request,
-        };
-        let args = match request {
-            Ok(Some(args)) if args.is_empty() => continue,
-            Ok(Some(args)) => args,
-            Ok(None) | Err(ConnError::Io(_)) | Err(ConnError::Closed) => return,
-            Err(ConnError::Protocol(e)) => {
-                let _ = conn.write_frame(&Frame::err(format!("ERR {e}"))).await;
-                return;
-            }
-        };
+    while let Some(args) = client.next_request(&mut conn, session.protocol).await {
         let now = clock.now();
         let replies = answer_request(&args, &lock(&view), &show, now, &handshake, &mut session);
-        let (before, after) = client.drain();
-        for f in before.iter().chain(&replies).chain(&after) {
-            if conn.write_frame_as(f, session.protocol).await.is_err() {
-                return;
-            }
+        if !client
+            .write_replies(&mut conn, &replies, session.protocol)
+            .await
+        {
+            return;
         }
     }
 }
