@@ -48,6 +48,24 @@ pub fn go(name: &str) -> String {
     path
 }
 
+/// The command of a PHP driver (`drivers/php/<script>`), once PHP,
+/// phpredis and the lock libraries (Debian's packages) are there.
+pub fn php(script: &str) -> Vec<String> {
+    let probe = "exit(class_exists('Redis') \
+        && stream_resolve_include_path('Symfony/Component/Lock/autoload.php') \
+        && stream_resolve_include_path('Illuminate/Cache/autoload.php') ? 0 : 1);";
+    let ok = Command::new("php")
+        .args(["-r", probe])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "PHP, phpredis or its lock libraries are missing: `bash scripts/test.sh` installs them \
+         (apt-get install php-cli php-redis php-symfony-lock php-illuminate-cache php-illuminate-redis)"
+    );
+    ["php".to_string(), format!("drivers/php/{script}")].to_vec()
+}
+
 /// Runs `lab FILE --seeds A..=B --jobs J --out DIR [extra] -- CMD`; the
 /// verdict of every seed, from `runs.csv`.
 pub fn lab(file: &str, seeds: &str, jobs: u32, extra: &[&str], cmd: &[&str]) -> Vec<String> {
