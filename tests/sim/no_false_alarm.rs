@@ -89,10 +89,17 @@ fn the_committed_sweep_covers_every_safe_scenario_without_a_violation() {
         let seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
         assert_eq!(seeds, (1..=rows.len() as u64).collect::<Vec<_>>(), "{name}");
         assert!(rows.len() >= MIN_SEEDS, "{name}: {} rows", rows.len());
+        // A run that tested nothing is inconclusive, never a violation.
         assert!(
-            rows.iter()
-                .all(|r| r.verdict == "safe" && r.stale_writes == 0),
+            rows.iter().all(
+                |r| (r.verdict == "safe" || r.verdict == "inconclusive") && r.stale_writes == 0
+            ),
             "{name}: a committed row is not safe"
+        );
+        let conclusive = rows.iter().filter(|r| r.verdict == "safe").count();
+        assert!(
+            conclusive >= MIN_SEEDS * 9 / 10,
+            "{name}: {conclusive} conclusive rows"
         );
     }
 }

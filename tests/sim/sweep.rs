@@ -291,7 +291,8 @@ fn delayed_restart_guidance_holds_in_a_small_sweep_and_matches_the_committed_rep
         "acquire_p99_ms,unavailable_mean_ms,unavailable_ci_low_ms,unavailable_ci_high_ms,\
          stale_in_flight_rate,stale_in_flight_ci_low,stale_in_flight_ci_high,\
          stale_sent_late_rate,stale_sent_late_ci_low,stale_sent_late_ci_high,\
-         stale_in_overlap_rate,stale_in_overlap_ci_low,stale_in_overlap_ci_high"
+         stale_in_overlap_rate,stale_in_overlap_ci_low,stale_in_overlap_ci_high,\
+         inconclusive_runs"
     ));
     let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
     for line in summary.lines().skip(1) {
