@@ -6,7 +6,7 @@
 use super::leftovers::alive;
 use super::runs::python;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,11 +34,8 @@ fn library_installed() {
     );
 }
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-clock-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn fresh_dir(name: &str) -> crate::common::Scratch {
+    crate::common::Scratch::dir(&format!("clock-{name}"))
 }
 
 /// (uptime, wall, monotonic) of each line of the log.

@@ -112,8 +112,13 @@ async fn redis_py_giving_up_on_a_cut_connect_sends_nothing_after_the_heal() {
         "redis-py did not give up: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // It closed before the heal: its connect would never have completed.
-    assert!(started.elapsed() < 2 * SLACK + 200 * MS);
+    // It gave up at its 200 ms timeout (Python's start and redis-py's
+    // import included, slow on a loaded machine), long before the heal.
+    assert!(
+        started.elapsed() < 8 * SLACK + 200 * MS,
+        "{:?}",
+        started.elapsed()
+    );
     cut(&link, false);
     tokio::time::sleep(3 * SLACK).await;
     assert_eq!(
@@ -141,7 +146,9 @@ async fn redis_py_connected_through_a_cut_has_its_set_applied_after_the_heal() {
     cut(&link, false);
     let out = client.await.unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "OK");
-    assert!(healed.elapsed() < 2 * SLACK, "{:?}", healed.elapsed());
+    // The held connect completed at the heal: well before the client's
+    // 5 s timeout (what remains of Python's start and its exit counted).
+    assert!(healed.elapsed() < 6 * SLACK, "{:?}", healed.elapsed());
     assert_eq!(offered.load(Ordering::SeqCst), 1);
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1, "{seen:?}");

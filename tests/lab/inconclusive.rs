@@ -4,18 +4,13 @@
 //! (A simulated scenario whose scripted trigger never comes:
 //! `tests/sim/inconclusive.rs`.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "redlock-inconclusive-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn fresh_dir(name: &str) -> crate::common::Scratch {
+    crate::common::Scratch::fresh(&format!("inconclusive-{name}"))
 }
 
 fn lab(file: &str, out: &Path, extra: &[&str], cmd: &[&str]) -> Output {

@@ -3,7 +3,7 @@
 
 use redlock_harness::lab::process::{spawn, ClientProcess, Watchdog};
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,11 +27,8 @@ async fn until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-lab-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn dir(name: &str) -> crate::common::Scratch {
+    crate::common::Scratch::dir(&format!("sim-lab-{name}"))
 }
 
 /// Whether any process of group `pgid` is alive (zombies aside).

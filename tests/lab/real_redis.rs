@@ -7,7 +7,7 @@
 
 use super::leftovers::alive;
 use super::runs::lab;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -29,10 +29,8 @@ fn need_servers(test: &str) {
     );
 }
 
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-real-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn out_dir(name: &str) -> crate::common::Scratch {
+    crate::common::Scratch::fresh(&format!("real-{name}"))
 }
 
 #[test]
@@ -184,7 +182,7 @@ fn nothing_of_real_redis_outlives_the_lab_whatever_ends_it() {
 
 /// A directory holding only links to the programs named, for a PATH
 /// without the others.
-fn path_with(name: &str, programs: &[&str]) -> PathBuf {
+fn path_with(name: &str, programs: &[&str]) -> crate::common::Scratch {
     let d = out_dir(name);
     std::fs::create_dir_all(&d).unwrap();
     for p in programs {
@@ -225,9 +223,6 @@ fn a_missing_server_program_is_exit_2_naming_its_package_and_nothing_written() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("apt-get install redis-sentinel"), "{err}");
     assert!(!out.exists(), "nothing written");
-    for d in [none, server_only] {
-        let _ = std::fs::remove_dir_all(d);
-    }
 }
 
 #[test]

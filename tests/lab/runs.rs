@@ -108,11 +108,11 @@ pub fn lab_env(
     verdicts
 }
 
-fn tempfile_dir() -> PathBuf {
+fn tempfile_dir() -> crate::common::Scratch {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let n = N.fetch_add(1, Ordering::SeqCst);
-    std::env::temp_dir().join(format!("redlock-lab-test-{}-{n}", std::process::id()))
+    crate::common::Scratch::fresh(&format!("lab-test-{n}"))
 }
 
 #[test]
@@ -259,9 +259,9 @@ fn a_client_clock_slowed_during_the_hold_writes_stale() {
     // The same change to rate 1: the offset the lab rewrites keeps the
     // clock where it was, so nothing moves.
     let text = std::fs::read_to_string(file).unwrap();
-    let same = std::env::temp_dir().join(format!("redlock-rate-one-{}.toml", std::process::id()));
+    let scratch = crate::common::Scratch::dir("rate-one");
+    let same = scratch.join("rate_one.toml");
     std::fs::write(&same, text.replace("rate = 0.25", "rate = 1.0")).unwrap();
     let v = lab(same.to_str().unwrap(), "1..=2", 2, &[], &cmd);
     assert_eq!(v, ["safe", "safe"]);
-    let _ = std::fs::remove_file(&same);
 }

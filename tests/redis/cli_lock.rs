@@ -39,8 +39,7 @@ fn runs_the_command_and_passes_its_exit_code() {
 fn a_second_lock_waits_for_the_first() {
     common::require_redis("a_second_lock_waits_for_the_first");
     let servers = start_redis(3);
-    let dir = std::env::temp_dir().join(format!("redlock-sim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::dir("sim-cli");
     let log = dir.join("log");
     let _ = std::fs::remove_file(&log);
     let log_s = log.display().to_string();
@@ -72,7 +71,6 @@ fn a_second_lock_waits_for_the_first() {
         text, "first-start\nfirst-end\nsecond\n",
         "the second ran inside the first"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

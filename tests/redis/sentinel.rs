@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 struct RealSentinel {
     port: u16,
     child: Child,
-    _dir: std::path::PathBuf,
+    _dir: common::Scratch,
 }
 
 impl Drop for RealSentinel {
@@ -33,8 +33,7 @@ impl Drop for RealSentinel {
 
 fn start_real_sentinel(master_port: u16) -> RealSentinel {
     let port = common::free_port();
-    let dir = std::env::temp_dir().join(format!("redlock-sim-sentinel-{port}"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::dir(&format!("sim-sentinel-{port}"));
     let conf = dir.join("sentinel.conf");
     let text = format!(
         "port {port}\nbind 127.0.0.1\nsentinel monitor mymaster 127.0.0.1 {master_port} 1\n\

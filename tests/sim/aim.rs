@@ -16,7 +16,7 @@ use redlock_harness::history::{EventKind, FaultEvent};
 use redlock_harness::runner::{self, Run};
 use redlock_harness::scenario::{self, FaultAction, Hold, Scenario, Target};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -297,10 +297,8 @@ fn aimed_finds_in_a_few_seeds_what_blind_finds_rarely() {
 
 // ------------------------------------------------------------ frontier
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-aim-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::fresh(&format!("sim-aim-{tag}"))
 }
 
 /// The committed frontier of the shipped guidance

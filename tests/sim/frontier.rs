@@ -5,17 +5,15 @@
 //! seeds); bad input gives exit 2 and writes nothing. Few seeds and a
 //! coarse resolution keep it to seconds.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 const RESTART: &str = "tests/fixtures/frontier_restart.toml";
 const HOLD: &str = "tests/fixtures/frontier_hold.toml";
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-frontier-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::fresh(&format!("sim-frontier-{tag}"))
 }
 
 fn frontier(file: &str, args: &[&str], out: &Path) -> Output {

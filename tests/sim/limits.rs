@@ -17,11 +17,8 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
 /// A fresh temporary directory for one test.
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-limits-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::dir(&format!("sim-limits-{tag}"))
 }
 
 /// Runs the binary with `args`, killing it after `limit` (a hang fails).
@@ -454,7 +451,7 @@ fn mutated_files_run_without_panic() {
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let workers: Vec<_> = (0..2)
         .map(|w| {
-            let (cases, next, dir) = (cases.clone(), next.clone(), dir.clone());
+            let (cases, next, dir) = (cases.clone(), next.clone(), dir.to_path_buf());
             std::thread::spawn(move || {
                 let mut codes = [0usize; 3];
                 loop {

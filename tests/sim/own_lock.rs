@@ -26,10 +26,8 @@ fn own(s: &Scenario, seed: u64) -> runner::Run {
     own_lock::simulate(s.clone(), seed, false, harness::build).unwrap()
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-own-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp_dir(name: &str) -> crate::common::Scratch {
+    crate::common::Scratch::fresh(&format!("sim-own-{name}"))
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! wins; the printed `report:` path is the directory written; the report
 //! says which overrides it ran with.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
@@ -23,10 +23,8 @@ hold = "200ms"
 
 /// A fresh temporary directory holding `small.toml`, the current directory
 /// of the runs (so that `reports/` lands in it).
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-run-dirs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    let d = crate::common::Scratch::dir(&format!("sim-run-dirs-{tag}"));
     std::fs::write(d.join("small.toml"), SMALL).unwrap();
     d
 }

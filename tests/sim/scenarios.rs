@@ -13,10 +13,8 @@ fn shipped() -> Vec<PathBuf> {
     crate::common::shipped_scenarios()
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::fresh(&format!("sim-{tag}"))
 }
 
 fn field<'a>(stdout: &'a str, key: &str) -> &'a str {

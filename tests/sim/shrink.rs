@@ -9,11 +9,8 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-shrink-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::dir(&format!("sim-shrink-{tag}"))
 }
 
 fn scenario(name: &str) -> PathBuf {

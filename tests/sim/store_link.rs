@@ -123,7 +123,7 @@ fn stale_writes_of_partitions_are_in_flight_and_of_a_pause_sent_late() {
 
 #[test]
 fn run_prints_and_writes_the_split_and_the_abandoned_writes() {
-    let out = std::env::temp_dir().join(format!("redlock-sim-abandon-{}", std::process::id()));
+    let out = crate::common::Scratch::fresh("sim-abandon");
     let o = Command::new(BIN)
         .args(["run", "scenarios/gc_pause.toml", "--out"])
         .arg(&out)

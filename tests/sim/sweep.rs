@@ -5,17 +5,15 @@
 use crate::common;
 
 use common::runs_without_wall;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 const SMALL: &str = "tests/data/small_sweep.toml";
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-sweep-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::fresh(&format!("sim-sweep-{tag}"))
 }
 
 fn sweep(file: &str, out: &Path, extra: &[&str]) {

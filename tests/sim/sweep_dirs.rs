@@ -36,11 +36,8 @@ seeds = 2
 "cluster.restart" = ["immediate", "1.1ttl"]
 "#;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-dirs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::dir(&format!("sim-dirs-{tag}"))
 }
 
 /// Writes a scenario file into `dir` and returns its path.

@@ -59,11 +59,8 @@ do = "crash"
 host = "n2"
 "#;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("redlock-sim-set-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> crate::common::Scratch {
+    crate::common::Scratch::dir(&format!("sim-set-{tag}"))
 }
 
 fn file(dir: &Path, name: &str, text: &str) -> PathBuf {

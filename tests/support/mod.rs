@@ -12,6 +12,60 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A scratch path of one test under the system's temporary directory:
+/// `redlock-<name>-<pid>`, nothing there when made, removed with all it
+/// holds when dropped, so that a passing suite leaves nothing in `/tmp`.
+/// A failing test's scratch is left, for a look, and its path printed.
+pub struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    /// The path, fresh (whatever an earlier run left there is removed), not
+    /// created: for a program that must create it.
+    pub fn fresh(name: &str) -> Scratch {
+        let path = std::env::temp_dir().join(format!("redlock-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        let _ = std::fs::remove_file(&path);
+        Scratch(path)
+    }
+
+    /// The path, fresh and created as an empty directory.
+    pub fn dir(name: &str) -> Scratch {
+        let s = Scratch::fresh(name);
+        std::fs::create_dir_all(&s.0).unwrap();
+        s
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("left for a look: {}", self.0.display());
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// One `redis-server` child process, killed when dropped.
 pub struct RedisServer {
     pub port: u16,
