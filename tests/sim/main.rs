@@ -32,3 +32,4 @@ mod sweep;
 mod sweep_dirs;
 mod sweep_set;
 mod variants;
+mod vendored;

@@ -192,6 +192,7 @@ fn against_the_spec_client() {
     assert!(!conclusions(&out)
         .iter()
         .any(|l| l.contains("Against the spec")));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
