@@ -5,8 +5,10 @@
 //! It dies with the lab, all of its group:
 //! - a [`Watchdog`], a small `sh` process in a group of its own that ignores
 //!   the terminal's signals, holds a pipe from the lab and the list of the
-//!   groups started; when the pipe closes (the lab ended or was killed) it
-//!   kills every group that was not reported ended;
+//!   groups started (each client writes its own, between fork and exec, so
+//!   a lab killed right after starting it leaves none unknown); when the
+//!   pipe closes (the lab ended or was killed) it kills every group that
+//!   was not reported ended;
 //! - the kernel also sends the client itself SIGKILL when the thread that
 //!   started it ends (Linux's parent-death signal, set between fork and
 //!   exec): start clients from a thread that lives as long as the run;
@@ -62,8 +64,9 @@ pub fn spawn(
         .stderr(err)
         .process_group(0)
         .kill_on_drop(true);
+    let note_fd = watchdog.fd();
     // SAFETY: between fork and exec only async-signal-safe calls: prctl,
-    // getppid, _exit.
+    // getppid, getpid, write, _exit; no allocation.
     unsafe {
         cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
@@ -73,19 +76,47 @@ pub fn spawn(
             if libc::getppid() != lab {
                 libc::_exit(1);
             }
+            // The child notes its own group before it runs anything: a
+            // lab killed right after the fork, before it could note it,
+            // leaves nothing the watchdog does not know of.
+            if let Some(fd) = note_fd {
+                let mut buf = [0u8; 24];
+                let line = group_line(libc::getpid(), &mut buf);
+                libc::write(fd, line.as_ptr().cast(), line.len());
+            }
             Ok(())
         });
     }
     let child = cmd.spawn()?;
     let pgid = child.id().map_or(0, |p| p as libc::pid_t);
     assert!(pgid > 0, "a spawned child has a pid");
-    watchdog.note(&format!("+{pgid}"));
     Ok(ClientProcess {
         child,
         pgid,
         exited: None,
         watchdog: Arc::downgrade(watchdog),
     })
+}
+
+/// `+<pid>\n`, the watchdog's line for a group, written into `buf`
+/// without allocating (the child writes it between fork and exec).
+fn group_line(pid: libc::pid_t, buf: &mut [u8; 24]) -> &[u8] {
+    let mut digits = [0u8; 20];
+    let (mut n, mut len) = (pid.unsigned_abs(), 0);
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[0] = b'+';
+    for i in 0..len {
+        buf[1 + i] = digits[len - 1 - i];
+    }
+    buf[1 + len] = b'\n';
+    &buf[..len + 2]
 }
 
 impl ClientProcess {
@@ -223,11 +254,21 @@ impl Watchdog {
         }))
     }
 
+    /// The pipe's file descriptor, while it is open: a child about to
+    /// exec notes its group on it itself ([`spawn`]). Writes of a line are
+    /// atomic (under `PIPE_BUF`), whoever makes them.
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        let pipe = self.pipe.lock().unwrap_or_else(|e| e.into_inner());
+        pipe.as_ref().map(|p| p.as_raw_fd())
+    }
+
     pub(super) fn note(&self, line: &str) {
         let mut pipe = self.pipe.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = pipe.as_mut() {
-            let _ = writeln!(p, "{line}");
-            let _ = p.flush();
+            // One write of the whole line: a child's line cannot land
+            // inside it.
+            let _ = p.write_all(format!("{line}\n").as_bytes());
         }
     }
 }
@@ -237,5 +278,16 @@ impl Drop for Watchdog {
         // Closing the pipe is its signal; then reap it.
         drop(self.pipe.lock().unwrap_or_else(|e| e.into_inner()).take());
         let _ = self.child.lock().unwrap_or_else(|e| e.into_inner()).wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_group_line_is_the_pid_after_a_plus() {
+        let mut buf = [0u8; 24];
+        assert_eq!(super::group_line(7, &mut buf), b"+7\n");
+        assert_eq!(super::group_line(4194304, &mut buf), b"+4194304\n");
+        assert_eq!(super::group_line(i32::MAX, &mut buf), b"+2147483647\n");
     }
 }
