@@ -49,10 +49,17 @@ pub(crate) fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
                 }
                 m
             }
-            Role::Replica { master, link_up } => format!(
-                "role:slave\r\nmaster_host:{master}\r\nmaster_port:6379\r\nmaster_link_status:{}\r\nslave_read_only:1\r\n",
-                if *link_up { "up" } else { "down" }
-            ),
+            // The fields Redis Sentinel reads of a replica: its master's
+            // host and port apart, the link, its offset and priority.
+            Role::Replica { master, link_up } => {
+                let (host, port) = master.rsplit_once(':').unwrap_or((master, "6379"));
+                format!(
+                    "role:slave\r\nmaster_host:{host}\r\nmaster_port:{port}\r\nmaster_link_status:{}\r\n\
+                     slave_repl_offset:{}\r\nslave_priority:100\r\nslave_read_only:1\r\n",
+                    if *link_up { "up" } else { "down" },
+                    ks.offset
+                )
+            }
         };
         sections.push(format!(
             "# Replication\r\n{body}master_repl_offset:{}\r\n",
