@@ -151,9 +151,14 @@ async fn wait_blocks_and_answers_as_redis_does() {
     let replies = |v: &[(String, u128)]| v.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>();
     assert_eq!(replies(&redis), replies(&node));
     assert_eq!(redis[2].0, "WAIT 1 5000 => :1");
-    assert!(redis.iter().any(|(s, _)| s == "connected_slaves:1"), "{redis:?}");
     assert!(
-        redis.iter().any(|(s, _)| s == "replica master_port:<master's port>"),
+        redis.iter().any(|(s, _)| s == "connected_slaves:1"),
+        "{redis:?}"
+    );
+    assert!(
+        redis
+            .iter()
+            .any(|(s, _)| s == "replica master_port:<master's port>"),
         "{redis:?}"
     );
     for side in [&redis, &node] {
