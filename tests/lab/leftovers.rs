@@ -73,6 +73,15 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
+/// Waits up to 10 s for every one of `pids` to be gone: the watchdog
+/// kills at once, and a loaded machine may run it late.
+pub fn wait_gone(pids: &[i32]) {
+    let t = Instant::now();
+    while pids.iter().any(|p| alive(*p)) && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Every noted process gone, and every noted port free, within 10 s (the
 /// watchdog acts on its own, at once; a loaded machine may run it late).
 fn nothing_left(dir: &Path) {
@@ -86,10 +95,7 @@ fn nothing_left(dir: &Path) {
         addrs.len() >= 4,
         "the clients noted their addresses: {addrs:?}"
     );
-    let t = Instant::now();
-    while pids.iter().any(|p| alive(*p)) && t.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_gone(&pids);
     let left: Vec<&i32> = pids.iter().filter(|p| alive(**p)).collect();
     assert!(left.is_empty(), "processes outlived the lab: {left:?}");
     for a in &addrs {
