@@ -36,7 +36,8 @@ async fn each_listener_shows_the_master_through_its_own_translation() {
         clock: Arc::new(SystemClock::new()),
         connector: Arc::new(TcpConnector),
         on_failover: Arc::new(|_: &str, _: &str| {}),
-        reconcile_at_start: true,
+        seed: 1,
+        on_event: None,
     };
     tokio::spawn(run_with_listeners(
         cfg,

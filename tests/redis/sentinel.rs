@@ -74,7 +74,8 @@ async fn start_ours(nodes: Vec<String>) -> String {
         clock: Arc::new(SystemClock::new()),
         connector: Arc::new(TcpConnector),
         on_failover: Arc::new(|_: &str, _: &str| {}),
-        reconcile_at_start: false,
+        seed: 1,
+        on_event: None,
     };
     tokio::spawn(sentinel::run_with_listener(cfg, listener));
     addr

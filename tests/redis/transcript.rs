@@ -91,7 +91,13 @@ pub(crate) async fn run(addr: &str, n: usize, hello: Option<&str>, steps: &[Step
             if Some(i) == first {
                 early = Some(c.reply(Duration::from_secs(5)).await);
             }
-            c.send(&words("PING")).await;
+            // A connection the server closed (`CLIENT KILL`) may refuse
+            // the marker, or take it and then read as closed.
+            if !c.try_send(&words("PING")).await && early.is_none() {
+                out.push(format!("step {k}, conn {i}: (closed)"));
+                *slot = None;
+                continue;
+            }
             loop {
                 let next = match early.take() {
                     Some(f) => f,

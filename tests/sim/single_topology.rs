@@ -30,9 +30,14 @@ enum Act {
     Crash(String),
     /// Heal its links and start it again.
     Restart(String),
-    /// Cut both directions between two hosts.
+    /// Cut both directions between two hosts, losing what is in flight
+    /// (a link that drops its packets).
     Partition(String, String),
     Heal(String, String),
+    /// Hold both directions between two hosts, as a partition TCP rides
+    /// out (what is held arrives after the release).
+    Hold(String, String),
+    Release(String, String),
 }
 
 /// Shared by the hosts, the test client and the driver.
@@ -134,9 +139,9 @@ fn world<'a>(s: &Setup) -> World<'a> {
         hosts.push("sentinel".into());
         let clock = sim_clock();
         let shared = shared.clone();
-        let failover_after = s.failover_after;
+        let (failover_after, seed) = (s.failover_after, s.seed);
         sim.host("sentinel", move || {
-            let shared = shared.clone();
+            let (shared, log) = (shared.clone(), shared.clone());
             let cfg = SentinelConfig {
                 nodes: addrs.clone(),
                 master: "n1:6379".into(),
@@ -146,7 +151,8 @@ fn world<'a>(s: &Setup) -> World<'a> {
                 on_failover: Arc::new(move |old: &str, new: &str| {
                     shared.log(format!("failover {old} -> {new}"))
                 }),
-                reconcile_at_start: false,
+                seed,
+                on_event: Some(Arc::new(move |e: &str| log.log(format!("sentinel {e}")))),
             };
             sentinel::run(cfg)
         });
@@ -164,7 +170,10 @@ impl World<'_> {
     /// Steps until the client is done, applying its requests in between.
     fn run(&mut self) {
         loop {
-            let done = self.sim.step().unwrap();
+            let done = match self.sim.step() {
+                Ok(done) => done,
+                Err(e) => panic!("{e}\nevents: {:#?}", self.shared.events.lock().unwrap()),
+            };
             let acts: Vec<Act> = std::mem::take(&mut *self.shared.acts.lock().unwrap());
             for a in acts {
                 match a {
@@ -185,6 +194,8 @@ impl World<'_> {
                     }
                     Act::Partition(a, b) => self.sim.partition(a.as_str(), b.as_str()),
                     Act::Heal(a, b) => self.sim.repair(a.as_str(), b.as_str()),
+                    Act::Hold(a, b) => self.sim.hold(a.as_str(), b.as_str()),
+                    Act::Release(a, b) => self.sim.release(a.as_str(), b.as_str()),
                 }
             }
             if done {
@@ -382,8 +393,9 @@ fn replicas_refuse_writes_until_promoted() {
 }
 
 /// n1 takes the lock, then loses power (cut off first, so nothing more
-/// leaves it) `crash_after` later; the sentinel promotes a replica; another
-/// client tries the lock on the new master.
+/// leaves it) `crash_after` later; the sentinel promotes a replica (either:
+/// their offsets are equal, and the seed draws the sentinel's order);
+/// another client tries the lock on the new master.
 async fn failover_race(shared: Arc<Shared>, cli: Cli, crash_after: Duration) {
     cli.sleep(Duration::from_secs(1)).await;
     let a = cli
@@ -396,26 +408,39 @@ async fn failover_race(shared: Arc<Shared>, cli: Cli, crash_after: Duration) {
     shared.act(Act::Crash("n1".into()));
     let master = cli.master_after("n1").await;
     shared.log(format!("c: sentinel names {master}"));
-    assert_eq!(master, "n2");
+    assert!(master == "n2" || master == "n3", "{master}");
+    let (new, other) = match master.as_str() {
+        "n2" => ("n2:6379", "n3:6379"),
+        _ => ("n3:6379", "n2:6379"),
+    };
     for n in ["n2:6379", "n3:6379"] {
         let role = cli.cmd(n, &["ROLE"]).await;
         shared.log(format!("c: ROLE {n} -> {role:?}"));
     }
     let b = cli
-        .cmd("n2:6379", &["SET", "lock", "b", "NX", "PX", "10000"])
+        .cmd(new, &["SET", "lock", "b", "NX", "PX", "30000"])
         .await;
-    shared.log(format!("c: SET lock b on n2 -> {b:?}"));
-    // n3 gets b (by n2's stream or its snapshot) only once the replication
-    // delay (500ms) has passed since n2 wrote it.
-    cli.sleep(ms(700)).await;
-    let on_n3 = cli.cmd("n3:6379", &["GET", "lock"]).await;
-    shared.log(format!("c: GET lock on n3 -> {on_n3:?}"));
+    shared.log(format!("c: SET lock b on the new master -> {b:?}"));
+    // The other replica follows the new master once the sentinel has
+    // re-pointed it (at the new master's next INFO, within about a
+    // second), and gets b only once the replication delay (500ms) has
+    // passed since the new master wrote it.
+    cli.sleep(ms(2000)).await;
+    let on_other = cli.cmd(other, &["GET", "lock"]).await;
+    shared.log(format!("c: GET lock on the other replica -> {on_other:?}"));
     // The old master comes back empty, as a master; the sentinel turns it
-    // into a replica of n2 and it resyncs.
+    // into a replica of the new master at its first INFO 8 s after it
+    // first saw it so (`+convert-to-slave`: about 10 s after the switch, as
+    // INFO goes to a replica every 10 s), and it resyncs.
     shared.act(Act::Restart("n1".into()));
-    cli.sleep(Duration::from_secs(2)).await;
-    let role = cli.cmd("n1:6379", &["ROLE"]).await;
-    shared.log(format!("c: ROLE n1:6379 -> {role:?}"));
+    cli.sleep(Duration::from_secs(13)).await;
+    let Frame::Array(role) = cli.cmd("n1:6379", &["ROLE"]).await else {
+        panic!("ROLE")
+    };
+    shared.log(format!(
+        "c: n1 follows the new master: {}",
+        role[1] == bulk(new)
+    ));
     let on_n1 = cli.cmd("n1:6379", &["GET", "lock"]).await;
     shared.log(format!("c: GET lock on n1 -> {on_n1:?}"));
     let offsets = [
@@ -447,23 +472,20 @@ fn assert_has(events: &[String], what: &str) {
 #[test]
 fn failover_before_replication_lets_a_second_client_lock() {
     let events = run(race_setup(1), |s, cli| failover_race(s, cli, ms(50)));
-    assert_has(&events, "failover n1:6379 -> n2:6379");
+    assert_has(&events, "failover n1:6379 -> n");
     // The race the project exists to show: both SET NX succeed.
-    assert_has(&events, "SET lock b on n2 -> Simple(\"OK\")");
-    assert_has(&events, "GET lock on n3 -> Bulk(b\"b\")");
-    assert_has(
-        &events,
-        "ROLE n1:6379 -> Array([Bulk(b\"slave\"), Bulk(b\"n2:6379\")",
-    );
+    assert_has(&events, "SET lock b on the new master -> Simple(\"OK\")");
+    assert_has(&events, "GET lock on the other replica -> Bulk(b\"b\")");
+    assert_has(&events, "n1 follows the new master: true");
     assert_has(&events, "GET lock on n1 -> Bulk(b\"b\")");
 }
 
 #[test]
 fn failover_after_replication_keeps_the_lock() {
     let events = run(race_setup(1), |s, cli| failover_race(s, cli, ms(700)));
-    assert_has(&events, "failover n1:6379 -> n2:6379");
-    assert_has(&events, "SET lock b on n2 -> Null");
-    assert_has(&events, "GET lock on n3 -> Bulk(b\"a\")");
+    assert_has(&events, "failover n1:6379 -> n");
+    assert_has(&events, "SET lock b on the new master -> Null");
+    assert_has(&events, "GET lock on the other replica -> Bulk(b\"a\")");
 }
 
 #[test]
@@ -571,9 +593,10 @@ fn hashes_replicate_persist_and_fail_over() {
         if role[0] == bulk("master") {
             assert_eq!(cli.cmd(m, &["HGETALL", "h"]).await, flat);
         }
-        // ...and, once the sentinel has made it follow the new master, the
-        // new master's version.
-        cli.sleep(Duration::from_secs(3)).await;
+        // ...and, once the sentinel has made it follow the new master (8 s
+        // after it saw it back as a master: `+convert-to-slave`), the new
+        // master's version.
+        cli.sleep(Duration::from_secs(13)).await;
         let now = Frame::Map(vec![(bulk("b"), bulk("0")), (bulk("c"), bulk("x"))]).into_resp2();
         assert_eq!(cli.cmd(m, &["HGETALL", "h"]).await, now);
     });
@@ -621,8 +644,8 @@ fn the_sentinel_waits_failover_after() {
     };
     let events = run(setup, |shared, cli| async move {
         cli.sleep(ms(500)).await;
-        let cut = || Act::Partition("n1".into(), "sentinel".into());
-        let heal = || Act::Heal("n1".into(), "sentinel".into());
+        let cut = || Act::Hold("n1".into(), "sentinel".into());
+        let heal = || Act::Release("n1".into(), "sentinel".into());
         shared.act(cut());
         cli.sleep(ms(800)).await;
         shared.act(heal());
@@ -644,8 +667,11 @@ fn the_sentinel_waits_failover_after() {
             .parse()
             .unwrap()
     };
+    // Down once its oldest unanswered PING (sent up to a second and a tick
+    // after the cut) is a second old, at a tick; promoted when the chosen
+    // replica's next INFO (polled every second) says so, two ticks on.
     let waited = at(failover) - at(blip);
-    assert!((900..=1200).contains(&waited), "{events:#?}");
+    assert!((1000..=3500).contains(&waited), "{events:#?}");
 }
 
 /// A minute of writes with expiring keys, a delay, everysec persistence and
@@ -801,22 +827,97 @@ fn a_restarted_replicas_resync_waits_the_delay() {
     );
 }
 
-/// After a failover the promoted replica's new replicas (n3, and n1 coming
-/// back as a replica) get its writes no earlier than the delay after them.
+/// After a failover the promoted replica's new replicas (the other
+/// replica, and n1 coming back as a replica) get its writes no earlier than
+/// the delay after them.
 #[test]
 fn after_a_failover_resyncs_wait_the_delay() {
     let h = run_history(&format!(
-        "duration = \"4s\"\n{DELAY_400}count = 2\n\n[hosts.c2]\nstart = \"1300ms\"\n\n\
-         [[faults]]\nat = \"100ms\"\nafter = \"c1:acquired\"\ndo = \"crash\"\nhost = \"master\"\nrestart = \"1500ms\"\n"
+        "duration = \"8s\"\n{DELAY_400}count = 2\n\n[hosts.c2]\nstart = \"4s\"\n\n\
+         [[faults]]\nat = \"100ms\"\nafter = \"c1:acquired\"\ndo = \"crash\"\nhost = \"master\"\nrestart = \"4s\"\n"
     ));
-    assert!(h.events.iter().any(|e| e.kind.name() == "failover"));
+    use redlock_harness::history::EventKind;
+    let new = h.events.iter().find_map(|e| match &e.kind {
+        EventKind::Failover { new_master, .. } => Some(new_master.clone()),
+        _ => None,
+    });
+    let new = new.expect("a failover");
     let back = ups(&h, "n1");
     assert_eq!(back.len(), 2, "n1 came back");
     let copies = assert_copies_delayed(&h, ms(400));
-    for r in ["n1", "n3"] {
+    let other = if new == "n2" { "n3" } else { "n2" };
+    for r in ["n1", other] {
         assert!(
             copies.iter().any(|(t, h, _)| h == r && *t > back[1]),
             "{r} got the new master's key: {copies:#?}"
         );
     }
+}
+
+/// The sentinel's failover, step by step, as `sentinel.c` times it (one
+/// master, two replicas, down-after 1 s, quorum 1; the master loses power):
+/// subjective down no sooner than down-after after the crash and no later
+/// than a ping period, down-after and a tick; objective down, the failover's
+/// start and the election in that tick; the replica's selection one tick
+/// later (the ticks last 52 to 100 ms), `SLAVEOF NO ONE` the tick after;
+/// the promotion seen at the replica's next `INFO` (every second during a
+/// failover), and told then; the other replica sent `SLAVEOF` at the next
+/// tick, and the switch at the tick after it reports itself done; the old
+/// master,
+/// back as a master, converted at its first `INFO` 8 s after it said so.
+#[test]
+fn the_sentinel_fails_over_on_sentinel_c_timing() {
+    let events = run(race_setup(3), |s, cli| failover_race(s, cli, ms(50)));
+    let at = |what: &str| -> u64 {
+        let e = events.iter().find(|e| e.contains(what));
+        let e = e.unwrap_or_else(|| panic!("no {what:?} in {events:#?}"));
+        e.trim_start().split("ms").next().unwrap().parse().unwrap()
+    };
+    let tick = 52..=100;
+    let crash = at("crash n1");
+    let sdown = at("+sdown master mymaster n1");
+    assert!(
+        (crash + 1000..=crash + 1000 + 1000 + 200).contains(&sdown),
+        "{events:#?}"
+    );
+    for same in [
+        "+odown master",
+        "+try-failover",
+        "+elected-leader",
+        "failover-state-select-slave",
+    ] {
+        assert_eq!(at(same), sdown, "{same}: {events:#?}");
+    }
+    let selected = at("+selected-slave");
+    assert!(tick.contains(&(selected - sdown)), "{events:#?}");
+    let noone = at("+failover-state-wait-promotion");
+    assert!(tick.contains(&(noone - selected)), "{events:#?}");
+    let promoted = at("+promoted-slave");
+    assert!(
+        (noone..=sdown + 1000 + 2 * 100 + 1000).contains(&promoted),
+        "{events:#?}"
+    );
+    assert_eq!(
+        at("failover n1:6379 -> "),
+        promoted,
+        "told at the promotion"
+    );
+    // Seen in a reply, between ticks: what follows comes at the next tick.
+    let sent = at("+slave-reconf-sent");
+    assert!((1..=100).contains(&(sent - promoted)), "{events:#?}");
+    let done = at("+slave-reconf-done");
+    let switch = at("+switch-master mymaster n1 6379");
+    assert!(
+        done > sent && (1..=100).contains(&(switch - done)),
+        "{events:#?}"
+    );
+    // Seen back (its link answers again, its first INFO says master), then
+    // converted at the first INFO (every 10 s) 8 s after.
+    let back = at("-sdown slave n1:6379");
+    let converted = at("+convert-to-slave slave n1:6379");
+    assert!(back > switch, "{events:#?}");
+    assert!(
+        (back + 8000..=back + 10_000 + 200).contains(&converted),
+        "{events:#?}"
+    );
 }

@@ -458,9 +458,18 @@ impl Raw {
     }
 
     pub async fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        assert!(
+            self.try_send(args).await,
+            "the server closed the connection"
+        );
+    }
+
+    /// Sends `args`; false if the server closed the connection (its
+    /// writes fail, as a closed socket's do).
+    pub async fn try_send<A: AsRef<[u8]>>(&mut self, args: &[A]) -> bool {
         use tokio::io::AsyncWriteExt;
         let bytes = redlock_proto::resp::Frame::command(args).to_bytes();
-        self.s.write_all(&bytes).await.unwrap();
+        self.s.write_all(&bytes).await.is_ok()
     }
 
     /// The next frame's raw bytes, or `None` if none comes within `wait`

@@ -25,6 +25,9 @@ pub(crate) struct Pushed {
     pub(crate) frame: Frame,
     /// Made by the client's own command, to follow its reply.
     pub(crate) after_reply: bool,
+    /// Not a frame: the connection is to be closed (`CLIENT KILL`), once
+    /// what was pushed before is written.
+    pub(crate) close: bool,
 }
 
 #[derive(Debug)]
@@ -72,8 +75,30 @@ impl Clients {
     pub(crate) fn push(&self, id: u64, frame: Frame, after_reply: bool) {
         if let Some(c) = self.conns.get(&id) {
             let after_reply = after_reply && self.current == Some(id);
-            let _ = c.outbox.send(Pushed { frame, after_reply });
+            let _ = c.outbox.send(Pushed {
+                frame,
+                after_reply,
+                close: false,
+            });
         }
+    }
+
+    /// `CLIENT KILL`: closes every connection `kill` picks (by id, and
+    /// whether it is subscribed), as soon as it has written what it was
+    /// sent before; returns how many.
+    pub(crate) fn kill(&self, kill: impl Fn(u64) -> bool) -> i64 {
+        let mut killed = 0;
+        for (id, c) in &self.conns {
+            if kill(*id) {
+                let close = Pushed {
+                    frame: Frame::Null,
+                    after_reply: false,
+                    close: true,
+                };
+                killed += i64::from(c.outbox.send(close).is_ok());
+            }
+        }
+        killed
     }
 }
 
@@ -108,6 +133,9 @@ impl Attached {
             let request = tokio::select! {
                 biased;
                 Some(pushed) = self.outbox.recv() => {
+                    if pushed.close {
+                        return None;
+                    }
                     conn.write_frame_as(&pushed.frame, protocol).await.ok()?;
                     continue;
                 }
@@ -133,27 +161,29 @@ impl Attached {
         replies: &[Frame],
         protocol: Protocol,
     ) -> bool {
-        let (before, after) = self.drain();
+        let (before, after, killed) = self.drain();
         for f in before.iter().chain(replies).chain(&after) {
             if conn.write_frame_as(f, protocol).await.is_err() {
                 return false;
             }
         }
-        true
+        !killed
     }
 
-    /// What the outbox holds now: the frames to write before a reply, and
-    /// those to write after it.
-    fn drain(&mut self) -> (Vec<Frame>, Vec<Frame>) {
-        let (mut before, mut after) = (Vec::new(), Vec::new());
+    /// What the outbox holds now: the frames to write before a reply,
+    /// those to write after it, and whether the connection was killed.
+    fn drain(&mut self) -> (Vec<Frame>, Vec<Frame>, bool) {
+        let (mut before, mut after, mut killed) = (Vec::new(), Vec::new(), false);
         while let Ok(p) = self.outbox.try_recv() {
-            if p.after_reply {
+            if p.close {
+                killed = true;
+            } else if p.after_reply {
                 after.push(p.frame);
             } else {
                 before.push(p.frame);
             }
         }
-        (before, after)
+        (before, after, killed)
     }
 }
 

@@ -88,6 +88,7 @@ const TABLE: &[(&str, i32, Handler)] = &[
     ("script", -2, scripting::script),
     ("replicaof", 3, replication::replicaof),
     ("slaveof", 3, replication::replicaof),
+    ("config", -2, server::config),
     // A connection's own: answered by the session, before the node.
     ("hello", -1, connection_only),
     ("client", -2, connection_only),
@@ -152,6 +153,7 @@ const NOSCRIPT: &[&str] = &[
     "script",
     "replicaof",
     "slaveof",
+    "config",
     "hello",
     "auth",
     "client",

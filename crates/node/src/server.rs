@@ -79,6 +79,26 @@ pub(crate) fn info(ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
     Frame::Verbatim(Bytes::from(sections.join("\r\n")))
 }
 
+/// `CONFIG REWRITE`, which Redis Sentinel sends with each `SLAVEOF`: `+OK`,
+/// as a server started from a configuration file answers it. The node has
+/// no configuration file: a node that restarts takes the role its scenario
+/// gives it. It has no other `CONFIG` subcommand.
+pub(crate) fn config(_ks: &mut Keyspace, args: &[Bytes], _now: i64) -> Frame {
+    if is(&args[1], "rewrite") && args.len() == 2 {
+        return Frame::ok();
+    }
+    if is(&args[1], "rewrite") {
+        return Frame::err("ERR wrong number of arguments for 'config|rewrite' command");
+    }
+    let shown: String = String::from_utf8_lossy(&args[1])
+        .chars()
+        .take(128)
+        .collect();
+    Frame::err(format!(
+        "ERR unknown subcommand '{shown}'. Try CONFIG HELP."
+    ))
+}
+
 /// `TIME`: the node's wall clock, seconds and the microseconds past them.
 pub(crate) fn time(ks: &mut Keyspace, _args: &[Bytes], now: i64) -> Frame {
     let us = if ks.now_us.div_euclid(1000) == now {

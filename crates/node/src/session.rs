@@ -300,6 +300,7 @@ const CLIENT_SUBCOMMANDS: &[(&str, i32)] = &[
     ("getredir", 2),
     ("trackinginfo", 2),
     ("no-evict", 3),
+    ("kill", -3),
 ];
 
 /// The subcommand of a `CLIENT` request, lowercase, once its name and
@@ -345,9 +346,65 @@ fn client(node: &Node, s: &mut Session, args: &[Bytes]) -> Frame {
         "caching" => tracking::client_caching(&mut node.keyspace().tracking, s.id, args),
         "getredir" => tracking::client_getredir(&node.keyspace().tracking, s.id),
         "trackinginfo" => tracking::client_trackinginfo(&node.keyspace().tracking, s.id),
+        "kill" => kill(node, s, args),
         _ if is(&args[2], "on") || is(&args[2], "off") => Frame::ok(),
         _ => syntax_error(),
     }
+}
+
+/// `CLIENT KILL` with filters (`TYPE normal|pubsub|master|replica|slave`,
+/// `ID n`, `SKIPME yes|no`: the caller is spared by default), as Redis
+/// Sentinel sends it with each `SLAVEOF`; the count of connections closed.
+/// The node's clients are all `normal` or `pubsub` (a replica's stream is
+/// not a client once it syncs). The old form `CLIENT KILL ip:port` finds
+/// none: the node does not know its clients' addresses.
+fn kill(node: &Node, s: &Session, args: &[Bytes]) -> Frame {
+    if args.len() == 3 {
+        return Frame::err("ERR No such client");
+    }
+    if !args.len().is_multiple_of(2) {
+        return syntax_error();
+    }
+    let (mut kind, mut only, mut skipme) = (None::<String>, None::<u64>, true);
+    for pair in args[2..].chunks(2) {
+        let value = String::from_utf8_lossy(&pair[1]).to_ascii_lowercase();
+        if is(&pair[0], "type") {
+            match value.as_str() {
+                "normal" | "pubsub" | "master" | "replica" | "slave" => kind = Some(value),
+                _ => {
+                    return Frame::err(format!(
+                        "ERR Unknown client type '{}'",
+                        String::from_utf8_lossy(&pair[1])
+                    ))
+                }
+            }
+        } else if is(&pair[0], "id") {
+            match value.parse::<u64>() {
+                Ok(id) if id > 0 => only = Some(id),
+                _ => return Frame::err("ERR client-id should be greater than 0"),
+            }
+        } else if is(&pair[0], "skipme") {
+            match value.as_str() {
+                "yes" => skipme = true,
+                "no" => skipme = false,
+                _ => return syntax_error(),
+            }
+        } else {
+            return syntax_error();
+        }
+    }
+    let ks = node.keyspace();
+    let killed = ks.clients.kill(|id| {
+        let subscribed = ks.pubsub.subscribed(id);
+        let type_ok = match kind.as_deref() {
+            None => true,
+            Some("normal") => !subscribed,
+            Some("pubsub") => subscribed,
+            Some(_) => false,
+        };
+        type_ok && only.is_none_or(|o| o == id) && !(skipme && id == s.id)
+    });
+    Frame::Integer(killed)
 }
 
 /// `CLIENT SETINFO LIB-NAME|LIB-VER value`.

@@ -16,6 +16,14 @@ pub(crate) fn rng_for(seed: u64, host: &str, purpose: &str) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ fnv(host) ^ fnv(purpose).rotate_left(17))
 }
 
+/// The seed of the sentinel's own choices (its ticks, its failover's
+/// desync, its order of the replicas), from the run's: the same in both
+/// worlds.
+pub(crate) fn sentinel_seed(seed: u64) -> u64 {
+    use rand::Rng;
+    rng_for(seed, "sentinel", "sentinel").random()
+}
+
 /// 64-bit FNV-1a of a label.
 pub(crate) fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {

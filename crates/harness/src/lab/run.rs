@@ -36,7 +36,7 @@ use crate::history::{EventKind, History};
 use crate::scenario::{Hold, Scenario, Topology, Trigger};
 use redlock_node::sentinel::{self, answer, SentinelConfig};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
@@ -199,14 +199,15 @@ impl Lab {
             _data: data,
         };
         if s.cluster.topology == Topology::Single && !real {
-            lab.start_sentinel(clocks["sentinel"].clone()).await?;
+            lab.start_sentinel(clocks["sentinel"].clone(), &server_logs(&setup.logs))
+                .await?;
         }
         Ok(lab)
     }
 
     /// The sentinel, one listener per client, each naming a node at the
     /// address that client reaches it through.
-    async fn start_sentinel(&mut self, clock: LabClock) -> Result<(), LabFailure> {
+    async fn start_sentinel(&mut self, clock: LabClock, logs: &Path) -> Result<(), LabFailure> {
         let node_addrs: Vec<String> = (1..=self.scenario.cluster.nodes)
             .map(|i| format!("n{i}:{NODE_PORT}"))
             .collect();
@@ -257,7 +258,8 @@ impl Lab {
                 };
                 rec.record("sentinel", kind);
             }),
-            reconcile_at_start: true,
+            seed: crate::engine::setup::sentinel_seed(self.seed),
+            on_event: Some(sentinel_log(logs, &self.world.rec)?),
         };
         self.sentinel = Some(tokio::spawn(async move {
             let _ = sentinel::run_with_listeners(cfg, listeners).await;
@@ -498,6 +500,21 @@ fn server_errors(rec: &LabRecorder) -> super::net::ServerErrors {
     )
 }
 
+/// The node's sentinel's events, each line the run's time in ms and the
+/// event as Redis Sentinel logs it, in `<servers>/sentinel.log`.
+fn sentinel_log(servers: &Path, rec: &LabRecorder) -> Result<sentinel::EventHook, LabFailure> {
+    use std::io::Write;
+    std::fs::create_dir_all(servers).map_err(io_err("creating the servers' log folder"))?;
+    let file = std::fs::File::create(servers.join("sentinel.log"))
+        .map_err(io_err("creating the sentinel's log"))?;
+    let (file, rec) = (Mutex::new(file), rec.clone());
+    Ok(Arc::new(move |line: &str| {
+        let at = rec.now().as_secs_f64() * 1000.0;
+        let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(f, "{at:.3} {line}");
+    }))
+}
+
 /// Where real servers' output goes, beside the clients' logs.
 fn server_logs(logs: &std::path::Path) -> PathBuf {
     logs.parent().unwrap_or(logs).join("servers")
@@ -560,8 +577,11 @@ async fn start_nodes(
 /// The links: each client to each node and to the store (keeping when the
 /// client sent what it sent there); in the `single` topology each node to
 /// each other and the sentinel to each node. With `real` servers, the
-/// sentinel's links to the nodes rewrite ports, by the maps returned (one
-/// per node, filled once every link is open).
+/// sentinel's links to the nodes rewrite ports both ways, by the maps
+/// returned (per node, the way to it and the way back, filled once every
+/// link is open): a node's `INFO` names its master by the port the
+/// sentinel knows it at, so the sentinel sees a replica it re-pointed
+/// reconfigured (`+slave-reconf-done`), as it would without links.
 async fn open_links(
     s: &Scenario,
     seed: u64,
@@ -569,7 +589,7 @@ async fn open_links(
     nodes: &BTreeMap<String, LabNode>,
     store: &Store,
     real: bool,
-) -> Result<Vec<(String, PortMap)>, LabFailure> {
+) -> Result<Vec<(String, PortMap, PortMap)>, LabFailure> {
     let mut pairs: Vec<(String, String, std::net::SocketAddr)> = Vec::new();
     for c in &s.clients {
         for (n, host) in nodes {
@@ -595,9 +615,12 @@ async fn open_links(
     let mut maps = Vec::new();
     for (from, to, addr) in pairs {
         let sent = (to == "store").then(|| store.send_times());
-        let rewrite = (real && from == "sentinel").then(PortMap::default);
-        if let Some(m) = &rewrite {
-            maps.push((to.clone(), m.clone()));
+        let (up, down) = match real && from == "sentinel" {
+            true => (Some(PortMap::default()), Some(PortMap::default())),
+            false => (None, None),
+        };
+        if let (Some(u), Some(d)) = (&up, &down) {
+            maps.push((to.clone(), u.clone(), d.clone()));
         }
         net.open_rewriting(
             &from,
@@ -605,7 +628,7 @@ async fn open_links(
             addr,
             link_seed(seed, &from, &to),
             sent,
-            (rewrite, None),
+            (up, down),
         )
         .await
         .map_err(io_err("opening a link"))?;

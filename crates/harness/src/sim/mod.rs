@@ -164,7 +164,7 @@ fn run_into(
         .collect();
     let disks = add_nodes(&mut sim, s, &ctx);
     if s.cluster.topology == Topology::Single {
-        add_sentinel(&mut sim, s, &ctx, &node_addrs);
+        add_sentinel(&mut sim, s, &ctx, &node_addrs, seed);
     }
     {
         let ctx = ctx.clone();
@@ -301,9 +301,11 @@ fn add_sentinel(
     s: &Scenario,
     ctx: &Arc<Context>,
     node_addrs: &[String],
+    seed: u64,
 ) {
     let ctx = ctx.clone();
     let (addrs, failover_after) = (node_addrs.to_vec(), s.cluster.failover_after);
+    let sentinel_seed = crate::engine::setup::sentinel_seed(seed);
     sim.host("sentinel", move || {
         let hook_ctx = ctx.clone();
         sentinel::run(sentinel::SentinelConfig {
@@ -323,7 +325,8 @@ fn add_sentinel(
                     },
                 );
             }),
-            reconcile_at_start: false,
+            seed: sentinel_seed,
+            on_event: None,
         })
     });
 }

@@ -1,17 +1,17 @@
 //! The sentinel: one host that watches the master of the `single` topology
-//! and fails over to the most up-to-date replica, as Redis Sentinel does
-//! (with a quorum of one).
+//! and fails over as Redis Sentinel 7.0 does, for a master of quorum 1
+//! and a single sentinel: [`monitor`] (its timer, links, subjective down)
+//! and [`failover`] (objective down, the election, the replica's
+//! selection and promotion, the other replicas' reconfiguration, the
+//! switch) model `sentinel.c`, its timings included; the scenario's
+//! `failover_after` is its `down-after-milliseconds`, the failover timeout
+//! is [`FAILOVER_TIMEOUT`] (as the lab's `redis-sentinel` is configured).
+//! `reports/sentinel-timing/` measures the model against `redis-sentinel`.
 //!
-//! Every [`TICK`] of its clock it pings the current master (timeout
-//! [`REQUEST_TIMEOUT`]). Once the master has not answered for
-//! `failover_after`, it asks every other node `ROLE`, picks the reachable
-//! replica with the highest offset (ties: the first in `nodes` order), sends
-//! it `REPLICAOF NO ONE`, and once that is acknowledged makes it the master,
-//! reports the failover, and sends every other node (the old master
-//! included, whenever it is reachable again: it keeps retrying)
-//! `REPLICAOF <new host> <new port>`. Every [`RECONCILE`] it also asks every
-//! node but the master for its `ROLE` and re-points any that is not a
-//! replica of the current master (a node that restarted as an empty master).
+//! The failover is told ([`SentinelConfig::on_failover`]) when the
+//! promotion is seen (`+promoted-slave`): from then on `SENTINEL
+//! get-master-addr-by-name` names the new master, as Redis Sentinel's
+//! does, before its `+switch-master`.
 //!
 //! It answers clients ([`answer`]) as Redis Sentinel 7 does, for the
 //! master named `mymaster`: `SENTINEL get-master-addr-by-name`, `masters`,
@@ -19,38 +19,40 @@
 //! handshake; the simulation serves it on [`SENTINEL_PORT`].
 //!
 //! Clients may `SUBSCRIBE` and `PSUBSCRIBE` to its events (rueidis,
-//! go-redis's failover client, ioredis's failover detector): it publishes
-//! `+sdown` and `+odown` (`master mymaster <ip> <port>`, `#quorum 1/1`)
-//! when the master has not answered for the down-after time, `-sdown` and
-//! `-odown` when it answers again, and `+switch-master mymaster <old ip>
-//! <old port> <new ip> <new port>` at each failover, each client shown the
-//! addresses its listener shows. Redis Sentinel's other events (the
-//! failover's steps, `+slave`, `+sentinel`, `+reboot`) are not published.
-//! A RESP2 client subscribed to anything is refused every other command
-//! but `PING`, as Redis Sentinel refuses it.
+//! go-redis's failover client, ioredis's failover detector): each of
+//! Redis Sentinel's events the model makes (`+sdown`, `+odown`,
+//! `+try-failover`, `+selected-slave`, `+promoted-slave`,
+//! `+failover-end`, `+switch-master`, `+convert-to-slave`, ...) is
+//! published on its channel, worded as Redis Sentinel words it, each
+//! client shown the addresses its listener shows. A RESP2 client
+//! subscribed to anything is refused every other command but `PING`, as
+//! Redis Sentinel refuses it.
 
 pub mod answer;
+mod failover;
+mod instance;
+mod link;
+mod monitor;
+
+pub use failover::FAILOVER_TIMEOUT;
 
 use crate::Listener;
 use redlock_proto::clock::Clock;
-use redlock_proto::connection::{Connector, NodeConn};
+use redlock_proto::connection::Connector;
 use redlock_proto::resp::{Connection, Frame};
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub const SENTINEL_PORT: u16 = 26379;
-/// How often the sentinel pings the master.
-pub(crate) const TICK: Duration = Duration::from_millis(100);
-/// Timeout of every request the sentinel sends.
-pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_millis(50);
-/// How often it checks that every other node replicates the master.
-pub(crate) const RECONCILE: Duration = Duration::from_secs(1);
 
 /// Called with `(old master, new master)` addresses at each failover.
 pub(crate) type FailoverHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// Called with each of the sentinel's events as Redis Sentinel logs it
+/// (`+sdown master mymaster n1 6379`), with the nodes' own addresses.
+pub type EventHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 #[derive(Clone)]
 pub struct SentinelConfig {
@@ -58,17 +60,19 @@ pub struct SentinelConfig {
     pub nodes: Vec<String>,
     /// Address of the master at the start (one of `nodes`).
     pub master: String,
-    /// Fail over once the master has been unreachable this long; `None`:
-    /// never fail over (the sentinel still answers and re-points nodes).
+    /// `down-after-milliseconds`; `None`: never fail over (the sentinel
+    /// still watches, with Redis's default of 30 s, answers, and re-points
+    /// nodes).
     pub failover_after: Option<Duration>,
     pub clock: Arc<dyn Clock>,
     pub connector: Arc<dyn Connector>,
+    /// Told each failover when the promotion is seen.
     pub on_failover: FailoverHook,
-    /// Asks the nodes' roles at once, so that it lists the replicas from
-    /// its first answer, as a sentinel that has run a while does (the lab;
-    /// the simulation's first look is [`RECONCILE`] in, which its traces
-    /// keep).
-    pub reconcile_at_start: bool,
+    /// Told each event (the lab writes them to the sentinel's log).
+    pub on_event: Option<EventHook>,
+    /// Seeds the sentinel's random choices: its ticks' lengths, the
+    /// failover's start desync, the order it walks the replicas in.
+    pub seed: u64,
 }
 
 /// Splits `host:port`.
@@ -79,13 +83,16 @@ pub fn split_addr(addr: &str) -> (&str, &str) {
 /// What the sentinel knows now, for its answers ([`answer`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct View {
-    /// The master's address, as the monitor reaches it.
+    /// The master's address, as the monitor reaches it (the promoted
+    /// replica's from its promotion on).
     pub master: String,
-    /// The replicas of the master seen at the last reconcile, with their
-    /// offsets, in `nodes` order.
+    /// The master's replicas that answer and say so, with their offsets,
+    /// in the order the sentinel walks them.
     pub(crate) replicas: Vec<(String, i64)>,
     /// The sentinel's time of the master's last answer.
     pub(crate) last_ok: Duration,
+    /// The master is subjectively (and so objectively) down.
+    pub(crate) down: bool,
     /// Failovers so far.
     pub(crate) config_epoch: u64,
     /// How long the master may not answer before it is down: the
@@ -94,13 +101,30 @@ pub(crate) struct View {
     pub(crate) down_after: Duration,
 }
 
-/// Redis Sentinel's default `down-after-milliseconds`.
-const DEFAULT_DOWN_AFTER: Duration = Duration::from_secs(30);
-
 impl View {
-    /// The master has not answered for the down-after time at `now`.
-    pub(crate) fn master_down(&self, now: Duration) -> bool {
-        now.saturating_sub(self.last_ok) >= self.down_after
+    /// The master is down (`now` is kept for the answers' callers).
+    pub(crate) fn master_down(&self, _now: Duration) -> bool {
+        self.down
+    }
+
+    /// What the sentinel `s` knows now.
+    fn of(s: &monitor::Sentinel) -> View {
+        let current = s.current_master().to_string();
+        let replicas = s
+            .replicas
+            .iter()
+            .filter(|r| r.addr != current && !r.s_down && !r.link.disconnected())
+            .filter(|r| r.info_refresh.is_some() && r.role_reported == instance::Role::Replica)
+            .map(|r| (r.addr.clone(), r.repl_offset))
+            .collect();
+        View {
+            master: current,
+            replicas,
+            last_ok: s.master.link.last_avail_time,
+            down: s.master.s_down,
+            config_epoch: s.config_epoch,
+            down_after: s.down_after,
+        }
     }
 }
 
@@ -131,7 +155,7 @@ where
 {
     let view: Shared = Arc::new(Mutex::new(View {
         master: cfg.master.clone(),
-        down_after: cfg.failover_after.unwrap_or(DEFAULT_DOWN_AFTER),
+        down_after: cfg.failover_after.unwrap_or(monitor::DEFAULT_DOWN_AFTER),
         last_ok: cfg.clock.now(),
         ..View::default()
     }));
@@ -178,28 +202,34 @@ impl Audience {
         }
     }
 
-    /// `+sdown`/`+odown` (`down`) or `-sdown`/`-odown` of the master.
-    fn master_down(&self, addr: &str, down: bool) {
-        let sign = if down { '+' } else { '-' };
-        let at = |show: &answer::Translate| {
-            let shown = show(addr);
-            let (ip, port) = split_addr(&shown);
-            format!("master {} {ip} {port}", answer::MASTER_NAME)
-        };
-        self.publish(&format!("{sign}sdown"), at);
-        let quorum = if down { " #quorum 1/1" } else { "" };
-        self.publish(&format!("{sign}odown"), |show| {
-            format!("{}{quorum}", at(show))
-        });
+    /// One of the sentinel's events, on its channel, worded as Redis
+    /// Sentinel words it (`sentinelEvent`'s `%@`: `master <name> <ip>
+    /// <port>`, or `slave <ip>:<port> <ip> <port> @ <name> <master ip>
+    /// <master port>`; `+switch-master <name> <old ip> <old port> <new ip>
+    /// <new port>`).
+    fn event(&self, e: &monitor::Event) {
+        self.publish(e.name, |show| worded(e, show));
     }
+}
 
-    /// `+switch-master <name> <old ip> <old port> <new ip> <new port>`.
-    fn switch_master(&self, old: &str, new: &str) {
-        self.publish("+switch-master", |show| {
-            let (old, new) = (show(old), show(new));
-            let ((oi, op), (ni, np)) = (split_addr(&old), split_addr(&new));
-            format!("{} {oi} {op} {ni} {np}", answer::MASTER_NAME)
-        });
+/// An event's message, with the addresses `show` shows.
+fn worded(e: &monitor::Event, show: &answer::Translate) -> String {
+    let name = answer::MASTER_NAME;
+    let master = show(&e.master);
+    let (mi, mp) = split_addr(&master);
+    match (&e.replica, e.name) {
+        _ if monitor::BARE.contains(&e.name) => e.extra.clone(),
+        (Some(new), "+switch-master") => {
+            let new = show(new);
+            let (ni, np) = split_addr(&new);
+            format!("{name} {mi} {mp} {ni} {np}")
+        }
+        (Some(r), _) => {
+            let r = show(r);
+            let (ri, rp) = split_addr(&r);
+            format!("slave {ri}:{rp} {ri} {rp} @ {name} {mi} {mp}{}", e.extra)
+        }
+        (None, _) => format!("master {name} {mi} {mp}{}", e.extra),
     }
 }
 
@@ -307,241 +337,39 @@ fn sentinel_mode(reply: Frame) -> Frame {
     )
 }
 
-/// What `ROLE` said.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Seen {
-    Master,
-    Replica { master: String, offset: i64 },
-}
-
-fn parse_role(f: &Frame) -> Option<Seen> {
-    let Frame::Array(items) = f else { return None };
-    match items.first()? {
-        Frame::Bulk(b) if b.as_ref() == b"master" => Some(Seen::Master),
-        Frame::Bulk(b) if b.as_ref() == b"slave" => {
-            // The node may name its master `host:port` or `host` (with the
-            // port beside it, as Redis does): compare as `host:port`.
-            let master = match (items.get(1)?, items.get(2)?) {
-                (Frame::Bulk(m), _) if m.contains(&b':') => String::from_utf8_lossy(m).into_owned(),
-                (Frame::Bulk(m), Frame::Integer(port)) => {
-                    format!("{}:{port}", String::from_utf8_lossy(m))
-                }
-                _ => return None,
-            };
-            let offset = match items.get(4)? {
-                Frame::Integer(o) => *o,
-                _ => return None,
-            };
-            Some(Seen::Replica { master, offset })
-        }
-        _ => None,
-    }
-}
-
-struct Monitor {
-    cfg: SentinelConfig,
-    conns: Mutex<Vec<Arc<NodeConn>>>,
-    view: Shared,
-}
-
-impl Monitor {
-    /// One request to node `i`. A failed connection is replaced by a fresh
-    /// one, so the next request reconnects at once: the sentinel's own pace
-    /// ([`TICK`]) is its backoff, and a master that is back is seen back.
-    async fn request(&self, i: usize, cmd: &[&str]) -> Option<Frame> {
-        let conn = self.conns.lock().unwrap_or_else(|e| e.into_inner())[i].clone();
-        let r = conn
-            .request(
-                &*self.cfg.connector,
-                &*self.cfg.clock,
-                &Frame::command(cmd),
-                REQUEST_TIMEOUT,
-            )
-            .await;
-        if r.is_err() {
-            let fresh = Arc::new(NodeConn::new(self.cfg.nodes[i].clone()));
-            self.conns.lock().unwrap_or_else(|e| e.into_inner())[i] = fresh;
-        }
-        r.ok()
-    }
-
-    async fn role(&self, i: usize) -> Option<Seen> {
-        parse_role(&self.request(i, &["ROLE"]).await?)
-    }
-
-    fn current(&self) -> String {
-        lock(&self.view).master.clone()
-    }
-
-    /// The master answered at `at`.
-    fn saw_master(&self, at: Duration) {
-        lock(&self.view).last_ok = at;
-    }
-
-    /// `addr` is the master now.
-    fn promoted(&self, addr: &str, at: Duration) {
-        let mut v = lock(&self.view);
-        v.master = addr.to_string();
-        v.replicas.retain(|(a, _)| a != addr);
-        v.last_ok = at;
-        v.config_epoch += 1;
-    }
-
-    fn index(&self, addr: &str) -> Option<usize> {
-        self.cfg.nodes.iter().position(|n| n == addr)
-    }
-
-    /// Promotes the best reachable replica; returns its index.
-    async fn failover(&self, old: usize) -> Option<usize> {
-        let mut best: Option<(i64, usize)> = None;
-        for i in 0..self.cfg.nodes.len() {
-            if i == old {
-                continue;
-            }
-            if let Some(Seen::Replica { offset, .. }) = self.role(i).await {
-                if best.is_none_or(|(o, _)| offset > o) {
-                    best = Some((offset, i));
-                }
-            }
-        }
-        let (_, new) = best?;
-        match self.request(new, &["REPLICAOF", "NO", "ONE"]).await {
-            Some(Frame::Simple(_)) => Some(new),
-            _ => None,
-        }
-    }
-}
-
-/// Pings the master, fails over, and keeps the other nodes pointed at it;
-/// tells the subscribers of the master's going down and coming back, and
-/// of each failover.
+/// Runs the sentinel's model: its ticks, and between them what its
+/// links read; after each, the view its answers read and its events.
 async fn monitor(cfg: SentinelConfig, view: Shared, audience: Audience) {
     let clock = cfg.clock.clone();
-    let m = Monitor {
-        conns: Mutex::new(
-            cfg.nodes
-                .iter()
-                .map(|n| Arc::new(NodeConn::new(n)))
-                .collect(),
-        ),
-        cfg,
-        view,
-    };
-    let mut last_ok = clock.now();
-    let mut next_tick = clock.now();
-    let mut next_reconcile = clock.now() + RECONCILE;
-    if m.cfg.reconcile_at_start {
-        next_reconcile = clock.now();
-    }
-    // Nodes still to be sent `REPLICAOF <master>`.
-    let mut pending: BTreeSet<usize> = BTreeSet::new();
-    // Whether the master's being down was announced.
-    let mut announced_down = false;
+    let (deliver, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let mut s = monitor::Sentinel::new(&cfg, deliver, clock.now());
+    // Redis runs its first `serverCron` 1 ms after it starts.
+    let mut tick = clock.sleep(Duration::from_millis(1));
     loop {
-        let now = clock.now();
-        if next_tick > now {
-            clock.sleep(next_tick - now).await;
-        }
-        // A slow tick (requests timing out) delays the next; no catching up.
-        next_tick = next_tick.max(clock.now()) + TICK;
-        let current = m.current();
-        let Some(cur) = m.index(&current) else {
-            return;
-        };
-        let answered = m.request(cur, &["PING"]).await.is_some();
-        if answered {
-            last_ok = clock.now();
-            m.saw_master(last_ok);
-        }
-        let down = lock(&m.view).master_down(clock.now());
-        if down != announced_down {
-            audience.master_down(&current, down);
-            announced_down = down;
-        }
-        if let (false, Some(after)) = (answered, m.cfg.failover_after) {
-            if clock.now().saturating_sub(last_ok) >= after {
-                if let Some(new) = m.failover(cur).await {
-                    let new_addr = m.cfg.nodes[new].clone();
-                    m.promoted(&new_addr, clock.now());
-                    (m.cfg.on_failover)(&current, &new_addr);
-                    audience.switch_master(&current, &new_addr);
-                    announced_down = false;
-                    pending = (0..m.cfg.nodes.len()).filter(|&i| i != new).collect();
-                    last_ok = clock.now();
-                    continue;
-                }
+        tokio::select! {
+            biased;
+            Some(arrival) = arrivals.recv() => s.arrive(arrival, clock.now()),
+            _ = &mut tick => {
+                s.tick(clock.now());
+                tick = clock.sleep(s.next_tick());
             }
         }
-        if clock.now() >= next_reconcile {
-            next_reconcile = clock.now() + RECONCILE;
-            let mut replicas = Vec::new();
-            for i in 0..m.cfg.nodes.len() {
-                if i == cur || pending.contains(&i) {
-                    continue;
-                }
-                match m.role(i).await {
-                    Some(Seen::Replica { master, offset }) if master == current => {
-                        replicas.push((m.cfg.nodes[i].clone(), offset));
-                    }
-                    Some(_) => {
-                        pending.insert(i);
-                    }
-                    None => {}
-                }
+        for e in s.take_events() {
+            if let ("+promoted-slave", Some(new)) = (e.name, &e.replica) {
+                (cfg.on_failover)(&e.master, new);
             }
-            lock(&m.view).replicas = replicas;
-        }
-        let (host, port) = split_addr(&current);
-        for i in pending.clone() {
-            if let Some(Frame::Simple(_)) = m.request(i, &["REPLICAOF", host, port]).await {
-                pending.remove(&i);
+            audience.event(&e);
+            if let Some(log) = &cfg.on_event {
+                log(&format!("{} {}", e.name, worded(&e, &answer::same())));
             }
         }
+        *lock(&view) = View::of(&s);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn roles_parse() {
-        let replica = Frame::Array(vec![
-            Frame::bulk("slave"),
-            Frame::bulk("n1:6379"),
-            Frame::Integer(6379),
-            Frame::bulk("connected"),
-            Frame::Integer(42),
-        ]);
-        assert_eq!(
-            parse_role(&replica),
-            Some(Seen::Replica {
-                master: "n1:6379".into(),
-                offset: 42
-            })
-        );
-        let master = Frame::Array(vec![
-            Frame::bulk("master"),
-            Frame::Integer(3),
-            Frame::Array(vec![]),
-        ]);
-        assert_eq!(parse_role(&master), Some(Seen::Master));
-        let redis_style = Frame::Array(vec![
-            Frame::bulk("slave"),
-            Frame::bulk("n1"),
-            Frame::Integer(6379),
-            Frame::bulk("connected"),
-            Frame::Integer(7),
-        ]);
-        assert_eq!(
-            parse_role(&redis_style),
-            Some(Seen::Replica {
-                master: "n1:6379".into(),
-                offset: 7
-            })
-        );
-        assert_eq!(parse_role(&Frame::Null), None);
-    }
 
     #[test]
     fn answers_get_master_addr() {

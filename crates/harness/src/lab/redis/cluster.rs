@@ -105,19 +105,20 @@ fn delay_replication(s: &Scenario, net: &mut LabNet) {
 }
 
 /// `single`: each node told the port the sentinel reaches it at, the
-/// replicas pointed at `n1` through their own links and synced; each map of a
-/// sentinel's link to a node filled (the sentinel's ports of the nodes to
-/// that node's own).
+/// replicas pointed at `n1` through their own links and synced; the maps of
+/// each sentinel's link to a node filled (on the way to it, the sentinel's
+/// ports of the nodes to that node's own; on the way back, the reverse).
 pub(crate) async fn replicate(
     s: &Scenario,
     net: &mut LabNet,
     nodes: &BTreeMap<String, LabNode>,
-    sentinel_maps: &[(String, PortMap)],
+    sentinel_maps: &[(String, PortMap, PortMap)],
 ) -> Result<(), LabFailure> {
     let names: Vec<String> = nodes.keys().cloned().collect();
-    for (to, map) in sentinel_maps {
+    for (to, up, down) in sentinel_maps {
         for other in names.iter().filter(|n| *n != to) {
-            map.insert(port(net, "sentinel", other), port(net, to, other));
+            up.insert(port(net, "sentinel", other), port(net, to, other));
+            down.insert(port(net, to, other), port(net, "sentinel", other));
         }
     }
     for (name, node) in nodes {

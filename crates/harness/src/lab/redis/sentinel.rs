@@ -2,22 +2,22 @@
 //! monitoring the master through its own links to the nodes, configured
 //! as the scenario's sentinel:
 //! - `down-after-milliseconds` is `cluster.failover_after`;
-//! - `failover-timeout` is 3 s, `parallel-syncs` 1.
+//! - `failover-timeout` is the node's sentinel's ([`FAILOVER_TIMEOUT`],
+//!   3 s), `parallel-syncs` 1.
 //!
-//! Where the real one differs from the node code's, the lab does not
-//! correct it: Sentinel pings each instance every second (or every
-//! `down-after-milliseconds`, if less), confirms the master down and elects
-//! itself, promotes the replica with `REPLICAOF NO ONE` and then waits to
-//! see it promoted in the replica's `INFO`, which it asks every second
-//! during a failover: its failovers take longer than `failover_after`, by
-//! up to about two seconds. The lab records each failover when the
-//! sentinel announces it (`+switch-master`, which the lab subscribes to
-//! on a connection of its own).
+//! The lab records each failover when the sentinel announces the
+//! promotion (`+promoted-slave`, which the lab subscribes to on a
+//! connection of its own): from then on `SENTINEL get-master-addr-by-name`
+//! names the new master, as the node's sentinel does. Its `+switch-master`
+//! comes later: once the other replicas report the new master (which,
+//! through the lab's links, they name by another address than the
+//! sentinel's), or at the failover timeout.
 
 use super::observe::query;
 use super::server::Launch;
 use crate::lab::process::{ClientProcess, Watchdog};
 use bytes::{Buf, BytesMut};
+use redlock_node::sentinel::FAILOVER_TIMEOUT;
 use redlock_proto::resp::{self, Frame};
 use std::io;
 use std::net::SocketAddr;
@@ -52,12 +52,13 @@ impl RealSentinel {
     ) -> io::Result<RealSentinel> {
         std::fs::create_dir_all(dir)?;
         let down_after = failover_after.as_millis().max(1);
+        let failover_timeout = FAILOVER_TIMEOUT.as_millis();
         let conf = dir.join("sentinel.conf");
         let text = format!(
             "bind 127.0.0.1\nprotected-mode no\ndir \"{}\"\nlogfile \"\"\n\
              sentinel monitor mymaster 127.0.0.1 {master_port} 1\n\
              sentinel down-after-milliseconds mymaster {down_after}\n\
-             sentinel failover-timeout mymaster 3000\n\
+             sentinel failover-timeout mymaster {failover_timeout}\n\
              sentinel parallel-syncs mymaster 1\n",
             dir.display()
         );
@@ -141,12 +142,12 @@ fn field(entry: &Frame, name: &str) -> Option<String> {
     })
 }
 
-/// Subscribes to `+switch-master` and tells `on_switch` each.
+/// Subscribes to `+promoted-slave` and tells `on_switch` each.
 async fn watch(addr: SocketAddr, on_switch: OnSwitch) {
     let Ok(mut s) = TcpStream::connect(addr).await else {
         return;
     };
-    let sub = Frame::command(["SUBSCRIBE", "+switch-master"]).to_bytes();
+    let sub = Frame::command(["SUBSCRIBE", "+promoted-slave"]).to_bytes();
     if s.write_all(&sub).await.is_err() {
         return;
     }
@@ -158,15 +159,16 @@ async fn watch(addr: SocketAddr, on_switch: OnSwitch) {
         }
         while let Ok(Some((frame, used))) = resp::parse(&buf) {
             buf.advance(used);
-            if let Some((old, new)) = switch_of(&frame) {
+            if let Some((old, new)) = promotion_of(&frame) {
                 on_switch(old, new);
             }
         }
     }
 }
 
-/// `mymaster <old ip> <old port> <new ip> <new port>`'s ports.
-fn switch_of(frame: &Frame) -> Option<(u16, u16)> {
+/// `slave <ip>:<port> <ip> <port> @ mymaster <master ip> <master port>`'s
+/// ports: the old master's and the promoted replica's.
+fn promotion_of(frame: &Frame) -> Option<(u16, u16)> {
     let Frame::Array(items) = frame else {
         return None;
     };
@@ -175,8 +177,8 @@ fn switch_of(frame: &Frame) -> Option<(u16, u16)> {
     };
     let text = String::from_utf8_lossy(msg);
     let w: Vec<&str> = text.split(' ').collect();
-    if w.len() != 5 {
+    if w.len() != 8 || w[0] != "slave" || w[4] != "@" {
         return None;
     }
-    Some((w[2].parse().ok()?, w[4].parse().ok()?))
+    Some((w[7].parse().ok()?, w[3].parse().ok()?))
 }
