@@ -5,9 +5,10 @@
 # sentinel_timing.toml (one master, two replicas, down-after 1 s, the master
 # killed 100 ms after c1 locks it), seeds 1..=N (SEEDS, default 20), one run
 # at a time with the built-in client. Writes timing.csv (backend, seed, the
-# crash and the failover the lab recorded, in ms of the run, and from the
-# real sentinel's log its +sdown, +promoted-slave and +switch-master before
-# the switch) and README.md (scripts/sentinel_timing.py). About 8 minutes.
+# crash in ms of the run; after it, the promotion the lab records, and from
+# each sentinel's log its +sdown and +switch-master; the replica promoted;
+# the failovers tried) and README.md (scripts/sentinel_timing.py). About
+# 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet

@@ -4,18 +4,22 @@
 Usage: sentinel_timing.py RUNS OUT SEEDS, where RUNS/<backend>/seed-N/ are
 the lab's run directories (backend `node` and `redis`). For each run: the
 crash (history.csv, `lab,fault,what=crash`) and the failover the lab
-recorded (`sentinel,failover`: the node's sentinel records it when it
-promotes; for real Sentinel the lab records `+switch-master`), in ms of the
-run; and, from a real sentinel's own log (servers/sentinel.1.log, its
-wall clock), how long before its `+switch-master` it logged `+sdown` of the
-master, `+promoted-slave` (from then on `SENTINEL get-master-addr-by-name`
-names the new master) and `+failover-end`. Writes timing.csv and
-README.md."""
+recorded (`sentinel,failover`: on both backends the promotion, when
+`SENTINEL get-master-addr-by-name` starts naming the new master), in ms of
+the run, and the replica promoted; from the sentinel's own log (the
+node's: servers/sentinel.log, in ms of the run; redis-sentinel's:
+servers/sentinel.1.log, on its wall clock, placed by its +promoted-slave)
+the master's +sdown, the +switch-master, and whether the new master was
+itself failed over within the run (Sentinel's flapping just after a
+switch). Writes timing.csv and README.md."""
 import csv
 import pathlib
 import re
 import statistics
 import sys
+
+EVENTS = [("sdown", "+sdown master"), ("promoted", "+promoted-slave"),
+          ("switch", "+switch-master"), ("tries", "+try-failover")]
 
 
 def wall_ms(line):
@@ -24,20 +28,25 @@ def wall_ms(line):
     return ((h * 60 + mi) * 60 + s) * 1000 + ms
 
 
-def sentinel_log(run):
-    """Milliseconds before +switch-master of each event of the first failover."""
-    logs = sorted((run / "servers").glob("sentinel.*.log"))
-    if not logs:
-        return {}
-    lines = logs[0].read_text(errors="replace").splitlines()
-    switch = next((wall_ms(l) for l in lines if "+switch-master" in l), None)
-    if switch is None:
-        return {}
+def sentinel_log(run, promoted_at):
+    """Each event's first time, in ms of the run, and the count of failovers tried."""
+    node_log = run / "servers" / "sentinel.log"
+    if node_log.exists():
+        lines = node_log.read_text(errors="replace").splitlines()
+        at = lambda l: float(l.split(" ", 1)[0])
+    else:
+        logs = sorted((run / "servers").glob("sentinel.*.log"))
+        if not logs or promoted_at is None:
+            return {}
+        lines = logs[0].read_text(errors="replace").splitlines()
+        promo = next((wall_ms(l) for l in lines if "+promoted-slave" in l), None)
+        if promo is None:
+            return {}
+        at = lambda l: promoted_at + wall_ms(l) - promo
     out = {}
-    for name, pattern in [("sdown", "+sdown master"), ("promoted", "+promoted-slave"),
-                          ("end", "+failover-end ")]:
-        t = next((wall_ms(l) for l in lines if pattern in l), None)
-        out[name] = None if t is None else switch - t
+    for name, pattern in EVENTS:
+        hits = [at(l) for l in lines if pattern in l]
+        out[name] = len(hits) if name == "tries" else (hits[0] if hits else None)
     return out
 
 
@@ -45,9 +54,11 @@ def one(run):
     rows = list(csv.DictReader(open(run / "history.csv")))
     crash = next((float(r["time_ms"]) for r in rows
                   if r["event"] == "fault" and "what=crash" in r["detail"]), None)
-    failover = next((float(r["time_ms"]) for r in rows
+    failover = next(((float(r["time_ms"]), r["detail"]) for r in rows
                      if r["host"] == "sentinel" and r["event"] == "failover"), None)
-    return crash, failover, sentinel_log(run)
+    at = failover[0] if failover else None
+    new = re.search(r"new=(\S+)", failover[1]).group(1) if failover else ""
+    return crash, at, new, sentinel_log(run, at)
 
 
 def stats(xs):
@@ -65,37 +76,53 @@ def main():
         for seed in range(1, seeds + 1):
             d = runs / backend / f"seed-{seed}"
             if not (d / "history.csv").exists():
-                rows.append([backend, seed, "", "", "", "", ""])
+                rows.append([backend, seed] + [""] * 6)
                 continue
-            crash, failover, log = one(d)
-            cell = lambda v: "" if v is None else f"{v:.0f}" if isinstance(v, float) else str(v)
-            rows.append([backend, seed, cell(crash), cell(failover),
-                         cell(log.get("sdown")), cell(log.get("promoted")), cell(log.get("end"))])
+            crash, failover, new, log = one(d)
+            ms = lambda v: "" if v is None or crash is None else f"{v - crash:.0f}"
+            rows.append([backend, seed, "" if crash is None else f"{crash:.0f}", ms(failover), new,
+                         ms(log.get("sdown")), ms(log.get("switch")), log.get("tries", "")])
     with open(out / "timing.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["backend", "seed", "crash_ms", "failover_ms", "sdown_before_switch_ms",
-                    "promoted_before_switch_ms", "end_before_switch_ms"])
+        w.writerow(["backend", "seed", "crash_ms", "promoted_after_crash_ms", "new_master",
+                    "sdown_after_crash_ms", "switch_after_crash_ms", "failovers_tried"])
         w.writerows(rows)
+    write_readme(runs, out, seeds, rows)
+
+
+def write_readme(runs, out, seeds, rows):
     lines = ["# The sentinel's failover timing: the node's and real Redis Sentinel's", "",
              "Made by `scripts/sentinel-timing.sh` (SEEDS=%d): `redlock-sim lab` on" % seeds,
              "`tests/data/lab/sentinel_timing.toml` (one master, two replicas, down-after",
              "1 s, the master killed 100 ms after c1 locks it), the built-in client, one",
-             "run at a time, with `--servers node` and with `--servers redis`",
+             "run at a time, with `--servers node` (the node's sentinel, the model of",
+             "`sentinel.c` in `crates/node/src/sentinel/`) and with `--servers redis`",
              "(`redis-sentinel` %s, quorum 1, failover-timeout 3 s, parallel-syncs 1)." % redis_version(runs),
+             "The lab records the failover at the promotion (`+promoted-slave`: from",
+             "then on `SENTINEL get-master-addr-by-name` names the new master) on both.",
              "Per run: [timing.csv](timing.csv).", "",
              "| from the crash to | backend | median ms | p90 ms | runs |", "|---|---|---|---|---|"]
-    def add(what, backend, xs):
-        med, p90, n = stats(xs)
-        lines.append(f"| {what} | {backend} | {med} | {p90} | {n} |")
+    meds = {}
+    for col, what in [(3, "the promotion (the failover the lab records)"),
+                      (5, "`+sdown` of the master"), (6, "`+switch-master`")]:
+        for backend in ["node", "redis"]:
+            xs = [float(r[col]) for r in rows if r[0] == backend and r[col] != ""]
+            med, p90, n = stats(xs)
+            meds[(col, backend)] = (med, p90)
+            lines.append(f"| {what} | {backend} | {med} | {p90} | {n} |")
+    lines += ["", "| backend | replica promoted (runs) | runs whose new master was failed over again |",
+              "|---|---|---|"]
     for backend in ["node", "redis"]:
-        mine = [r for r in rows if r[0] == backend and r[2] and r[3]]
-        what = ("the failover the lab records (the node's: its promotion)" if backend == "node"
-                else "the failover the lab records (`+switch-master`)")
-        add(what, backend, [float(r[3]) - float(r[2]) for r in mine])
-        if backend == "redis":
-            for col, name in [(5, "`+promoted-slave` (get-master-addr-by-name names the new master)"),
-                              (4, "`+sdown` of the master")]:
-                add(name, backend, [float(r[3]) - float(r[2]) - float(r[col]) for r in mine if r[col]])
+        mine = [r for r in rows if r[0] == backend and r[4]]
+        chosen = {n: sum(1 for r in mine if r[4] == n) for n in sorted({r[4] for r in mine})}
+        again = sum(1 for r in mine if r[7] not in ("", 0, 1))
+        shown = ", ".join(f"{n}: {c}" for n, c in chosen.items()) or "—"
+        lines.append(f"| {backend} | {shown} | {again} of {len(mine)} |")
+    (nm, np), (rm, rp) = meds[(3, "node")], meds[(3, "redis")]
+    if "—" not in (nm, np, rm, rp):
+        ratio = lambda a, b: f"{100 * (float(a) / float(b) - 1):+.0f}%"
+        lines += ["", f"The node's crash-to-promotion against redis-sentinel's: median {ratio(nm, rm)},"
+                  f" 90th percentile {ratio(np, rp)}."]
     missing = [f"{r[0]} seed {r[1]}" for r in rows if not (r[2] and r[3])]
     lines += ["", "Runs without a crash and a failover recorded: " + (", ".join(missing) or "none") + "."]
     (out / "README.md").write_text("\n".join(lines) + "\n")

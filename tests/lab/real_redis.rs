@@ -53,7 +53,7 @@ fn the_failover_race_breaks_the_lock_through_a_real_sentinel() {
     let out = Command::new(BIN)
         .args([
             "lab",
-            "tests/data/lab/failover_race_real.toml",
+            "tests/data/lab/failover_race.toml",
             "--seed",
             "1",
         ])
@@ -124,13 +124,13 @@ fn data_left(pid: u32) -> bool {
         .any(|e| e.file_name().to_string_lossy().starts_with(&mark))
 }
 
-/// Starts a real-Redis lab run of `failover_race_real.toml`, waits until
+/// Starts a real-Redis lab run of `failover_race.toml`, waits until
 /// its servers run, ends it with `signal` (none: lets it end), and checks
 /// that no server, sentinel or data directory is left within 3 s.
 fn ends_clean(signal: Option<i32>) {
     let dir = out_dir(&format!("left-{signal:?}"));
     let mut lab = Command::new(BIN)
-        .args(["lab", "tests/data/lab/failover_race_real.toml"])
+        .args(["lab", "tests/data/lab/failover_race.toml"])
         .args(REDIS)
         .arg("--out")
         .arg(&dir)
