@@ -19,9 +19,14 @@
 //! in the order they arrive, as hiredis's callbacks are
 //! ([`Sentinel::arrive`]).
 //!
+//! A tick more than 2 s after the previous one (the sentinel's host was
+//! paused) enters TILT mode for 30 s, as Redis's does: it keeps its links
+//! and asks, but neither calls anything down nor acts on what it hears.
+//!
 //! Not modelled: other sentinels (their hellos, votes and the Pub/Sub
-//! link), TILT mode (the sentinel's clock is its host's monotonic clock,
-//! which neither jumps nor stalls), replicas discovered from the master's
+//! link), a jump of the sentinel's wall clock (Redis Sentinel times
+//! everything on it; the model on its host's monotonic clock, which does
+//! not jump), replicas discovered from the master's
 //! `INFO` (the sentinel knows every node of the scenario, as the lab's
 //! `redis-sentinel` does from its `known-replica` lines), `+reboot`.
 
@@ -40,6 +45,11 @@ use std::time::Duration;
 pub(crate) const INFO_PERIOD: Duration = Duration::from_secs(10);
 /// `sentinel_min_link_reconnect_period`.
 const MIN_LINK_RECONNECT_PERIOD: Duration = Duration::from_secs(15);
+/// `sentinel_tilt_trigger`: a tick this long after the previous one (the
+/// sentinel was paused) puts it in TILT mode.
+const TILT_TRIGGER: Duration = Duration::from_secs(2);
+/// `sentinel_tilt_period`: how long TILT mode lasts.
+const TILT_PERIOD: Duration = Duration::from_secs(30);
 /// `SENTINEL_MAX_PENDING_COMMANDS`.
 const MAX_PENDING: usize = 100;
 /// Redis Sentinel's default `down-after-milliseconds`, for a monitor that
@@ -60,8 +70,9 @@ pub(crate) struct Event {
 }
 
 /// The events Redis Sentinel words without the instance: `+new-epoch
-/// <epoch>`, `+vote-for-leader <run id> <epoch>`.
-pub(crate) const BARE: &[&str] = &["+new-epoch", "+vote-for-leader"];
+/// <epoch>`, `+vote-for-leader <run id> <epoch>`, `+tilt #tilt mode
+/// entered`, `-tilt #tilt mode exited`.
+pub(crate) const BARE: &[&str] = &["+new-epoch", "+vote-for-leader", "+tilt", "-tilt"];
 
 /// Which instance: the master, or the replica at this place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +100,9 @@ pub(crate) struct Sentinel {
     pub(crate) config_epoch: u64,
     /// Its run id (40 hex digits), drawn: it names the vote.
     pub(crate) myid: String,
+    /// The last tick's time, and since when it is in TILT mode, if it is.
+    previous_tick: Duration,
+    tilt_since: Option<Duration>,
     events: Vec<Event>,
 }
 
@@ -122,6 +136,8 @@ impl Sentinel {
             current_epoch: 0,
             config_epoch: 0,
             myid,
+            previous_tick: now,
+            tilt_since: None,
             events: Vec::new(),
         }
     }
@@ -180,6 +196,7 @@ impl Sentinel {
     /// each replica, then the switch to the promoted replica if the
     /// failover has ended.
     pub(crate) fn tick(&mut self, now: Duration) {
+        self.check_tilt(now);
         self.handle(Which::Master, now);
         for i in 0..self.replicas.len() {
             self.handle(Which::Replica(i), now);
@@ -189,6 +206,32 @@ impl Sentinel {
         }
     }
 
+    /// `sentinelCheckTiltCondition`: a tick more than [`TILT_TRIGGER`]
+    /// after the previous one (the sentinel's host was paused) enters TILT
+    /// mode, in which the sentinel watches but does not act. (Redis
+    /// Sentinel reads the wall clock, so a jump of it does the same; the
+    /// model's clock is its host's monotonic one, which does not jump.)
+    fn check_tilt(&mut self, now: Duration) {
+        if now.saturating_sub(self.previous_tick) > TILT_TRIGGER {
+            self.tilt_since = Some(now);
+            self.event("+tilt", None, "#tilt mode entered".into());
+        }
+        self.previous_tick = now;
+    }
+
+    /// In TILT mode (and leaves it after [`TILT_PERIOD`]).
+    fn tilted(&mut self, now: Duration) -> bool {
+        let Some(since) = self.tilt_since else {
+            return false;
+        };
+        if now.saturating_sub(since) < TILT_PERIOD {
+            return true;
+        }
+        self.tilt_since = None;
+        self.event("-tilt", None, "#tilt mode exited".into());
+        false
+    }
+
     /// `sentinelHandleRedisInstance`.
     fn handle(&mut self, w: Which, now: Duration) {
         let (connector, deliver) = (self.connector.clone(), self.deliver.clone());
@@ -196,6 +239,9 @@ impl Sentinel {
         let (uid, addr) = (inst.uid, inst.addr.clone());
         inst.link.reconnect(now, (uid, &addr), &connector, &deliver);
         self.send_periodic(w, now);
+        if self.tilted(now) {
+            return;
+        }
         self.check_subjectively_down(w, now);
         if w == Which::Master {
             self.check_objectively_down(now);
@@ -312,6 +358,9 @@ impl Sentinel {
     fn refresh_info(&mut self, w: Which, text: &str, now: Duration) {
         let info = Info::parse(text);
         self.get_mut(w).refresh(&info, now);
+        if self.tilt_since.is_some() {
+            return;
+        }
         let Which::Replica(i) = w else {
             return;
         };
@@ -365,5 +414,83 @@ pub(crate) fn shuffle<T>(items: &mut [T], rng: &mut ChaCha8Rng) {
     for i in (1..items.len()).rev() {
         let j = rng.random_range(0..=i);
         items.swap(i, j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redlock_proto::connection::ConnectFuture;
+
+    /// Nothing answers: every connect is refused.
+    struct Refused;
+
+    impl Connector for Refused {
+        fn connect<'a>(&'a self, _: &'a str) -> ConnectFuture<'a> {
+            Box::pin(async { Err(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) })
+        }
+    }
+
+    fn sentinel(seed: u64) -> Sentinel {
+        let cfg = SentinelConfig {
+            nodes: vec!["n1:6379".into(), "n2:6379".into(), "n3:6379".into()],
+            master: "n1:6379".into(),
+            failover_after: Some(Duration::from_secs(1)),
+            clock: Arc::new(redlock_proto::clock::SystemClock::new()),
+            connector: Arc::new(Refused),
+            on_failover: Arc::new(|_: &str, _: &str| {}),
+            on_event: None,
+            seed,
+        };
+        let (deliver, _) = tokio::sync::mpsc::unbounded_channel();
+        Sentinel::new(&cfg, deliver, Duration::ZERO)
+    }
+
+    fn names(s: &mut Sentinel) -> Vec<&'static str> {
+        s.take_events().into_iter().map(|e| e.name).collect()
+    }
+
+    #[test]
+    fn ticks_last_52_to_100_ms_and_the_seed_draws_them() {
+        let (mut a, mut b) = (sentinel(7), sentinel(7));
+        let ticks: Vec<Duration> = (0..200).map(|_| a.next_tick()).collect();
+        assert!(ticks
+            .iter()
+            .all(|t| (52..=100).contains(&(t.as_millis() as u64))));
+        assert!(
+            ticks.iter().any(|t| t.as_millis() == 52) && ticks.iter().any(|t| t.as_millis() == 100)
+        );
+        assert_eq!(ticks, (0..200).map(|_| b.next_tick()).collect::<Vec<_>>());
+        let orders: std::collections::BTreeSet<String> = (0..20)
+            .map(|seed| sentinel(seed).replicas[0].addr.clone())
+            .collect();
+        assert_eq!(orders.len(), 2, "the seed draws the order of the replicas");
+    }
+
+    /// A master that never answered is down once its link's pending ping is
+    /// older than down-after (1 s): not at 1 s, at the first tick after.
+    /// A tick 2 s after the previous one enters TILT mode: nothing is
+    /// called down for 30 s.
+    #[tokio::test]
+    async fn down_after_down_after_and_not_in_tilt() {
+        let ms = Duration::from_millis;
+        let mut s = sentinel(1);
+        s.tick(ms(1000));
+        assert!(!names(&mut s).contains(&"+sdown"));
+        s.tick(ms(1070));
+        let first = names(&mut s);
+        assert_eq!(&first[..2], ["+sdown", "+odown"], "{first:?}");
+        assert!(first.contains(&"+try-failover") && first.contains(&"+elected-leader"));
+        let mut t = sentinel(1);
+        t.tick(ms(10));
+        t.tick(ms(3000));
+        assert_eq!(names(&mut t), ["+tilt"]);
+        for at in (3100..33_000).step_by(100) {
+            t.tick(ms(at));
+        }
+        assert!(names(&mut t).is_empty(), "no +sdown in TILT mode");
+        t.tick(ms(33_050));
+        let after = names(&mut t);
+        assert_eq!(&after[..2], ["-tilt", "+sdown"], "{after:?}");
     }
 }
