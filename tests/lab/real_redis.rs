@@ -51,12 +51,7 @@ fn the_failover_race_breaks_the_lock_through_a_real_sentinel() {
     need_servers("the_failover_race_breaks_the_lock_through_a_real_sentinel");
     let dir = out_dir("failover");
     let out = Command::new(BIN)
-        .args([
-            "lab",
-            "tests/data/lab/failover_race.toml",
-            "--seed",
-            "1",
-        ])
+        .args(["lab", "tests/data/lab/failover_race.toml", "--seed", "1"])
         .args(REDIS)
         .arg("--out")
         .arg(&dir)
