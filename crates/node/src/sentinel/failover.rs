@@ -129,11 +129,10 @@ impl Sentinel {
                     self.replicas[i].promoted = true;
                     self.failover.promoted = Some(i);
                     self.instance_event("+selected-slave", Which::Replica(i), String::new());
-                    self.enter(
-                        State::SendSlaveofNoone,
-                        "+failover-state-send-slaveof-noone",
-                        now,
-                    );
+                    self.failover.state = State::SendSlaveofNoone;
+                    self.failover.change_time = now;
+                    let p = Which::Replica(i);
+                    self.instance_event("+failover-state-send-slaveof-noone", p, String::new());
                 }
             },
             State::SendSlaveofNoone => self.send_slaveof_noone(now),
@@ -163,7 +162,9 @@ impl Sentinel {
             return self.abort_if_late(now);
         }
         if self.send_slave_of(p, None) {
-            self.enter(State::WaitPromotion, "+failover-state-wait-promotion", now);
+            self.failover.state = State::WaitPromotion;
+            self.failover.change_time = now;
+            self.instance_event("+failover-state-wait-promotion", p, String::new());
         }
     }
 
@@ -210,7 +211,7 @@ impl Sentinel {
                     && since(r.link.last_avail_time) <= 5 * PING_PERIOD
                     && r.priority != 0
                     && r.info_refresh.is_some_and(|t| since(t) <= validity)
-                    && r.master_link_down_time <= max_master_down
+                    && r.master_link_down_ms <= max_master_down.as_millis() as i64
             })
             .collect();
         // Stable: equal candidates keep the walking order.
@@ -251,6 +252,11 @@ impl Sentinel {
                 if now.saturating_sub(at) > SLAVE_RECONF_TIMEOUT {
                     r.reconf = Reconf::Done;
                     self.instance_event("-slave-reconf-sent-timeout", w, String::new());
+                    // Redis then sends it SLAVEOF again, keeping it done
+                    // (both flags): done it stays here.
+                    let target = promoted.clone();
+                    in_progress += usize::from(self.send_slave_of(w, Some(&target)));
+                    continue;
                 }
             }
             let r = &self.replicas[i - 1];

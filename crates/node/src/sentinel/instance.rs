@@ -35,8 +35,10 @@ pub(crate) struct Instance {
     pub(crate) role_reported: Role,
     pub(crate) role_reported_time: Duration,
     pub(crate) slave_conf_change_time: Duration,
-    /// `master_link_down_since_seconds`, in ms; zero when absent.
-    pub(crate) master_link_down_time: Duration,
+    /// `master_link_down_since_seconds`, in ms; zero when absent, -1000
+    /// when the link never came up (the replica prints -1), as Sentinel
+    /// keeps it: anything but zero asks `INFO` every second.
+    pub(crate) master_link_down_ms: i64,
     /// A replica's master as its `INFO` names it (`master_host`,
     /// `master_port`).
     pub(crate) slave_master: Option<(String, String)>,
@@ -73,7 +75,7 @@ impl Info {
                 continue;
             };
             match key {
-                "run_id" if value.len() >= 40 => info.run_id = Some(value[..40].to_string()),
+                "run_id" => info.run_id = value.get(..40).map(str::to_string),
                 "role" if value == "master" => info.role = Some(Role::Master),
                 "role" if value == "slave" => info.role = Some(Role::Replica),
                 "master_host" => info.master_host = Some(value.to_string()),
@@ -113,7 +115,7 @@ impl Instance {
             role_reported: role,
             role_reported_time: now,
             slave_conf_change_time: now,
-            master_link_down_time: Duration::ZERO,
+            master_link_down_ms: 0,
             slave_master: None,
             master_link_up: false,
             priority: 100,
@@ -133,14 +135,16 @@ impl Instance {
         if info.run_id.is_some() {
             self.run_id.clone_from(&info.run_id);
         }
-        self.master_link_down_time =
-            Duration::from_millis(info.master_link_down_secs.unwrap_or(0).max(0) as u64 * 1000);
+        self.master_link_down_ms = info.master_link_down_secs.unwrap_or(0).saturating_mul(1000);
         if info.role == Some(Role::Replica) {
             let reported = (
                 info.master_host.clone().unwrap_or_default(),
                 info.master_port.clone().unwrap_or_default(),
             );
-            if self.slave_master.as_ref() != Some(&reported) {
+            let same = self.slave_master.as_ref().is_some_and(|(h, p)| {
+                h.eq_ignore_ascii_case(&reported.0) && leading_int(p) == leading_int(&reported.1)
+            });
+            if !same {
                 self.slave_master = Some(reported);
                 self.slave_conf_change_time = now;
             }
@@ -167,12 +171,15 @@ impl Instance {
         Some(role)
     }
 
-    /// Whether it replicates from `addr` (`host:port`) by its last `INFO`.
+    /// Whether it replicates from `addr` (`host:port`) by its last `INFO`:
+    /// the host without regard to case, the port as a number. (Sentinel
+    /// also resolves a host name to compare addresses; the nodes name
+    /// their master as they were told.)
     pub(crate) fn replicates(&self, addr: &str) -> bool {
         let (host, port) = super::split_addr(addr);
-        self.slave_master
-            .as_ref()
-            .is_some_and(|(h, p)| h.eq_ignore_ascii_case(host) && p == port)
+        self.slave_master.as_ref().is_some_and(|(h, p)| {
+            h.eq_ignore_ascii_case(host) && leading_int(p) == leading_int(port)
+        })
     }
 
     /// `sentinelRedisInstanceNoDownFor`: not down in the last `d`.
@@ -210,7 +217,7 @@ mod tests {
         let mut r = Instance::new(1, "n2:6379", Role::Replica, Duration::ZERO);
         assert_eq!(r.refresh(&info, Duration::from_secs(3)), None);
         assert!(r.replicates("n1:6379") && !r.replicates("n3:6379"));
-        assert_eq!(r.master_link_down_time, Duration::from_secs(7));
+        assert_eq!(r.master_link_down_ms, 7000);
         assert_eq!(r.slave_conf_change_time, Duration::from_secs(3));
         let master = Info::parse("role:master\r\n");
         assert_eq!(
@@ -218,6 +225,14 @@ mod tests {
             Some(Role::Master)
         );
         assert_eq!(r.role_reported_time, Duration::from_secs(4));
+        // Bytes that are not UTF-8 do not break the reading.
+        let odd =
+            String::from_utf8_lossy(b"run_id:\xff\xff0123456789012345678901234567890123456789\r\n");
+        assert!(Info::parse(&odd).run_id.is_some());
+        assert_eq!(Info::parse("run_id:short\r\n").run_id, None);
+        let never = Info::parse("role:slave\r\nmaster_link_down_since_seconds:-1\r\n");
+        r.refresh(&never, Duration::from_secs(5));
+        assert_eq!(r.master_link_down_ms, -1000);
         assert_eq!(leading_int("12abc"), 12);
         assert_eq!(leading_int("-1"), -1);
         assert_eq!(leading_int("x"), 0);

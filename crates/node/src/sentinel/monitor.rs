@@ -257,8 +257,7 @@ impl Sentinel {
         if inst.link.disconnected() || inst.link.pending >= MAX_PENDING {
             return;
         }
-        let fast = matches!(w, Which::Replica(_))
-            && (failing || inst.master_link_down_time > Duration::ZERO);
+        let fast = matches!(w, Which::Replica(_)) && (failing || inst.master_link_down_ms != 0);
         let info_period = if fast { PING_PERIOD } else { INFO_PERIOD };
         if inst
             .info_refresh
@@ -357,7 +356,25 @@ impl Sentinel {
     /// `sentinelRefreshInstanceInfo`: what an `INFO` reply changes.
     fn refresh_info(&mut self, w: Which, text: &str, now: Duration) {
         let info = Info::parse(text);
-        self.get_mut(w).refresh(&info, now);
+        if let Some(role) = self.get_mut(w).refresh(&info, now) {
+            // `+role-change` if the new role is the one configured,
+            // `-role-change` if not.
+            let configured = match w {
+                Which::Master => Role::Master,
+                Which::Replica(_) => Role::Replica,
+            };
+            let name = if role == configured {
+                "+role-change"
+            } else {
+                "-role-change"
+            };
+            let word = if role == Role::Master {
+                "master"
+            } else {
+                "slave"
+            };
+            self.instance_event(name, w, format!(" new reported role is {word}"));
+        }
         if self.tilt_since.is_some() {
             return;
         }
