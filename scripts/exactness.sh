@@ -16,7 +16,7 @@ out=reports/exactness
 seeds="${SEEDS:-20}"
 jobs="${JOBS:-2}"
 files=$(ls scenarios/*.toml scenarios/variants/*.toml scenarios/libraries/*.toml benches/*.toml |
-    grep -v -e 'libraries/matrix.toml' -e 'libraries/bugs.toml')
+    grep -v -e 'libraries/matrix.toml' -e 'libraries/bugs.toml' -e 'libraries/load.toml')
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)

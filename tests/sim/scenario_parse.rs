@@ -1251,3 +1251,19 @@ fn key_line_finds_keys_in_tables_and_arrays_of_tables() {
     assert_eq!(key_line(text, "clients[0].ttl"), None);
     assert_eq!(key_line(text, "faults[x].at"), None);
 }
+
+/// The shipped matrix files parse as matrices, every library's scenario
+/// with them (`matrix` reads them all before it runs a cell).
+#[test]
+fn the_shipped_matrix_files_parse() {
+    for file in [
+        "scenarios/libraries/matrix.toml",
+        "scenarios/libraries/bugs.toml",
+        "scenarios/libraries/load.toml",
+    ] {
+        let text = std::fs::read_to_string(file).unwrap();
+        let m = redlock_harness::scenario::matrix::parse(&text, file)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(!m.libraries.is_empty() && !m.faults.is_empty(), "{file}");
+    }
+}

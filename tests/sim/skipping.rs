@@ -163,7 +163,11 @@ fn shipped() -> Vec<PathBuf> {
     ]
     .into_iter()
     .flat_map(crate::common::toml_files)
-    .filter(|p| !["matrix.toml", "bugs.toml"].iter().any(|n| p.ends_with(n)))
+    .filter(|p| {
+        !["matrix.toml", "bugs.toml", "load.toml"]
+            .iter()
+            .any(|n| p.ends_with(n))
+    })
     .collect()
 }
 
