@@ -24,6 +24,7 @@
 use super::instance::{Reconf, Role};
 use super::link::PING_PERIOD;
 use super::monitor::{shuffle, Sentinel, Which, INFO_PERIOD};
+use super::state::{Failover, State};
 use rand::Rng;
 use std::time::Duration;
 
@@ -40,36 +41,6 @@ const SLAVE_RECONF_TIMEOUT: Duration = Duration::from_secs(10);
 /// `sentinel_publish_period * 4`: how long a replica must have reported
 /// itself a master before it is converted back.
 const CONVERT_WAIT: Duration = Duration::from_secs(8);
-
-/// `SENTINEL_FAILOVER_STATE_*`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum State {
-    #[default]
-    None,
-    WaitStart,
-    SelectSlave,
-    SendSlaveofNoone,
-    WaitPromotion,
-    ReconfSlaves,
-    UpdateConfig,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Failover {
-    pub(crate) state: State,
-    pub(crate) change_time: Duration,
-    /// When the last failover started, desync included (none yet: None).
-    pub(crate) start_time: Option<Duration>,
-    pub(crate) epoch: u64,
-    /// The replica chosen, by its place.
-    pub(crate) promoted: Option<usize>,
-}
-
-impl Failover {
-    pub(crate) fn in_progress(&self) -> bool {
-        self.state != State::None
-    }
-}
 
 impl Sentinel {
     /// `sentinelCheckObjectivelyDown` with a quorum of 1.

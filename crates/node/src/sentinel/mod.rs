@@ -33,6 +33,7 @@ mod failover;
 mod instance;
 mod link;
 mod monitor;
+mod state;
 
 pub use failover::FAILOVER_TIMEOUT;
 

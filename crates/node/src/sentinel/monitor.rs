@@ -30,9 +30,9 @@
 //! `INFO` (the sentinel knows every node of the scenario, as the lab's
 //! `redis-sentinel` does from its `known-replica` lines), `+reboot`.
 
-use super::failover::{Failover, State};
 use super::instance::{Info, Instance, Role};
 use super::link::{Arrival, Deliver, Delivery, Sent, PING_PERIOD};
+use super::state::{Failover, State};
 use super::SentinelConfig;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
