@@ -51,7 +51,7 @@ pub(crate) fn reply(args: &[Bytes], view: &View, show: &Translate, now: Duration
             Frame::bulk("sentinel"),
             Frame::Array(vec![Frame::bulk(MASTER_NAME)]),
         ]),
-        "info" => Frame::Verbatim(Bytes::from(info(view, show, now))),
+        "info" => Frame::Verbatim(Bytes::from(info(view, show))),
         "sentinel" if args.len() >= 2 => sentinel(&words, view, show, now),
         // Redis Sentinel takes only its peers' hello messages.
         "publish" if args.len() != 3 => wrong_arity("publish"),
@@ -156,7 +156,7 @@ fn instance(
 ) -> Vec<(&'static str, String)> {
     let shown = show(addr);
     let (ip, port) = ip_port(&shown);
-    let down = addr == view.master && view.master_down(now);
+    let down = addr == view.master && view.master_down();
     let flags = match (addr == view.master, down) {
         (true, false) => "master",
         (true, true) => "master,s_down,o_down",
@@ -230,8 +230,8 @@ fn replica((addr, offset): &(String, i64), view: &View, show: &Translate, now: D
     map(f)
 }
 
-fn info(view: &View, show: &Translate, now: Duration) -> String {
-    let status = if view.master_down(now) { "odown" } else { "ok" };
+fn info(view: &View, show: &Translate) -> String {
+    let status = if view.master_down() { "odown" } else { "ok" };
     format!(
         "# Sentinel\r\nsentinel_masters:1\r\nsentinel_tilt:0\r\nsentinel_tilt_since_seconds:-1\r\nsentinel_running_scripts:0\r\nsentinel_scripts_queue_length:0\r\nsentinel_simulate_failure_flags:0\r\nmaster0:name={MASTER_NAME},status={status},address={},slaves={},sentinels=1\r\n",
         show(&view.master),

@@ -89,7 +89,12 @@ impl Sentinel {
                 let vote = format!("{} {}", self.myid, self.failover.epoch);
                 self.event("+vote-for-leader", None, vote);
                 self.event("+elected-leader", None, String::new());
-                self.enter(State::SelectSlave, "+failover-state-select-slave", now);
+                self.enter(
+                    State::SelectSlave,
+                    "+failover-state-select-slave",
+                    None,
+                    now,
+                );
             }
             State::SelectSlave => match self.select_slave(now) {
                 None => {
@@ -99,11 +104,10 @@ impl Sentinel {
                 Some(i) => {
                     self.replicas[i].promoted = true;
                     self.failover.promoted = Some(i);
-                    self.instance_event("+selected-slave", Which::Replica(i), String::new());
-                    self.failover.state = State::SendSlaveofNoone;
-                    self.failover.change_time = now;
                     let p = Which::Replica(i);
-                    self.instance_event("+failover-state-send-slaveof-noone", p, String::new());
+                    self.instance_event("+selected-slave", p, String::new());
+                    let name = "+failover-state-send-slaveof-noone";
+                    self.enter(State::SendSlaveofNoone, name, Some(p), now);
                 }
             },
             State::SendSlaveofNoone => self.send_slaveof_noone(now),
@@ -116,10 +120,16 @@ impl Sentinel {
         }
     }
 
-    fn enter(&mut self, state: State, name: &'static str, now: Duration) {
+    /// The failover moves to `state`, announced as `name` about the
+    /// replica `about` (the master when `None`).
+    fn enter(&mut self, state: State, name: &'static str, about: Option<Which>, now: Duration) {
+        assert!(state > self.failover.state, "a failover went back a state");
         self.failover.state = state;
         self.failover.change_time = now;
-        self.event(name, None, String::new());
+        match about {
+            None => self.event(name, None, String::new()),
+            Some(w) => self.instance_event(name, w, String::new()),
+        }
     }
 
     fn promoted(&self) -> Which {
@@ -133,9 +143,12 @@ impl Sentinel {
             return self.abort_if_late(now);
         }
         if self.send_slave_of(p, None) {
-            self.failover.state = State::WaitPromotion;
-            self.failover.change_time = now;
-            self.instance_event("+failover-state-wait-promotion", p, String::new());
+            self.enter(
+                State::WaitPromotion,
+                "+failover-state-wait-promotion",
+                Some(p),
+                now,
+            );
         }
     }
 
@@ -258,7 +271,7 @@ impl Sentinel {
             self.event("+failover-end-for-timeout", None, String::new());
         }
         if waiting == 0 || timeout {
-            self.enter(State::UpdateConfig, "+failover-end", now);
+            self.enter(State::UpdateConfig, "+failover-end", None, now);
         }
         if !timeout {
             return;
@@ -329,10 +342,13 @@ impl Sentinel {
         if r.promoted && self.failover.state == State::WaitPromotion {
             self.config_epoch = self.failover.epoch;
             let new = Some(r.addr.clone());
-            self.failover.state = State::ReconfSlaves;
-            self.failover.change_time = now;
             self.event("+promoted-slave", new, String::new());
-            self.event("+failover-state-reconf-slaves", None, String::new());
+            self.enter(
+                State::ReconfSlaves,
+                "+failover-state-reconf-slaves",
+                None,
+                now,
+            );
             return;
         }
         let ready = !r.promoted

@@ -103,8 +103,8 @@ pub(crate) struct View {
 }
 
 impl View {
-    /// The master is down (`now` is kept for the answers' callers).
-    pub(crate) fn master_down(&self, _now: Duration) -> bool {
+    /// The master is objectively down.
+    pub(crate) fn master_down(&self) -> bool {
         self.down
     }
 

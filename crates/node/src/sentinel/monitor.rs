@@ -186,12 +186,6 @@ impl Sentinel {
         }
     }
 
-    /// A fresh instance number.
-    pub(crate) fn uid(&mut self) -> u64 {
-        self.next_uid += 1;
-        self.next_uid
-    }
-
     /// One tick (`sentinelHandleDictOfRedisInstances`): the master, then
     /// each replica, then the switch to the promoted replica if the
     /// failover has ended.
@@ -418,11 +412,11 @@ impl Sentinel {
         commands.into_iter().all(|c| link.send(Sent::Discard, c))
     }
 
-    /// Starts the connection to a new instance of `addr` (its link's
-    /// first reconnect waits for the tick).
+    /// A new instance of `addr` with a fresh number; it has no
+    /// connection yet (its link's first reconnect waits for the tick).
     pub(crate) fn new_instance(&mut self, addr: &str, role: Role, now: Duration) -> Instance {
-        let uid = self.uid();
-        Instance::new(uid, addr, role, now)
+        self.next_uid += 1;
+        Instance::new(self.next_uid, addr, role, now)
     }
 }
 
