@@ -7,9 +7,15 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redlock_node::persistence;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// Port the nodes listen on (`n1:6379`, in both worlds).
 pub(crate) const NODE_PORT: u16 = 6379;
+
+/// The least a built-in client waits for the store to answer a write (it
+/// waits as long as its lock is valid, when that is longer), in both
+/// worlds.
+pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A generator for one purpose of one host, derived from the run's seed.
 pub(crate) fn rng_for(seed: u64, host: &str, purpose: &str) -> ChaCha8Rng {

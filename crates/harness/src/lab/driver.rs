@@ -14,17 +14,22 @@
 //! finds the validity over, or its watchdog loses the lock, it says
 //! `RELEASED` at once and writes no more.
 
+use crate::engine::setup::WRITE_TIMEOUT;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use redlock_client::{Config, Lock, Redlock};
 use redlock_proto::clock::{Clock, SystemClock};
-use redlock_proto::connection::{NodeConn, TcpConnector};
+use redlock_proto::connection::{NodeConn, RequestError, TcpConnector};
 use redlock_proto::resp::Frame;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// How long `READY` may wait: the lab answers within its own 30 s.
 const READY_WAIT: Duration = Duration::from_secs(60);
+/// How long `FENCE`, `HELD` and `RELEASED` wait for the store's answer.
+const CONTROL_WAIT: Duration = Duration::from_secs(5);
+/// How often a command retries while its reconnect backs off.
+const BACKOFF_STEP: Duration = Duration::from_millis(10);
 
 /// The lab's environment, read.
 #[derive(Clone, Debug)]
@@ -163,6 +168,12 @@ async fn connect(env: &Env) -> Redlock {
     Redlock::connect_tcp(nodes, env.config.clone())
 }
 
+/// Whether the writes of a hold carry a fencing token.
+enum Fence {
+    Off,
+    Token(String),
+}
+
 /// The store, over RESP.
 struct Store {
     conn: NodeConn,
@@ -170,26 +181,42 @@ struct Store {
 }
 
 impl Store {
-    async fn send(&self, args: &[&str]) -> Result<Frame, String> {
+    /// Sends `args` and waits for the answer at most `wait`. `None`: no
+    /// answer came (a timeout, a broken connection): the connection is
+    /// closed after what it carried, as the simulation's client closes its
+    /// store link, and the next command opens a new one.
+    async fn send(&self, args: &[&str], wait: Duration) -> Option<Frame> {
         let cmd = Frame::command(args.iter().copied());
         let clock = SystemClock::new();
-        let timeout = Duration::from_secs(5);
-        let reply = self
-            .conn
-            .request(&TcpConnector, &clock, &cmd, timeout)
-            .await;
-        reply.map_err(|e| format!("the store: {e}"))
+        let end = clock.now() + wait;
+        loop {
+            let left = end.saturating_sub(clock.now());
+            let reply = self.conn.request(&TcpConnector, &clock, &cmd, left).await;
+            match reply {
+                Ok(frame) => return Some(frame),
+                // Reconnecting after a closed connection: it waits its turn.
+                Err(RequestError::Backoff) if left > BACKOFF_STEP => {
+                    clock.sleep(BACKOFF_STEP).await;
+                }
+                Err(_) => return None,
+            }
+        }
     }
 
-    /// A fencing token for the acquisition, when fencing is on.
-    async fn fence(&self) -> Result<Option<String>, String> {
+    /// A fencing token for the acquisition, when fencing is on; `Ok(None)`
+    /// when the store did not answer in time.
+    async fn fence(&self) -> Result<Option<Fence>, String> {
         if !self.env.fencing {
-            return Ok(None);
+            return Ok(Some(Fence::Off));
         }
         let e = &self.env;
-        match self.send(&["FENCE", &e.client, &e.resource]).await? {
-            Frame::Integer(n) => Ok(Some(n.to_string())),
-            other => Err(format!("the store's FENCE answered {other:?}")),
+        match self
+            .send(&["FENCE", &e.client, &e.resource], CONTROL_WAIT)
+            .await
+        {
+            Some(Frame::Integer(n)) => Ok(Some(Fence::Token(n.to_string()))),
+            None => Ok(None),
+            Some(other) => Err(format!("the store's FENCE answered {other:?}")),
         }
     }
 
@@ -204,12 +231,13 @@ impl Store {
             .await;
     }
 
-    async fn held(&self, valid: Duration) -> Result<(), String> {
+    /// `HELD`; unanswered, it was still sent (the lab reads its send time
+    /// on the link).
+    async fn held(&self, valid: Duration) {
         let valid_ms = valid.as_millis().to_string();
         let e = &self.env;
-        self.send(&["HELD", &e.client, &e.resource, &valid_ms])
-            .await
-            .map(|_| ())
+        let held = ["HELD", &e.client, &e.resource, &valid_ms];
+        self.send(&held, CONTROL_WAIT).await;
     }
 }
 
@@ -239,8 +267,12 @@ async fn hold(
     rng: &mut ChaCha20Rng,
 ) -> Result<(), String> {
     let clock = client.clock().clone();
-    let fence = store.fence().await?;
-    store.held(lock.validity).await?;
+    let Some(fence) = store.fence().await? else {
+        // No token, no write: the lock goes back unused.
+        client.unlock(&lock).await;
+        return Ok(());
+    };
+    store.held(lock.validity).await;
     let length = match env.hold {
         Some((lo, hi)) => Duration::from_millis(rng.random_range(lo..=hi.max(lo))),
         // With a watchdog: while it keeps the lock, until the run's end.
@@ -266,28 +298,30 @@ async fn hold(
             .map_or(lock.valid_until, |d| d.lock().valid_until);
         if valid_until != last_valid {
             last_valid = valid_until;
-            store.held(valid_until.saturating_sub(clock.now())).await?;
+            store.held(valid_until.saturating_sub(clock.now())).await;
         }
         if k > 0 && clock.now() >= valid_until {
             lost = true;
             break;
         }
+        // As the simulation's client: the answer is awaited while the lock
+        // is valid, at least WRITE_TIMEOUT; a write fencing refuses is
+        // answered with an error, no failure of the client's.
+        let wait = valid_until.saturating_sub(clock.now()).max(WRITE_TIMEOUT);
         let e = &env;
-        // A write fencing refuses is answered with an error: it is no
-        // failure of the client's.
-        match &fence {
-            Some(f) => store.send(&["WRITE", &e.client, &e.resource, f]).await?,
-            None => store.send(&["WRITE", &e.client, &e.resource]).await?,
+        let write = match &fence {
+            Fence::Token(f) => vec!["WRITE", &e.client, &e.resource, f],
+            Fence::Off => vec!["WRITE", &e.client, &e.resource],
         };
+        store.send(&write, wait).await;
     }
     if !lost {
         let end = clock.sleep((start + length).saturating_sub(clock.now()));
         until_or_lost(end, dog.as_mut()).await;
     }
     // At the end of the hold, or the moment the client found the lock gone.
-    store
-        .send(&["RELEASED", &env.client, &env.resource])
-        .await?;
+    let released = ["RELEASED", &env.client, &env.resource];
+    store.send(&released, CONTROL_WAIT).await;
     let current = dog.as_ref().map_or(lock.clone(), |d| d.lock());
     drop(dog);
     client.unlock(&current).await;

@@ -19,7 +19,7 @@ use super::own::{self, Lease, LockEnv};
 use super::pause::PausingConnector;
 use super::sockets::Connector;
 use super::store_link::{Outcome, StoreLink};
-use crate::engine::setup::{fnv, rng_for, NODE_PORT};
+use crate::engine::setup::{fnv, rng_for, NODE_PORT, WRITE_TIMEOUT};
 use crate::history::EventKind;
 use crate::scenario::{ClientSpec, Hold, Topology};
 use rand::SeedableRng;
@@ -35,9 +35,6 @@ use std::time::Duration;
 pub(crate) const STORE_ADDR: &str = "store:7000";
 /// Port of the sentinel.
 pub(crate) const SENTINEL_ADDR: &str = "sentinel:26379";
-/// The least a client waits for the store to answer a write (it waits as
-/// long as its lock is valid, when that is longer).
-pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The lock code the clients run.
 #[derive(Clone, Default)]
