@@ -81,6 +81,85 @@ fn a_write_sent_is_put_in_its_place_in_time() {
     assert!(h.events.windows(2).all(|w| w[0].time <= w[1].time));
 }
 
+/// A write a slow link delivered after its writer had released and taken
+/// the lock again belongs to the hold it was sent in, not to the one open
+/// when it landed: another client's `HELD` came between, so it is stale.
+/// (Timed by when it landed, it was the writer's own new hold's first
+/// write, and the run read safe.) `HELD` and `RELEASED` are timed when the
+/// driver said them.
+#[test]
+fn a_late_write_belongs_to_the_hold_it_was_sent_in() {
+    let origin = Instant::now()
+        .checked_sub(Duration::from_secs(20))
+        .expect("a clock 20 s old");
+    let rec = LabRecorder::new(origin, &["lock".to_string()], Topology::Redlock, 1);
+    let at = |ms: u64| Some(origin + Duration::from_millis(ms));
+    let held = |c: &str, ms: u64| StoreEvent::Held {
+        client: c.into(),
+        resource: "lock".into(),
+        valid_ms: 1950,
+        sent: at(ms),
+    };
+    let released = |c: &str, ms: u64| StoreEvent::Released {
+        client: c.into(),
+        resource: "lock".into(),
+        sent: at(ms),
+    };
+    let write = |ms: u64| StoreEvent::Write {
+        client: "c1".into(),
+        resource: "lock".into(),
+        fence: None,
+        applied: true,
+        highest: 0,
+        sent: at(ms),
+    };
+    // In the order the store read them: c1's second write comes last.
+    for e in [
+        held("c1", 30),
+        write(40),
+        held("c2", 2100),
+        released("c1", 2600),
+        released("c2", 3600),
+        held("c1", 3700),
+        write(1528),
+    ] {
+        rec.store(e);
+    }
+    let h = rec.history();
+    assert!(h.events.windows(2).all(|w| w[0].time <= w[1].time));
+    let acquired: Vec<(String, Duration)> = h
+        .events
+        .iter()
+        .filter(|e| e.kind.name() == "acquired")
+        .map(|e| (e.host.clone(), e.time))
+        .collect();
+    assert_eq!(
+        acquired,
+        [
+            ("c1".into(), 30 * MS),
+            ("c2".into(), 2100 * MS),
+            ("c1".into(), 3700 * MS)
+        ]
+    );
+    let late = h
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.kind.name() == "write_applied")
+        .unwrap();
+    assert!(
+        matches!(late.kind, EventKind::WriteApplied { acq: 1, seq: 2, .. }),
+        "{late:?}"
+    );
+    let check = redlock_harness::check::outside::check(&h, Topology::Redlock, 1);
+    // (Every write here is read at 20 s, so the first is stale too.)
+    let late_stale = check
+        .stale_writes
+        .iter()
+        .any(|w| w.writer == ("c1".to_string(), 1) && w.seq == 2);
+    assert!(late_stale, "{:?}", check.stale_writes);
+}
+
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
 /// Runs `lab FILE --seed 1 -- CMD`; its `summary.json`.

@@ -94,11 +94,13 @@ async fn a_write_with_a_lower_fence_is_rejected_and_every_write_is_reported() {
             StoreEvent::Held {
                 client: "c1".into(),
                 resource: "lock".into(),
-                valid_ms: 900
+                valid_ms: 900,
+                sent: None,
             },
             StoreEvent::Released {
                 client: "c1".into(),
-                resource: "lock".into()
+                resource: "lock".into(),
+                sent: None,
             },
             StoreEvent::LockKey {
                 client: "c1".into(),

@@ -13,11 +13,14 @@
 //! - what the drivers told the store: `LOCKKEY` (a `lock_key` event),
 //!   `HELD` (the first opens an acquisition, `acquired`; the next ones while
 //!   it is open extend it, `extended`), `RELEASED` (`release_start` then
-//!   `released`), the writes (`write_applied`, `write_rejected`, numbered
-//!   within the writer's open acquisition, or its last one; `acq=0`: it
-//!   never said `HELD`), each preceded by its `write_sent` for the writer,
-//!   at the time the writer's link read it (when the write came through a
-//!   link), and what it got wrong (`store_error`);
+//!   `released`), each at the time the driver's link read it (when it came
+//!   through a link: a slow link moves no driver's word later), the writes
+//!   (`write_applied`, `write_rejected`, at the time the store applied
+//!   them, each in the writer's acquisition that had begun when it was
+//!   sent, or its latest without a send time, and numbered within it;
+//!   `acq=0`: it never said `HELD` before), each preceded by its
+//!   `write_sent` for the writer at its send time, and what it got wrong
+//!   (`store_error`);
 //! - faults, failovers, clients that ended early: the engine's.
 
 use super::clock::NodeTime;
@@ -81,8 +84,32 @@ struct Acquisitions {
     acq: u64,
     /// That acquisition is open (no `RELEASED` yet).
     open: bool,
-    /// Writes in it so far.
-    seq: u32,
+    /// When each acquisition began (its `HELD`'s send time, or read time
+    /// without a link), in order.
+    starts: Vec<(u64, Duration)>,
+    /// Writes in each acquisition so far (0: before any).
+    seqs: BTreeMap<u64, u32>,
+}
+
+impl Acquisitions {
+    /// The acquisition a write sent at `sent` belongs to: the last one
+    /// begun by then (a write a slow link delivered after its writer took
+    /// the lock again is still its old hold's); without a send time, the
+    /// latest. Numbered within it.
+    fn write_in(&mut self, sent: Option<Duration>) -> (u64, u32) {
+        let acq = match sent {
+            Some(t) => self
+                .starts
+                .iter()
+                .rev()
+                .find(|(_, start)| *start <= t)
+                .map_or(0, |(acq, _)| *acq),
+            None => self.acq,
+        };
+        let seq = self.seqs.entry(acq).or_insert(0);
+        *seq += 1;
+        (acq, *seq)
+    }
 }
 
 impl LabRecorder {
@@ -258,13 +285,11 @@ impl LabRecorder {
             StoreEvent::LockKey { .. } | StoreEvent::Bad { .. } => {}
         }
         let time = self.now();
-        let sent = match &e {
-            StoreEvent::Write { sent: Some(at), .. } => {
-                Some(at.saturating_duration_since(self.origin()).min(time))
-            }
-            _ => None,
-        };
-        for (host, kind) in store_events(&mut state, time, e) {
+        let sent = e
+            .sent()
+            .map(|at| at.saturating_duration_since(self.origin()).min(time));
+        let is_write = matches!(e, StoreEvent::Write { .. });
+        for (host, kind) in store_events(&mut state, time, sent, e) {
             if let (
                 Some(at),
                 EventKind::WriteApplied {
@@ -281,7 +306,13 @@ impl LabRecorder {
                 };
                 push(&mut state, at, &client.clone(), sent);
             }
-            push(&mut state, time, &host, kind);
+            // A driver's own word (`HELD`, `RELEASED`) at the time it said
+            // it; a write where the store applied it.
+            let at = match is_write {
+                true => time,
+                false => sent.unwrap_or(time),
+            };
+            push(&mut state, at, &host, kind);
         }
     }
 
@@ -490,7 +521,13 @@ fn aim_at(state: &mut State, e: &Event, changes: Vec<(String, Option<String>)>) 
 }
 
 /// The history events of one store event, with their host.
-fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String, EventKind)> {
+/// `time` is when the store read it, `sent` when its link did.
+fn store_events(
+    state: &mut State,
+    time: Duration,
+    sent: Option<Duration>,
+    e: StoreEvent,
+) -> Vec<(String, EventKind)> {
     match e {
         StoreEvent::LockKey {
             client,
@@ -509,10 +546,12 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             client,
             resource,
             valid_ms,
+            ..
         } => {
+            let said = sent.unwrap_or(time);
             let a = state.clients.entry(client.clone()).or_default();
             let validity = Duration::from_millis(valid_ms);
-            let valid_until = time + validity;
+            let valid_until = said + validity;
             let kind = if a.open {
                 EventKind::Extended {
                     acq: a.acq,
@@ -522,7 +561,7 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             } else {
                 a.acq += 1;
                 a.open = true;
-                a.seq = 0;
+                a.starts.push((a.acq, said));
                 let acq = a.acq;
                 let token = state.ownership.token_of(&client, &resource);
                 EventKind::Acquired {
@@ -558,8 +597,7 @@ fn store_events(state: &mut State, time: Duration, e: StoreEvent) -> Vec<(String
             ..
         } => {
             let a = state.clients.entry(client.clone()).or_default();
-            a.seq += 1;
-            let (acq, seq) = (a.acq, a.seq);
+            let (acq, seq) = a.write_in(sent);
             let kind = match (applied, fence) {
                 (false, Some(fence)) => EventKind::WriteRejected {
                     client,

@@ -64,10 +64,13 @@ pub enum StoreEvent {
         highest: u64,
         sent: Option<Instant>,
     },
+    /// `sent`, as for a write: the client's own word is timed when it
+    /// said it, not when a slow link delivered it.
     Held {
         client: String,
         resource: String,
         valid_ms: u64,
+        sent: Option<Instant>,
     },
     /// A fencing token the store handed out (`FENCE`): strictly higher
     /// than every one before, for any resource.
@@ -79,19 +82,44 @@ pub enum StoreEvent {
     Released {
         client: String,
         resource: String,
+        sent: Option<Instant>,
     },
     /// The client is ready (`READY`), and waits for the run's clock.
-    Ready {
-        client: String,
-    },
+    Ready { client: String },
     /// A store command the client got wrong, as the store answered it.
-    Bad {
-        client: String,
-        error: String,
-    },
+    Bad { client: String, error: String },
 }
 
 impl StoreEvent {
+    /// The event with its send time, where it has one.
+    fn sent_at(mut self, at: Option<Instant>) -> StoreEvent {
+        match &mut self {
+            StoreEvent::Write { sent, .. }
+            | StoreEvent::Held { sent, .. }
+            | StoreEvent::Released { sent, .. } => *sent = at,
+            StoreEvent::LockKey { .. }
+            | StoreEvent::Fence { .. }
+            | StoreEvent::Ready { .. }
+            | StoreEvent::Bad { .. } => {}
+        }
+        self
+    }
+
+    /// When the link it came through read its first byte, for a write,
+    /// `HELD` and `RELEASED` (`None` for a command that came through no
+    /// link).
+    pub fn sent(&self) -> Option<Instant> {
+        match self {
+            StoreEvent::Write { sent, .. }
+            | StoreEvent::Held { sent, .. }
+            | StoreEvent::Released { sent, .. } => *sent,
+            StoreEvent::LockKey { .. }
+            | StoreEvent::Fence { .. }
+            | StoreEvent::Ready { .. }
+            | StoreEvent::Bad { .. } => None,
+        }
+    }
+
     /// The client that sent it.
     pub fn client(&self) -> &str {
         match self {
@@ -370,6 +398,7 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
             client: own(c)?,
             resource: resource.clone(),
             valid_ms: number(valid, "valid_ms")?,
+            sent: None,
         }),
         ("HELD", _) => Err(usage("<client> <resource> <valid_ms>")),
         ("FENCE", [c, resource]) => Ok(StoreEvent::Fence {
@@ -380,6 +409,7 @@ fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String
         ("RELEASED", [c, resource]) => Ok(StoreEvent::Released {
             client: own(c)?,
             resource: resource.clone(),
+            sent: None,
         }),
         ("READY", [c]) => Ok(StoreEvent::Ready { client: own(c)? }),
         ("READY", _) => Err(usage("<client>")),
@@ -422,7 +452,7 @@ fn apply(port: &Port, event: StoreEvent, sent: Option<Instant>) -> Frame {
         ..
     } = event
     else {
-        (port.sink)(event);
+        (port.sink)(event.sent_at(sent));
         return Frame::ok();
     };
     let mut highest = port.highest.lock().unwrap_or_else(|e| e.into_inner());
