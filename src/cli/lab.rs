@@ -1,4 +1,4 @@
-//! `redlock-sim lab FILE [--seed N] [--seeds A..=B] [--jobs J] [--out DIR]
+//! `redlock-sim lab FILE [--seed N] [--seeds A..=B [--stop-early]] [--jobs J] [--out DIR]
 //! [--set KEY=VALUE]... [--servers node|redis] -- CMD [ARGS...]`: the scenario in real time
 //! against real client processes ([`redlock_harness::lab`]), judged from outside
 //! ([`redlock_harness::check::outside`]), with `run`'s outputs; and
@@ -15,6 +15,8 @@ pub(crate) struct Args {
     pub file: PathBuf,
     pub seed: Option<u64>,
     pub jobs: usize,
+    /// With `--seeds`: stop once the verdict is settled.
+    pub stop_early: bool,
     pub out: Option<PathBuf>,
     pub sets: Vec<(String, toml::Value)>,
     pub(crate) cmd: Vec<String>,

@@ -1,9 +1,11 @@
-//! `redlock-sim lab FILE --seeds A..=B [--jobs J]`: every seed a lab run of
-//! its own (`--jobs J` at once, each with its own ports), into
-//! `DIR/seed-<N>/`, and `runs.csv`, `summary.csv`, `report.md` and
+//! `redlock-sim lab FILE --seeds A..=B [--stop-early] [--jobs J]`: every
+//! seed a lab run of its own (`--jobs J` at once, each with its own ports),
+//! into `DIR/seed-<N>/`, and `runs.csv`, `summary.csv`, `report.md` and
 //! `index.html` as a sweep writes them (one combination: the lab varies
 //! nothing). Each violating run's report is its own directory: the lab
-//! cannot replay a run.
+//! cannot replay a run. With `--stop-early` the seeds stop once the verdict
+//! is settled ([`redlock_harness::sweep::settle`]); the runs that had
+//! started past that point are dropped, their directories removed.
 
 use super::lab::{exit_code, load, write as write_run, Args};
 use super::sweep::write_summary;
@@ -11,6 +13,7 @@ use super::sweep_files::write_rows;
 use super::EXIT_SOFTWARE;
 use redlock_harness::runner::lab::{LabFailure, LabRun};
 use redlock_harness::scenario::Scenario;
+use redlock_harness::sweep::lab::Swept;
 use redlock_harness::sweep::rows::RunRow;
 use redlock_harness::sweep::stats::summarize;
 use redlock_report::sweep::{conclusions, write_sweep, SweepOutput};
@@ -28,10 +31,14 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&scenario.name).join("lab"));
-    let rows = match run_seeds(a, scenario, seeds.clone(), &dir) {
-        Ok(rows) => rows,
+    let swept = match run_seeds(a, scenario, seeds.clone(), &dir) {
+        Ok(swept) => swept,
         Err(code) => return code,
     };
+    if a.stop_early {
+        eprintln!("{} runs: {}", swept.rows.len(), swept.stop.worded());
+    }
+    let rows = swept.rows;
     match write(
         &dir,
         scenario,
@@ -69,16 +76,17 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
     }
 }
 
-/// Runs every seed of `seeds` into `dir/seed-<N>/`, `a.jobs` at once,
-/// each run's outputs written and each failure said as it ends; the rows
-/// in seed order, or the exit code of the first run that could not be
-/// done.
+/// Runs the seeds of `seeds` into `dir/seed-<N>/`, `a.jobs` at once (with
+/// `a.stop_early`, until the verdict is settled), each run's outputs
+/// written and each failure said as it ends; the rows in seed order, or
+/// the exit code of the first run that could not be done. The directories
+/// of runs dropped past the stop are removed.
 pub(crate) fn run_seeds(
     a: &Args,
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
     dir: &Path,
-) -> Result<Vec<RunRow>, u8> {
+) -> Result<Swept, u8> {
     let each = |r: &Result<LabRun, LabFailure>, out: &Path| -> Result<(), LabFailure> {
         let r = match r {
             Ok(r) => r,
@@ -97,16 +105,30 @@ pub(crate) fn run_seeds(
         eprintln!("seed {}: {}", r.run.seed, r.run.check.verdict.as_str());
         Ok(())
     };
-    redlock_harness::sweep::lab::run_seeds(scenario, seeds, &a.cmd, a.jobs, dir, a.servers, each)
-        .map_err(|e| {
-            if let LabFailure::BadInput(_) = &e {
-                eprintln!("{e}");
-            }
-            exit_code(&e)
-        })
+    let swept = redlock_harness::sweep::lab::run_seeds(
+        scenario,
+        seeds,
+        &a.cmd,
+        a.jobs,
+        dir,
+        a.servers,
+        a.stop_early,
+        each,
+    )
+    .map_err(|e| {
+        if let LabFailure::BadInput(_) = &e {
+            eprintln!("{e}");
+        }
+        exit_code(&e)
+    })?;
+    for seed in &swept.dropped {
+        let _ = std::fs::remove_dir_all(dir.join(format!("seed-{seed}")));
+    }
+    Ok(swept)
 }
 
-/// Writes a lab sweep's files; the lines to print.
+/// Writes a lab sweep's files (the seeds it ran: those of `seeds` up to its
+/// last row); the lines to print.
 pub(crate) fn write(
     dir: &Path,
     scenario: &Scenario,
@@ -115,6 +137,10 @@ pub(crate) fn write(
     rows: &[RunRow],
     cmd: &[String],
 ) -> std::io::Result<Vec<String>> {
+    let seeds = match rows.last() {
+        Some(r) => *seeds.start()..=r.seed,
+        None => seeds,
+    };
     write_rows(&dir.join("runs.csv"), &[], rows)?;
     let summary = vec![summarize(Vec::new(), &rows.iter().collect::<Vec<_>>())];
     write_summary(&dir.join("summary.csv"), &[], &summary)?;

@@ -9,10 +9,14 @@
 
 use super::lab::{load, Args as LabArgs};
 use super::lab_seeds::{run_seeds, write};
+use super::progress::MatrixProgress;
 use super::EXIT_SOFTWARE;
 use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
-use redlock_harness::sweep::matrix::{cell_dir, cells, kept, swept};
+use redlock_harness::sweep::matrix::{
+    cell_dir, cells, check_shards, kept, shards, swept, ShardMark, SHARD_MARK,
+};
+use redlock_report::gate::{compare, BaseCell};
 use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
 use redlock_report::shell_word;
 use std::path::{Path, PathBuf};
@@ -25,28 +29,25 @@ pub(crate) struct Args {
     pub servers: redlock_harness::runner::lab::Servers,
     /// Overrides the matrix file's `seeds`.
     pub seeds: Option<std::ops::RangeInclusive<u64>>,
+    /// An earlier `matrix.csv` to gate on.
+    pub baseline: Option<PathBuf>,
+    /// Run only the K-th of N shards: `(K, N)`.
+    pub shard: Option<(usize, usize)>,
 }
 
 /// Runs `matrix` and returns its exit code.
 pub(crate) fn main(a: Args) -> u8 {
-    let name = a.file.display().to_string();
-    let text = match std::fs::read_to_string(&a.file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("redlock-sim matrix: {name}: {e}");
-            return 2;
-        }
-    };
-    let mut matrix = match parse(&text, &name) {
+    let (text, matrix) = match read_matrix(&a) {
         Ok(m) => m,
+        Err(code) => return code,
+    };
+    let baseline = match a.baseline.as_deref().map(read_baseline).transpose() {
+        Ok(b) => b,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("redlock-sim matrix: --baseline {e}");
             return 2;
         }
     };
-    if let Some(seeds) = &a.seeds {
-        matrix.seeds = seeds.clone();
-    }
     // Every cell's scenario and command checked before anything runs.
     for (l, f) in cells(&matrix).filter(|(l, f)| l.runs_under(f)) {
         if let Ok(file) = f.file_for(l.kind) {
@@ -64,22 +65,234 @@ pub(crate) fn main(a: Args) -> u8 {
         cells: Vec::new(),
         command: command(&a),
     };
+    let owner = shards(&matrix, a.shard.map_or(1, |(_, n)| n));
+    let mine = owner
+        .iter()
+        .filter(|o| a.shard.is_none_or(|(k, _)| o.2 == k));
+    let mut progress = MatrixProgress::new(mine.map(|o| o.0.language.as_str()));
     for (l, f) in cells(&matrix) {
-        match cell(&a, &matrix, l, f, &dir) {
+        let k = owner
+            .iter()
+            .find(|(ol, of, _)| std::ptr::eq(*ol, l) && std::ptr::eq(*of, f))
+            .map(|o| o.2);
+        let c = match (a.shard, k) {
+            (Some((mine, n)), Some(k)) if k != mine => Ok(Cell {
+                library: l,
+                fault: f,
+                outcome: Outcome::Elsewhere(k, n),
+            }),
+            _ => cell(&a, &matrix, (l, f), &dir, &mut progress),
+        };
+        match c {
             Ok(c) => out.cells.push(c),
             Err(code) => return code,
         }
     }
-    if let Err(e) = write_matrix(&dir, &out) {
+    let mark = a.shard.map(|shard| ShardMark {
+        text,
+        seeds: matrix.seeds.clone(),
+        shard,
+    });
+    finish(&dir, &out, mark.as_ref(), baseline.as_deref())
+}
+
+/// The matrix file, read and parsed, `--seeds` applied; exit 2 if bad.
+fn read_matrix(a: &Args) -> Result<(String, Matrix), u8> {
+    let name = a.file.display().to_string();
+    let text = std::fs::read_to_string(&a.file).map_err(|e| {
+        eprintln!("redlock-sim matrix: {name}: {e}");
+        2
+    })?;
+    let mut matrix = parse(&text, &name).map_err(|e| {
+        eprintln!("{e}");
+        2
+    })?;
+    if let Some(seeds) = &a.seeds {
+        matrix.seeds = seeds.clone();
+    }
+    Ok((text, matrix))
+}
+
+/// Writes the matrix's outputs (and a shard's mark), prints the answer,
+/// gates on the baseline; the exit code.
+fn finish(
+    dir: &Path,
+    out: &MatrixOutput,
+    mark: Option<&ShardMark>,
+    base: Option<&[BaseCell]>,
+) -> u8 {
+    let written = write_matrix(dir, out).and_then(|()| match mark {
+        Some(m) => std::fs::write(dir.join(SHARD_MARK), m.to_toml()),
+        None => Ok(()),
+    });
+    if let Err(e) = written {
         eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
         return EXIT_SOFTWARE;
     }
     super::die_quietly_on_broken_pipe();
-    for line in answer(&out) {
+    for line in answer(out) {
         println!("{line}");
     }
     println!("report: {}", dir.join("index.html").display());
-    0
+    match base {
+        Some(base) => gate(out, base),
+        None => 0,
+    }
+}
+
+/// `merge DIR... --out DIR` of a matrix's shards: their cells copied into
+/// `out`, and the outputs the whole matrix would have written; exit 2,
+/// nothing written, when the directories are not shards of one matrix.
+pub(crate) fn merge(dirs: &[PathBuf], out_dir: &Path) -> u8 {
+    let mut marks = Vec::new();
+    for d in dirs {
+        let path = d.join(SHARD_MARK);
+        let mark = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))
+            .and_then(|t| ShardMark::parse(&t, &path.display().to_string()));
+        match mark {
+            Ok(m) => marks.push((d.display().to_string(), m)),
+            Err(e) => {
+                eprintln!("redlock-sim merge: {e}");
+                return 2;
+            }
+        }
+    }
+    let same = |d: &PathBuf| match (d.canonicalize(), out_dir.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(d) = dirs.iter().find(|d| same(d)) {
+        eprintln!(
+            "redlock-sim merge: --out {} is one of the shards: merge into a directory of its own",
+            d.display()
+        );
+        return 2;
+    }
+    let (n, held) = match check_shards(&marks) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("redlock-sim merge: {e}");
+            return 2;
+        }
+    };
+    let first = &marks[0].1;
+    let name = format!("{}/{SHARD_MARK}", marks[0].0);
+    let mut matrix = match parse(&first.text, &name) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    matrix.seeds = first.seeds.clone();
+    let owner = shards(&matrix, n);
+    for (l, f, k) in &owner {
+        let Some(i) = marks.iter().position(|(_, m)| m.shard.0 == *k) else {
+            continue;
+        };
+        let rel = cell_dir(l, f);
+        if let Err(e) = copy_dir(&dirs[i].join(&rel), &out_dir.join(&rel)) {
+            eprintln!(
+                "redlock-sim merge: cannot copy {rel} into {}: {e}",
+                out_dir.display()
+            );
+            return EXIT_SOFTWARE;
+        }
+    }
+    let cells = merged_cells(&matrix, &owner, &held, n, out_dir);
+    let shown: Vec<String> = dirs
+        .iter()
+        .map(|d| shell_word(&d.display().to_string()))
+        .collect();
+    let out = MatrixOutput {
+        matrix: &matrix,
+        cells,
+        command: format!(
+            "redlock-sim merge {} --out {}",
+            shown.join(" "),
+            shell_word(&out_dir.display().to_string())
+        ),
+    };
+    finish(out_dir, &out, None, None)
+}
+
+/// Every cell of the merged matrix: read back from `dir` where a held
+/// shard finished it, else in the shard that owns it.
+fn merged_cells<'m>(
+    m: &'m Matrix,
+    owner: &[(&'m Library, &'m Fault, usize)],
+    held: &[usize],
+    n: usize,
+    dir: &Path,
+) -> Vec<Cell<'m>> {
+    cells(m)
+        .map(|(l, f)| {
+            let k = owner
+                .iter()
+                .find(|(ol, of, _)| std::ptr::eq(*ol, l) && std::ptr::eq(*of, f))
+                .map(|o| o.2);
+            let outcome = match (k, f.file_for(l.kind)) {
+                (None, Ok(_)) => Outcome::NotACell("not among this library's faults"),
+                (None, Err(why)) => Outcome::NotACell(why),
+                (Some(k), Ok(file)) => {
+                    let rel = cell_dir(l, f);
+                    match kept(&dir.join(&rel), m).filter(|_| held.contains(&k)) {
+                        Some(rows) => Outcome::Ran(Box::new(swept(file, rel, &rows))),
+                        None => Outcome::Elsewhere(k, n),
+                    }
+                }
+                (Some(_), Err(_)) => unreachable!("a shard's cell has a scenario"),
+            };
+            Cell {
+                library: l,
+                fault: f,
+                outcome,
+            }
+        })
+        .collect()
+}
+
+/// Copies the directory `from` (if it exists) to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    if !from.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The baseline file's cells, or what is wrong with it.
+fn read_baseline(path: &Path) -> Result<Vec<BaseCell>, String> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    redlock_report::gate::read_baseline(&text, &name)
+}
+
+/// Says what the gate found; 1 when a cell regressed.
+fn gate(out: &MatrixOutput, base: &[BaseCell]) -> u8 {
+    let g = compare(out, base);
+    for u in &g.unmatched {
+        println!("baseline: {u}");
+    }
+    for r in &g.regressions {
+        println!("regression: {r}");
+    }
+    println!(
+        "baseline: {} cells compared, {} regressed",
+        g.compared,
+        g.regressions.len()
+    );
+    u8::from(!g.regressions.is_empty())
 }
 
 fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
@@ -87,6 +300,7 @@ fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
         file: PathBuf::from(file),
         seed: None,
         jobs: a.jobs,
+        stop_early: true,
         out: Some(out),
         // Checked to be KEY=VALUE when the matrix file was parsed.
         sets: l.set.iter().filter_map(|kv| parse_set(kv).ok()).collect(),
@@ -99,9 +313,9 @@ fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
 fn cell<'a>(
     a: &Args,
     m: &Matrix,
-    l: &'a Library,
-    f: &'a Fault,
+    (l, f): (&'a Library, &'a Fault),
     dir: &Path,
+    progress: &mut MatrixProgress,
 ) -> Result<Cell<'a>, u8> {
     let file = match f.file_for(l.kind) {
         Ok(file) if l.runs_under(f) => file,
@@ -123,17 +337,23 @@ fn cell<'a>(
     let rel = cell_dir(l, f);
     let dir = dir.join(&rel);
     let rows = match kept(&dir, m).filter(|_| !a.fresh) {
-        Some(rows) => rows,
+        Some(rows) => {
+            progress.done(&l.language, 0);
+            rows
+        }
         None => {
-            eprintln!("{} × {}:", l.name, f.name);
+            eprintln!("{}", progress.starting(&format!("{} × {}", l.name, f.name)));
             let la = lab_args(a, l, file, dir.clone());
             let scenario = load(&la)?;
-            let rows = run_seeds(&la, &scenario, m.seeds.clone(), &dir)?;
+            let swept = run_seeds(&la, &scenario, m.seeds.clone(), &dir)?;
+            eprintln!("{} runs: {}", swept.rows.len(), swept.stop.worded());
+            let rows = swept.rows;
             let seeds = m.seeds.clone();
             if let Err(e) = write(&dir, &scenario, file, seeds, &rows, &l.command) {
                 eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
                 return Err(EXIT_SOFTWARE);
             }
+            progress.done(&l.language, rows.len());
             rows
         }
     };
@@ -158,6 +378,9 @@ fn command(a: &Args) -> String {
     }
     if a.servers == redlock_harness::runner::lab::Servers::Redis {
         c.push_str(" --servers redis");
+    }
+    if let Some((k, n)) = a.shard {
+        c.push_str(&format!(" --shard {k}/{n}"));
     }
     c
 }

@@ -155,7 +155,8 @@ enum Command {
         resolution: Option<String>,
     },
     /// Join the runs.csv of sweep shards and write the outputs one sweep
-    /// would have written.
+    /// would have written; of a matrix's shards (`matrix --shard`), join
+    /// their cells and write the outputs the whole matrix would have.
     Merge {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
@@ -182,6 +183,11 @@ enum Command {
         /// Runs at once with --seeds (default 1).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+        /// With --seeds: stop once the verdict is settled (the first 10
+        /// conclusive runs all violated, or 100 conclusive runs none did),
+        /// as a matrix's cells do; the seeds are the budget.
+        #[arg(long, requires = "seeds")]
+        stop_early: bool,
         /// Output directory (default: reports/<name>/lab-seed-<N>/, with
         /// --seeds reports/<name>/lab/).
         #[arg(long)]
@@ -203,9 +209,11 @@ enum Command {
     LabClient,
     /// The library matrix: every library of FILE (a lab client command of
     /// its kind, single or redlock) on every fault's scenario for its kind,
-    /// each a lab sweep into DIR/<library>-<version>/<fault>/; then matrix.csv,
-    /// matrix.svg, report.md and index.html. A cell already swept is read
-    /// back (--fresh runs it again).
+    /// each a lab sweep into DIR/<library>-<version>/<fault>/, its seeds in
+    /// order until its verdict is settled (the first 10 conclusive runs all
+    /// violated, or 100 conclusive runs none did) or its seeds, the budget,
+    /// run out; then matrix.csv, matrix.svg, report.md and index.html. A
+    /// cell already swept is read back (--fresh runs it again).
     Matrix {
         /// The matrix file (TOML), e.g. scenarios/libraries/matrix.toml.
         file: PathBuf,
@@ -221,9 +229,19 @@ enum Command {
         /// What serves the nodes, as `lab --servers` (node or redis).
         #[arg(long, default_value = "node", value_parser = servers)]
         servers: Servers,
-        /// Run these seeds (A..=B, or N for 1..=N) instead of the file's.
+        /// Run these seeds (A..=B, or N for 1..=N) instead of the file's:
+        /// each cell's budget.
         #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
         seeds: Option<RangeInclusive<u64>>,
+        /// Compare every cell with the same cell of an earlier matrix.csv:
+        /// exit 1, naming them, where a cell with no violating run there now
+        /// has one, or where the two intervals no longer overlap.
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Run only the K-th of N disjoint parts of the matrix (whole cells,
+        /// every N-th); join the shards' directories with `merge`.
+        #[arg(long, value_parser = redlock_harness::sweep::parse_shard)]
+        shard: Option<(usize, usize)>,
     },
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check {
@@ -345,6 +363,7 @@ fn command(cli: Cli) -> ExitCode {
             seed,
             seeds,
             jobs,
+            stop_early,
             out,
             set,
             servers,
@@ -354,6 +373,7 @@ fn command(cli: Cli) -> ExitCode {
                 file,
                 seed,
                 jobs,
+                stop_early,
                 out,
                 sets: set,
                 cmd: command,
@@ -372,6 +392,8 @@ fn command(cli: Cli) -> ExitCode {
             fresh,
             servers,
             seeds,
+            baseline,
+            shard,
         } => ExitCode::from(matrix::main(matrix::Args {
             file,
             out,
@@ -379,6 +401,8 @@ fn command(cli: Cli) -> ExitCode {
             fresh,
             servers,
             seeds,
+            baseline,
+            shard,
         })),
         Command::Run {
             file,
@@ -442,6 +466,13 @@ fn command(cli: Cli) -> ExitCode {
                 resolution,
             };
             frontier::command(req, out)
+        }
+        Command::Merge { dirs, out, .. }
+            if dirs
+                .iter()
+                .any(|d| d.join(redlock_harness::sweep::matrix::SHARD_MARK).exists()) =>
+        {
+            ExitCode::from(matrix::merge(&dirs, &out))
         }
         Command::Merge { dirs, out, jobs } => {
             match sweep::merge(&dirs, &out, jobs_or_cores(jobs)) {

@@ -69,3 +69,74 @@ impl Progress {
         }
     }
 }
+
+/// A matrix's progress on stderr, a line as each cell starts: cells done
+/// of all (per language), runs so far, and the time left at the pace of
+/// the cells run so far (cells read back cost nothing and are not counted
+/// in the pace). Wall-clock figures, never in an output file.
+pub(crate) struct MatrixProgress {
+    /// Each language: cells done, cells in all.
+    languages: std::collections::BTreeMap<String, (usize, usize)>,
+    runs: usize,
+    ran_cells: usize,
+    start: Instant,
+}
+
+impl MatrixProgress {
+    /// Progress over the cells of these languages (one entry per cell).
+    pub(crate) fn new<'a>(cells: impl Iterator<Item = &'a str>) -> MatrixProgress {
+        let mut languages = std::collections::BTreeMap::new();
+        for l in cells {
+            languages.entry(l.to_string()).or_insert((0, 0)).1 += 1;
+        }
+        MatrixProgress {
+            languages,
+            runs: 0,
+            ran_cells: 0,
+            start: Instant::now(),
+        }
+    }
+
+    /// The line said as a cell of `language` named `what` starts running.
+    pub(crate) fn starting(&self, what: &str) -> String {
+        let done: usize = self.languages.values().map(|d| d.0).sum();
+        let all: usize = self.languages.values().map(|d| d.1).sum();
+        let per: Vec<String> = self
+            .languages
+            .iter()
+            .map(|(l, (d, n))| format!("{l} {d}/{n}"))
+            .collect();
+        let secs = self.start.elapsed().as_secs();
+        let left = match self.ran_cells {
+            0 => String::new(),
+            n => {
+                let left = secs * (all - done) as u64 / n as u64;
+                format!("; about {} left", minutes(left))
+            }
+        };
+        format!(
+            "[{done}/{all} cells: {}; {} runs in {}{left}] {what}:",
+            per.join(", "),
+            self.runs,
+            minutes(secs)
+        )
+    }
+
+    /// A cell of `language` done: `runs` run now (0: read back).
+    pub(crate) fn done(&mut self, language: &str, runs: usize) {
+        if let Some(d) = self.languages.get_mut(language) {
+            d.0 += 1;
+        }
+        self.runs += runs;
+        self.ran_cells += usize::from(runs > 0);
+    }
+}
+
+/// Seconds as `1h02m`, `14m05s` or `40s`.
+fn minutes(secs: u64) -> String {
+    match secs {
+        s if s >= 3600 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        s if s >= 60 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{s}s"),
+    }
+}

@@ -47,7 +47,7 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "library,version,language,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,kind,runs_with_overlap,runs_with_stale_write,file,runs_with_stale_in_flight,runs_with_stale_sent_late,runs_with_stale_in_overlap,conclusive_runs"
+        "library,version,language,scenario,runs,violating_runs,violation_rate,ci_low,ci_high,acquisitions_per_run,kind,runs_with_overlap,runs_with_stale_write,file,runs_with_stale_in_flight,runs_with_stale_sent_late,runs_with_stale_in_overlap,conclusive_runs,stopped"
     );
     assert_eq!(
         lines.len(),
@@ -64,6 +64,8 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
         assert!(kinds.iter().all(|k| *k <= n(12)), "{line}");
         // Every run of these cells tested what its scenario is for.
         assert_eq!(n(17), n(4), "every run conclusive: {line}");
+        // Two seeds settle nothing: each cell ran its budget.
+        assert_eq!(f[18], "budget", "{line}");
     }
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     // Each library broke: the report says which way of getting late led.
@@ -108,6 +110,220 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
         .modified()
         .unwrap();
     assert_eq!(kept, now);
+    the_gate_reads_its_own_matrix_and_names_a_regression(&dir, &csv);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--baseline` on the matrix in `dir` (read back, nothing runs): its own
+/// matrix.csv passes; one where a cell that now violates had no violating
+/// run fails naming it; one without a column is exit 2 naming it.
+fn the_gate_reads_its_own_matrix_and_names_a_regression(dir: &Path, csv: &str) {
+    let base = dir.join("baseline.csv");
+    std::fs::write(&base, csv).unwrap();
+    let o = matrix(dir, &["--baseline", base.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("baseline: 2 cells compared, 0 regressed"),
+        "{stdout}"
+    );
+    // The failover race's cell safe in the baseline: 0 of 2, 0-66%.
+    let safe: String = csv
+        .lines()
+        .map(|l| match l.starts_with("redis-py Lock,") {
+            true => {
+                let mut f: Vec<String> = l.split(',').map(str::to_string).collect();
+                f[5] = "0".into();
+                f[6] = "0.000000".into();
+                f[7] = "0.000000".into();
+                f[8] = "0.657620".into();
+                f.join(",")
+            }
+            false => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    std::fs::write(&base, safe).unwrap();
+    let o = matrix(dir, &["--baseline", base.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("regression: redis-py Lock 8.1.0 under failover race: no violating run in the baseline (0/2), now 2/2"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("baseline: 2 cells compared, 1 regressed"),
+        "{stdout}"
+    );
+    let no_column = csv.replacen("ci_high,", "ci_top,", 1);
+    std::fs::write(&base, no_column).unwrap();
+    let before = std::fs::read_to_string(dir.join("matrix.csv")).unwrap();
+    std::fs::remove_file(dir.join("matrix.csv")).unwrap();
+    let o = matrix(dir, &["--baseline", base.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("baseline.csv: no column `ci_high`"),
+        "{stderr}"
+    );
+    assert!(!dir.join("matrix.csv").exists(), "nothing written");
+    std::fs::write(dir.join("matrix.csv"), before).unwrap();
+}
+
+/// The cells and runs of a matrix.csv, without what a lab run's timing
+/// moves: library, version, fault, runs, violating runs, conclusive runs,
+/// why it stopped.
+fn cells_and_runs(csv: &str) -> Vec<String> {
+    csv.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            [f[0], f[1], f[3], f[4], f[5], f[17], f[18]].join(",")
+        })
+        .collect()
+}
+
+/// The seeds of a cell's runs.csv.
+fn seeds(cell: &Path) -> Vec<String> {
+    let runs = std::fs::read_to_string(cell.join("runs.csv")).unwrap();
+    runs.lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_matrix_run_whole_and_as_two_merged_shards_gives_the_same_cells() {
+    super::runs::python();
+    let dir = std::env::temp_dir().join(format!("redlock-matrix-shards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (whole, s1, s2, merged) = (
+        dir.join("whole"),
+        dir.join("s1"),
+        dir.join("s2"),
+        dir.join("merged"),
+    );
+    for (out, extra) in [
+        (&whole, vec![]),
+        (&s1, vec!["--shard", "1/2"]),
+        (&s2, vec!["--shard", "2/2"]),
+    ] {
+        let o = matrix(out, &extra);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // Disjoint: each shard ran one of the two cells, and says it is a part.
+    let (a, b) = (
+        "redlock-sim-s-client-built-in/node-restarts-empty-at-once",
+        "redis-py-lock-8.1.0/failover-race",
+    );
+    assert!(s1.join(a).join("runs.csv").exists() && !s1.join(b).exists());
+    assert!(s2.join(b).join("runs.csv").exists() && !s2.join(a).exists());
+    let part = std::fs::read_to_string(s1.join("report.md")).unwrap();
+    assert!(
+        part.contains(
+            "Part of the matrix: 1 of its 2 cells are here; the others are in shard 2 of 2"
+        ),
+        "{part}"
+    );
+    let o = Command::new(BIN)
+        .arg("merge")
+        .args([&s1, &s2])
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!stdout.contains("Part of the matrix"), "{stdout}");
+    let csv = |d: &Path| std::fs::read_to_string(d.join("matrix.csv")).unwrap();
+    assert_eq!(cells_and_runs(&csv(&merged)), cells_and_runs(&csv(&whole)));
+    for cell in [a, b] {
+        assert_eq!(
+            seeds(&merged.join(cell)),
+            seeds(&whole.join(cell)),
+            "{cell}"
+        );
+    }
+    // One shard alone: a merge that lacks the other says so.
+    let half = dir.join("half");
+    let o = Command::new(BIN)
+        .arg("merge")
+        .arg(&s1)
+        .arg("--out")
+        .arg(&half)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("1 of its 2 cells are here; the others are in shard 2 of 2"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_shards_are_exit_2_naming_the_flag_or_the_directories_and_write_nothing() {
+    for bad in ["0/2", "3/2", "1/0", "one/2", "1-2"] {
+        let dir = std::env::temp_dir().join(format!("redlock-shard-flag-{}", std::process::id()));
+        let o = matrix(&dir, &["--shard", bad]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("--shard"), "{bad}: {err}");
+        assert!(!dir.exists(), "nothing written for {bad}");
+    }
+    let dir = std::env::temp_dir().join(format!("redlock-shard-merge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = std::fs::read_to_string("tests/data/lab/matrix_small.toml").unwrap();
+    let mark = |name: &str, shard: &str, text: &str| {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut t = toml::Table::new();
+        t.insert("shard".into(), shard.into());
+        t.insert("seeds".into(), "1..=2".into());
+        t.insert("matrix".into(), text.into());
+        std::fs::write(d.join("matrix-shard.toml"), t.to_string()).unwrap();
+        d
+    };
+    let one = mark("one", "1/2", &text);
+    let two_of_three = mark("two-of-three", "2/3", &text);
+    let one_again = mark("one-again", "1/2", &text);
+    let other = mark("other", "2/2", &text.replace("two seeds", "2 seeds"));
+    let plain = dir.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    for (dirs, want) in [
+        (vec![&one, &two_of_three], "is a shard of 2 and"),
+        (vec![&one, &one_again], "are both shard 1/2"),
+        (vec![&one, &other], "are shards of different matrices"),
+        (vec![&one, &plain], "plain/matrix-shard.toml"),
+    ] {
+        let out = dir.join("out");
+        let o = Command::new(BIN)
+            .arg("merge")
+            .args(&dirs)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "expected {want} in: {err}");
+        let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        assert!(
+            names.iter().any(|n| err.contains(n.as_str())),
+            "names a directory: {err}"
+        );
+        assert!(!out.exists(), "nothing written: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

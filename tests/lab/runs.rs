@@ -165,6 +165,49 @@ fn the_built_in_client_gives_up_a_held_write_and_goes_on() {
     assert_eq!(rows.len(), 2);
 }
 
+/// `--stop-early`: the first 10 conclusive runs all violate, so seeds
+/// 11..=14 are not kept (those that had started are dropped, their
+/// directories removed), and the reason is said.
+#[test]
+fn stop_early_stops_at_ten_violating_runs() {
+    let dir = tempfile_dir();
+    let out = Command::new(BIN)
+        .args([
+            "lab",
+            "tests/data/lab/crash_restart.toml",
+            "--seeds",
+            "1..=14",
+        ])
+        .args(["--stop-early", "--jobs", "4", "--out"])
+        .arg(&dir)
+        .args(["--", BIN, "lab-client"])
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("10 runs: stopped early: its first 10 conclusive runs violated"),
+        "{stderr}"
+    );
+    let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    let seeds: Vec<&str> = runs
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(seeds, (1..=10).map(|s| s.to_string()).collect::<Vec<_>>());
+    assert!(
+        runs.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(2) == Some("violation")),
+        "{runs}"
+    );
+    for s in 11..=14 {
+        assert!(!dir.join(format!("seed-{s}")).exists(), "seed {s} dropped");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_client_stopped_past_its_ttl_writes_stale() {
     let py = python();

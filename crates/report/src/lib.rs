@@ -35,6 +35,7 @@ th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
 mod doc;
 mod fonts;
 pub mod frontier;
+pub mod gate;
 pub mod matrix;
 pub(crate) mod run;
 pub mod set;

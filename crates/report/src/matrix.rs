@@ -36,8 +36,10 @@ pub struct MatrixOutput<'a> {
 /// The columns of `matrix.csv`: the issue's nine first, in its order, then
 /// the liveness figure the lab has and what this report adds (runs with a
 /// stale write in flight, sent late, in overlap; last, the conclusive
-/// runs, of which every figure is: with none, no rate).
-pub(crate) const COLUMNS: [&str; 18] = [
+/// runs, of which every figure is: with none, no rate; then why the cell
+/// stopped where it did, `violating`, `safe` or `budget`: see
+/// `redlock_harness::sweep::settle`).
+pub(crate) const COLUMNS: [&str; 19] = [
     "library",
     "version",
     "language",
@@ -56,6 +58,7 @@ pub(crate) const COLUMNS: [&str; 18] = [
     "runs_with_stale_sent_late",
     "runs_with_stale_in_overlap",
     "conclusive_runs",
+    "stopped",
 ];
 
 /// The sweep of `l` on `f`, if that is a cell.
@@ -64,6 +67,34 @@ fn swept_at<'o>(out: &'o MatrixOutput, l: &Library, f: &Fault) -> Option<&'o Swe
         .iter()
         .find(|c| std::ptr::eq(c.library, l) && std::ptr::eq(c.fault, f))
         .and_then(Cell::swept)
+}
+
+/// When the matrix is here only in part (a shard, or a merge lacking
+/// shards): how many of its cells, and which shards hold the rest.
+fn part(out: &MatrixOutput) -> Option<String> {
+    let mut elsewhere: Vec<(usize, usize)> = out
+        .cells
+        .iter()
+        .filter_map(|c| match c.outcome {
+            Outcome::Elsewhere(k, n) => Some((k, n)),
+            _ => None,
+        })
+        .collect();
+    if elsewhere.is_empty() {
+        return None;
+    }
+    let here = out.cells.iter().filter(|c| c.swept().is_some()).count();
+    let all = here + elsewhere.len();
+    elsewhere.sort_unstable();
+    elsewhere.dedup();
+    let n = elsewhere[0].1;
+    let ks: Vec<String> = elsewhere.iter().map(|(k, _)| k.to_string()).collect();
+    Some(format!(
+        "Part of the matrix: {here} of its {all} cells are here; the others are in shard{} {} of {n} \
+         (`redlock-sim merge` joins the shards' directories).",
+        if ks.len() == 1 { "" } else { "s" },
+        ks.join(", ")
+    ))
 }
 
 /// The answer, in lines: each library that broke, under what (its rates);
@@ -101,13 +132,16 @@ pub fn answer(out: &MatrixOutput) -> Vec<String> {
         if !unjudged.is_empty() {
             untested.push(format!("{who} under {}", unjudged.join(", ")));
         }
-        if hits.is_empty() {
+        if cells.iter().all(|c| c.swept().is_none()) {
+            continue;
+        } else if hits.is_empty() {
             never.push(format!("{who}: 0 violations in {runs} conclusive runs"));
         } else {
             broke.push(format!("{who} broke under {}", hits.join(", ")));
         }
     }
-    let mut lines = broke;
+    let mut lines: Vec<String> = part(out).into_iter().collect();
+    lines.extend(broke);
     if !untested.is_empty() {
         lines.push(format!(
             "Not judged (no conclusive run: see \"Inconclusive runs\"): {}.",
@@ -183,6 +217,7 @@ fn write_csv(path: &Path, out: &MatrixOutput) -> io::Result<()> {
         ];
         record.extend(r.stale_kinds.iter().map(|k| k.runs.to_string()));
         record.push(r.conclusive_runs().to_string());
+        record.push(s.stop.as_str().to_string());
         w.write_record(&record)?;
     }
     w.flush()
@@ -211,7 +246,9 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc.push(Block::Chart(0));
     doc.push(Block::P(vec![
         t(format!(
-            "Each cell: seeds {}..={} of the fault's scenario for the library's kind, run by ",
+            "Each cell: seeds {}..={} at most (its budget) of the fault's scenario for the \
+             library's kind, in order, stopped once its verdict is settled (see \"Where the cells \
+             stopped\"), run by ",
             m.seeds.start(),
             m.seeds.end()
         )),
@@ -239,6 +276,9 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     ));
     doc.push(kinds_table(out));
     doc.push(Block::List(dominant_kinds(out)));
+    doc.push(Block::H(2, "Where the cells stopped".into()));
+    doc.push(p(stop_rule_text()));
+    doc.push(Block::List(stops(out)));
     doc.push(Block::H(2, "Violating cells".into()));
     doc.push(Block::List(violating_links(out)));
     doc.push(Block::H(2, "Inconclusive runs".into()));
@@ -266,6 +306,47 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc.push(Block::H(2, "Regenerate".into()));
     doc.push(Block::P(vec![code(out.command.clone())]));
     doc
+}
+
+fn stop_rule_text() -> String {
+    use redlock_harness::sweep::settle::{FIRST, SAFE_AT};
+    format!(
+        "A cell runs its seeds in order and stops as soon as its verdict is settled: when its \
+         first {FIRST} conclusive runs all violated (the interval's lower end is then above \
+         72%), or when {SAFE_AT} conclusive runs had no violation (its upper end is then at \
+         most 3.6%). Any other cell runs every seed of its budget. Inconclusive runs count for \
+         neither."
+    )
+}
+
+/// How many cells stopped for each reason, the runs the early stops
+/// saved of the budget, and each cell that ran its whole budget.
+fn stops(out: &MatrixOutput) -> Vec<Vec<Inline>> {
+    use redlock_harness::sweep::settle::Stop;
+    let budget = out.matrix.seeds.clone().count() as u64;
+    let swept: Vec<(&Cell, &Swept)> = out
+        .cells
+        .iter()
+        .filter_map(|c| c.swept().map(|s| (c, s)))
+        .collect();
+    let mut lines = Vec::new();
+    for stop in [Stop::Violating, Stop::Safe, Stop::Budget] {
+        let these: Vec<&(&Cell, &Swept)> = swept.iter().filter(|(_, s)| s.stop == stop).collect();
+        if these.is_empty() {
+            continue;
+        }
+        let runs: u64 = these.iter().map(|(_, s)| s.row.runs).sum();
+        let saved: u64 = these
+            .iter()
+            .map(|(_, s)| budget.saturating_sub(s.row.runs))
+            .sum();
+        let mut line = format!("{} cells {}: {runs} runs", these.len(), stop.worded());
+        if saved > 0 {
+            line.push_str(&format!(", {saved} fewer than their budgets"));
+        }
+        lines.push(vec![t(line)]);
+    }
+    lines
 }
 
 /// The matrix as a table: a row per library, a column per fault, each

@@ -1,14 +1,19 @@
 //! The library matrix as a sweep over libraries: every library of the
 //! matrix file on every fault's scenario for its kind, each cell a lab
 //! sweep ([`super::lab`]) in `<library>-<version>/<fault>/` of the
-//! matrix's directory. A cell whose `runs.csv` already holds every seed is
-//! read back, so an interrupted matrix resumes. What a cell holds
+//! matrix's directory, stopped where its verdict is settled
+//! ([`super::settle`]; the matrix's seeds are each cell's budget). A cell
+//! whose `runs.csv` already holds a finished sweep (every seed, or the
+//! seeds up to its stop) is read back, so an interrupted matrix resumes.
+//! What a cell holds
 //! ([`Cell`]) is what the matrix's report (`redlock_report::matrix`) is
 //! made from.
 
 use super::rows::{read, RunRow};
+use super::settle::{stop_point, Stop};
 use super::stats::{summarize, SummaryRow};
 use crate::scenario::matrix::{Fault, Library, Matrix};
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 /// One cell's lab sweep.
@@ -26,6 +31,8 @@ pub struct Swept<'a> {
     pub kinds: (u64, u64),
     /// Its inconclusive runs: seed, and why (runs.csv's `inconclusive`).
     pub inconclusive: Vec<(u64, String)>,
+    /// Why it stopped where it did.
+    pub stop: Stop,
 }
 
 /// What one library got on one fault.
@@ -33,6 +40,9 @@ pub enum Outcome<'a> {
     Ran(Box<Swept<'a>>),
     /// Not a cell, and why.
     NotACell(&'a str),
+    /// A cell another shard runs: `(K, N)`, the K-th of N (in a shard's own
+    /// directory, or a merge that lacks that shard).
+    Elsewhere(usize, usize),
 }
 
 pub struct Cell<'a> {
@@ -46,7 +56,7 @@ impl Cell<'_> {
     pub fn swept(&self) -> Option<&Swept<'_>> {
         match &self.outcome {
             Outcome::Ran(s) => Some(s.as_ref()),
-            Outcome::NotACell(_) => None,
+            Outcome::NotACell(_) | Outcome::Elsewhere(..) => None,
         }
     }
 }
@@ -57,6 +67,103 @@ pub fn cells(m: &Matrix) -> impl Iterator<Item = (&Library, &Fault)> {
     m.libraries
         .iter()
         .flat_map(move |l| m.faults.iter().map(move |f| (l, f)))
+}
+
+/// The cells that run (a library under a fault it runs under, with a
+/// scenario for its kind), numbered in [`cells`]' order, each with the
+/// shard (1-based, of `n`) that runs it: every `n`-th cell, so each shard
+/// mixes libraries and faults. A cell is never split: its stopping rule
+/// reads its seeds in order.
+pub fn shards(m: &Matrix, n: usize) -> Vec<(&Library, &Fault, usize)> {
+    assert!(n >= 1, "a matrix in no shards");
+    cells(m)
+        .filter(|(l, f)| l.runs_under(f) && f.file_for(l.kind).is_ok())
+        .enumerate()
+        .map(|(i, (l, f))| (l, f, i % n + 1))
+        .collect()
+}
+
+/// What a shard's directory says of itself (`matrix-shard.toml`), for
+/// `merge`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShardMark {
+    /// The matrix file's text, as it was run.
+    pub text: String,
+    /// The seeds every cell had (the file's, or `--seeds`).
+    pub seeds: RangeInclusive<u64>,
+    /// The K-th of N.
+    pub shard: (usize, usize),
+}
+
+/// The name of a shard's mark in its directory.
+pub const SHARD_MARK: &str = "matrix-shard.toml";
+
+impl ShardMark {
+    /// The mark as the file holds it.
+    pub fn to_toml(&self) -> String {
+        let mut t = toml::map::Map::new();
+        let (k, n) = self.shard;
+        t.insert("shard".into(), toml::Value::String(format!("{k}/{n}")));
+        let seeds = format!("{}..={}", self.seeds.start(), self.seeds.end());
+        t.insert("seeds".into(), toml::Value::String(seeds));
+        t.insert("matrix".into(), toml::Value::String(self.text.clone()));
+        toml::to_string(&t).expect("a table of strings")
+    }
+
+    /// Reads a mark (`name` for messages).
+    pub fn parse(text: &str, name: &str) -> Result<ShardMark, String> {
+        let bad = |what: &str| {
+            format!("{name}: {what}: not a shard's mark of `redlock-sim matrix --shard`")
+        };
+        let t: toml::Table = text.parse().map_err(|_| bad("not TOML"))?;
+        let get = |k: &str| {
+            t.get(k)
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| bad(&format!("no `{k}`")))
+        };
+        let shard = super::parse_shard(get("shard")?).map_err(|e| bad(&e))?;
+        let seeds = super::parse_seeds(get("seeds")?).map_err(|e| bad(&e))?;
+        Ok(ShardMark {
+            text: get("matrix")?.to_string(),
+            seeds,
+            shard,
+        })
+    }
+}
+
+/// Checks that the shards' marks (each with its directory's name) belong
+/// to one matrix: the same file and seeds, the same N, no shard twice.
+/// The matrix's `N` and the shards held, or what is wrong, naming the
+/// directories.
+pub fn check_shards(marks: &[(String, ShardMark)]) -> Result<(usize, Vec<usize>), String> {
+    let Some((first_dir, first)) = marks.first() else {
+        return Err("no shard to merge".to_string());
+    };
+    let n = first.shard.1;
+    let mut held: Vec<(usize, &str)> = Vec::new();
+    for (dir, m) in marks {
+        if m.text != first.text || m.seeds != first.seeds {
+            return Err(format!(
+                "{first_dir} and {dir} are shards of different matrices (their matrix files or seeds differ)"
+            ));
+        }
+        if m.shard.1 != n {
+            return Err(format!(
+                "{first_dir} is a shard of {n} and {dir} one of {}: merge shards of one split",
+                m.shard.1
+            ));
+        }
+        if let Some((_, other)) = held.iter().find(|(k, _)| *k == m.shard.0) {
+            return Err(format!(
+                "{other} and {dir} are both shard {}/{n}: their cells overlap",
+                m.shard.0
+            ));
+        }
+        held.push((m.shard.0, dir));
+    }
+    let mut ks: Vec<usize> = held.into_iter().map(|(k, _)| k).collect();
+    ks.sort_unstable();
+    Ok((n, ks))
 }
 
 /// A cell's directory, relative to the matrix's: the version is part of
@@ -82,18 +189,30 @@ fn slug(s: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
-/// The rows of a cell's earlier sweep in `dir`, if it holds every seed.
+/// The rows of a cell's earlier sweep in `dir`, if it was finished: its
+/// seeds are the first of the matrix's, and either all of them or exactly
+/// those up to where the stopping rule settled it.
 pub fn kept(dir: &Path, m: &Matrix) -> Option<Vec<RunRow>> {
     let rows = read(&dir.join("runs.csv"), &[]).ok()?;
     let seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
     let want: Vec<u64> = m.seeds.clone().collect();
-    (seeds == want).then_some(rows)
+    if seeds.is_empty() || !want.starts_with(&seeds) {
+        return None;
+    }
+    let (n, stop) = stop_point(&rows);
+    let finished = seeds.len() == want.len() || (n == rows.len() && stop != Stop::Budget);
+    finished.then_some(rows)
 }
 
 /// A cell's figures from its sweep's rows (`file` its scenario, `dir` its
 /// directory relative to the matrix's): every figure of its conclusive
-/// runs, and its inconclusive runs apart.
+/// runs, its inconclusive runs apart, and why it stopped.
 pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
+    // A cell swept without the rule (a matrix of before it) ran its budget.
+    let stop = match stop_point(rows) {
+        (n, stop) if n == rows.len() => stop,
+        _ => Stop::Budget,
+    };
     let refs: Vec<&RunRow> = rows.iter().collect();
     let row = summarize(Vec::new(), &refs);
     let inconclusive = rows
@@ -119,5 +238,6 @@ pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
         violating,
         kinds: (overlap, stale),
         inconclusive,
+        stop,
     }
 }

@@ -19,6 +19,7 @@ pub mod meta;
 pub(crate) mod pool;
 pub mod rows;
 pub mod run_reports;
+pub mod settle;
 pub mod stats;
 pub mod tally;
 

@@ -35,7 +35,7 @@ pub(crate) const FIGURES: [&str; 16] = [
 ];
 
 /// One run of a sweep.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunRow {
     pub scenario: String,
     pub seed: u64,

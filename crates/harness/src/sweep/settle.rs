@@ -1,0 +1,133 @@
+//! When a cell's verdict is settled: the stopping rule of a matrix's cells
+//! and of `lab --seeds ... --stop-early`.
+//!
+//! Seeds run in order and the rule reads them in order, so where a cell
+//! stops depends only on its runs' verdicts, not on how many ran at once:
+//! - every one of the first [`FIRST`] conclusive runs violated: the rate's
+//!   95% Wilson interval starts above 72%, nothing more to learn
+//!   ([`Stop::Violating`]);
+//! - [`SAFE_AT`] conclusive runs and none violated: the interval ends at
+//!   3.6% ([`Stop::Safe`]);
+//! - otherwise the cell runs every seed it was given, its budget
+//!   ([`Stop::Budget`]): a mixed cell, or one whose budget ran out first.
+//!
+//! Inconclusive runs count for neither side.
+
+use super::rows::RunRow;
+
+/// Conclusive runs that, all violating, settle a cell.
+pub const FIRST: usize = 10;
+/// Conclusive runs that, none violating, settle a cell.
+pub const SAFE_AT: usize = 100;
+
+/// Why a cell stopped where it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Its first [`FIRST`] conclusive runs all violated.
+    Violating,
+    /// [`SAFE_AT`] conclusive runs, none violating.
+    Safe,
+    /// It ran every seed of its budget.
+    Budget,
+}
+
+impl Stop {
+    /// As `matrix.csv`'s `stopped` column writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stop::Violating => "violating",
+            Stop::Safe => "safe",
+            Stop::Budget => "budget",
+        }
+    }
+
+    /// The reverse of [`Stop::as_str`].
+    pub fn parse(s: &str) -> Option<Stop> {
+        [Stop::Violating, Stop::Safe, Stop::Budget]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+
+    /// In words, for a report: "stopped early: its first 10 conclusive
+    /// runs all violated".
+    pub fn worded(self) -> String {
+        match self {
+            Stop::Violating => format!("stopped early: its first {FIRST} conclusive runs violated"),
+            Stop::Safe => format!("stopped early: {SAFE_AT} conclusive runs, none violating"),
+            Stop::Budget => "ran every seed of its budget".to_string(),
+        }
+    }
+}
+
+/// Whether the runs of the first seeds, in seed order, settle the cell.
+pub fn settled(rows: &[RunRow]) -> Option<Stop> {
+    let conclusive: Vec<&RunRow> = rows.iter().filter(|r| r.conclusive()).collect();
+    let violating = |r: &&RunRow| r.verdict == crate::check::Verdict::Violation.as_str();
+    if conclusive.len() >= FIRST && conclusive[..FIRST].iter().all(violating) {
+        return Some(Stop::Violating);
+    }
+    if conclusive.len() >= SAFE_AT && !conclusive.iter().any(violating) {
+        return Some(Stop::Safe);
+    }
+    None
+}
+
+/// The length of the shortest prefix of `rows` that settles the cell, and
+/// why; all of them ([`Stop::Budget`]) when none does.
+pub fn stop_point(rows: &[RunRow]) -> (usize, Stop) {
+    (1..=rows.len())
+        .find_map(|n| settled(&rows[..n]).map(|s| (n, s)))
+        .unwrap_or((rows.len(), Stop::Budget))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seed: u64, verdict: &str) -> RunRow {
+        RunRow {
+            seed,
+            verdict: verdict.to_string(),
+            ..RunRow::default()
+        }
+    }
+
+    fn rows(verdicts: &[&str]) -> Vec<RunRow> {
+        (1..).zip(verdicts).map(|(s, v)| row(s, v)).collect()
+    }
+
+    #[test]
+    fn ten_violating_runs_settle_a_cell_and_inconclusive_ones_do_not_count() {
+        let mut v = vec!["violation"; 3];
+        v.push("inconclusive");
+        v.extend(["violation"; 7]);
+        v.extend(["safe"; 5]);
+        assert_eq!(stop_point(&rows(&v)), (11, Stop::Violating));
+        // One safe run among the first ten: mixed, to the budget.
+        let mut mixed = vec!["violation"; 9];
+        mixed.push("safe");
+        mixed.extend(["violation"; 30]);
+        assert_eq!(stop_point(&rows(&mixed)), (40, Stop::Budget));
+    }
+
+    #[test]
+    fn a_hundred_safe_runs_settle_a_cell_and_one_violation_unsettles_it() {
+        let mut v = vec!["safe"; 60];
+        v.extend(["inconclusive"; 5]);
+        v.extend(["safe"; 50]);
+        assert_eq!(stop_point(&rows(&v)), (105, Stop::Safe));
+        let mut late = vec!["safe"; 99];
+        late.push("violation");
+        late.extend(["safe"; 50]);
+        assert_eq!(stop_point(&rows(&late)), (150, Stop::Budget));
+        assert_eq!(stop_point(&rows(&["safe"; 20])), (20, Stop::Budget));
+    }
+
+    #[test]
+    fn the_words_read_back() {
+        for s in [Stop::Violating, Stop::Safe, Stop::Budget] {
+            assert_eq!(Stop::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(Stop::parse("early"), None);
+    }
+}
