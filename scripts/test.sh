@@ -21,6 +21,11 @@
 #   - PHP with phpredis, Symfony Lock and Laravel's cache and redis
 #     (Debian's packages), for the PHP drivers and the PHP template
 #     (drivers/php/);
+#   - GNU parallel (Debian's package) and actionlint (tools/go.mod), which
+#     run and check the recipes that spread a matrix over machines
+#     (scripts/matrix-shards.sh, .github/workflows/matrix-shards.yml);
+#     DEPS_ONLY=1 stops here, everything installed (the workflow's shard
+#     jobs and deploy/k8s/Dockerfile use it);
 #   - then `cargo fmt --all --check`, the layering inside each crate
 #     (scripts/layers.py: no import cycle but Lua's; the crates' own
 #     dependencies keep the layers apart), clippy on every crate but the
@@ -121,6 +126,21 @@ if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
 fi
 java -version 2>&1 | head -1
 bash drivers/java/build.sh
+
+# The recipes that spread a matrix over machines (tests/lab/recipes.rs,
+# tests/lab/matrix.rs): GNU parallel, and actionlint for the GitHub
+# Actions workflow, pinned by tools/go.mod's tool directive and go.sum
+# (built once here, offline after).
+if ! command -v parallel >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing GNU parallel from Debian's packages"
+    apt_install parallel
+fi
+(cd tools && go tool actionlint -version | head -1)
+
+if [ "${DEPS_ONLY:-}" = 1 ]; then
+    echo "scripts/test.sh: DEPS_ONLY=1: what the drivers and tests need is installed; no test run"
+    exit 0
+fi
 
 # The toolchain's own checkers (rustup's components where rustup is used).
 for tool in rustfmt clippy; do

@@ -14,7 +14,7 @@ use super::EXIT_SOFTWARE;
 use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
 use redlock_harness::sweep::matrix::{
-    cell_dir, cells, check_shards, kept, shards, swept, ShardMark, SHARD_MARK,
+    cell_dir, cells, check_shards, kept, shard_of, shards, swept, ShardMark, SHARD_MARK,
 };
 use redlock_report::gate::{compare, BaseCell};
 use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
@@ -65,17 +65,28 @@ pub(crate) fn main(a: Args) -> u8 {
         cells: Vec::new(),
         command: command(&a),
     };
+    // A shard says what it is before its cells run, so that a merge of an
+    // interrupted one reads the cells it finished.
+    if let Some(shard) = a.shard {
+        let mark = ShardMark {
+            text,
+            seeds: matrix.seeds.clone(),
+            shard,
+        };
+        let written = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(dir.join(SHARD_MARK), mark.to_toml()));
+        if let Err(e) = written {
+            eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
+            return EXIT_SOFTWARE;
+        }
+    }
     let owner = shards(&matrix, a.shard.map_or(1, |(_, n)| n));
     let mine = owner
         .iter()
         .filter(|o| a.shard.is_none_or(|(k, _)| o.2 == k));
     let mut progress = MatrixProgress::new(mine.map(|o| o.0.language.as_str()));
     for (l, f) in cells(&matrix) {
-        let k = owner
-            .iter()
-            .find(|(ol, of, _)| std::ptr::eq(*ol, l) && std::ptr::eq(*of, f))
-            .map(|o| o.2);
-        let c = match (a.shard, k) {
+        let c = match (a.shard, shard_of(&owner, l, f)) {
             (Some((mine, n)), Some(k)) if k != mine => Ok(Cell {
                 library: l,
                 fault: f,
@@ -88,12 +99,7 @@ pub(crate) fn main(a: Args) -> u8 {
             Err(code) => return code,
         }
     }
-    let mark = a.shard.map(|shard| ShardMark {
-        text,
-        seeds: matrix.seeds.clone(),
-        shard,
-    });
-    finish(&dir, &out, mark.as_ref(), baseline.as_deref())
+    finish(&dir, &out, baseline.as_deref())
 }
 
 /// The matrix file, read and parsed, `--seeds` applied; exit 2 if bad.
@@ -113,19 +119,10 @@ fn read_matrix(a: &Args) -> Result<(String, Matrix), u8> {
     Ok((text, matrix))
 }
 
-/// Writes the matrix's outputs (and a shard's mark), prints the answer,
+/// Writes the matrix's outputs, prints the answer,
 /// gates on the baseline; the exit code.
-fn finish(
-    dir: &Path,
-    out: &MatrixOutput,
-    mark: Option<&ShardMark>,
-    base: Option<&[BaseCell]>,
-) -> u8 {
-    let written = write_matrix(dir, out).and_then(|()| match mark {
-        Some(m) => std::fs::write(dir.join(SHARD_MARK), m.to_toml()),
-        None => Ok(()),
-    });
-    if let Err(e) = written {
+fn finish(dir: &Path, out: &MatrixOutput, base: Option<&[BaseCell]>) -> u8 {
+    if let Err(e) = write_matrix(dir, out) {
         eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
         return EXIT_SOFTWARE;
     }
@@ -214,7 +211,7 @@ pub(crate) fn merge(dirs: &[PathBuf], out_dir: &Path) -> u8 {
             shell_word(&out_dir.display().to_string())
         ),
     };
-    finish(out_dir, &out, None, None)
+    finish(out_dir, &out, None)
 }
 
 /// Every cell of the merged matrix: read back from `dir` where a held
@@ -228,11 +225,7 @@ fn merged_cells<'m>(
 ) -> Vec<Cell<'m>> {
     cells(m)
         .map(|(l, f)| {
-            let k = owner
-                .iter()
-                .find(|(ol, of, _)| std::ptr::eq(*ol, l) && std::ptr::eq(*of, f))
-                .map(|o| o.2);
-            let outcome = match (k, f.file_for(l.kind)) {
+            let outcome = match (shard_of(owner, l, f), f.file_for(l.kind)) {
                 (None, Ok(_)) => Outcome::NotACell("not among this library's faults"),
                 (None, Err(why)) => Outcome::NotACell(why),
                 (Some(k), Ok(file)) => {

@@ -17,6 +17,7 @@ mod node;
 mod outside;
 mod process;
 mod real_redis;
+mod recipes;
 mod refusals;
 mod report;
 mod runs;

@@ -196,25 +196,46 @@ fn a_matrix_run_whole_and_as_two_merged_shards_gives_the_same_cells() {
     super::runs::python();
     let dir = std::env::temp_dir().join(format!("redlock-matrix-shards-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let (whole, s1, s2, merged) = (
-        dir.join("whole"),
-        dir.join("s1"),
-        dir.join("s2"),
-        dir.join("merged"),
+    let (whole, sharded) = (dir.join("whole"), dir.join("sharded"));
+    let o = matrix(&whole, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
-    for (out, extra) in [
-        (&whole, vec![]),
-        (&s1, vec!["--shard", "1/2"]),
-        (&s2, vec!["--shard", "2/2"]),
-    ] {
-        let o = matrix(out, &extra);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
+    // The GNU parallel recipe: both shards at once, then the merge.
+    assert!(
+        Command::new("parallel")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "GNU parallel is missing: `bash scripts/test.sh` installs it (apt-get install parallel)"
+    );
+    let o = Command::new("bash")
+        .args([
+            "scripts/matrix-shards.sh",
+            "tests/data/lab/matrix_small.toml",
+            "2",
+        ])
+        .arg(&sharded)
+        .args(["--", "--jobs", "2"])
+        .env("SHARDS_AT_ONCE", "2")
+        .env("REDLOCK_SIM", BIN)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (s1, s2, merged) = (
+        sharded.join("shard-1"),
+        sharded.join("shard-2"),
+        sharded.join("merged"),
+    );
     // Disjoint: each shard ran one of the two cells, and says it is a part.
     let (a, b) = (
         "redlock-sim-s-client-built-in/node-restarts-empty-at-once",
@@ -229,21 +250,11 @@ fn a_matrix_run_whole_and_as_two_merged_shards_gives_the_same_cells() {
         ),
         "{part}"
     );
-    let o = Command::new(BIN)
-        .arg("merge")
-        .args([&s1, &s2])
-        .arg("--out")
-        .arg(&merged)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
+    let merged_report = std::fs::read_to_string(merged.join("report.md")).unwrap();
+    assert!(
+        !merged_report.contains("Part of the matrix"),
+        "{merged_report}"
     );
-    assert!(!stdout.contains("Part of the matrix"), "{stdout}");
     let csv = |d: &Path| std::fs::read_to_string(d.join("matrix.csv")).unwrap();
     assert_eq!(cells_and_runs(&csv(&merged)), cells_and_runs(&csv(&whole)));
     for cell in [a, b] {

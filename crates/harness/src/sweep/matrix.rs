@@ -83,6 +83,14 @@ pub fn shards(m: &Matrix, n: usize) -> Vec<(&Library, &Fault, usize)> {
         .collect()
 }
 
+/// The shard [`shards`] gave the cell (`l`, `f`); `None`: not a cell.
+pub fn shard_of(owner: &[(&Library, &Fault, usize)], l: &Library, f: &Fault) -> Option<usize> {
+    owner
+        .iter()
+        .find(|(ol, of, _)| std::ptr::eq(*ol, l) && std::ptr::eq(*of, f))
+        .map(|o| o.2)
+}
+
 /// What a shard's directory says of itself (`matrix-shard.toml`), for
 /// `merge`.
 #[derive(Clone, Debug, PartialEq)]
