@@ -80,8 +80,6 @@ struct State {
 struct Acquisitions {
     /// The fencing token it took last (`FENCE`), for its next acquisition.
     fence: Option<u64>,
-    /// Its latest acquisition (0: none yet).
-    acq: u64,
     /// That acquisition is open (no `RELEASED` yet).
     open: bool,
     /// When each acquisition began (its `HELD`'s send time, or read time
@@ -92,6 +90,11 @@ struct Acquisitions {
 }
 
 impl Acquisitions {
+    /// Its latest acquisition (0: none yet).
+    fn latest(&self) -> u64 {
+        self.starts.last().map_or(0, |(acq, _)| *acq)
+    }
+
     /// The acquisition a write sent at `sent` belongs to: the last one
     /// begun by then (a write a slow link delivered after its writer took
     /// the lock again is still its old hold's); without a send time, the
@@ -104,7 +107,7 @@ impl Acquisitions {
                 .rev()
                 .find(|(_, start)| *start <= t)
                 .map_or(0, |(acq, _)| *acq),
-            None => self.acq,
+            None => self.latest(),
         };
         let seq = self.seqs.entry(acq).or_insert(0);
         *seq += 1;
@@ -554,15 +557,14 @@ fn store_events(
             let valid_until = said + validity;
             let kind = if a.open {
                 EventKind::Extended {
-                    acq: a.acq,
+                    acq: a.latest(),
                     validity,
                     valid_until,
                 }
             } else {
-                a.acq += 1;
+                let acq = a.latest() + 1;
                 a.open = true;
-                a.starts.push((a.acq, said));
-                let acq = a.acq;
+                a.starts.push((acq, said));
                 let token = state.ownership.token_of(&client, &resource);
                 EventKind::Acquired {
                     acq,
@@ -582,7 +584,7 @@ fn store_events(
                 return vec![];
             }
             a.open = false;
-            let acq = a.acq;
+            let acq = a.latest();
             vec![
                 (client.clone(), EventKind::ReleaseStart { acq }),
                 (client, EventKind::Released { acq, nodes: 0 }),
