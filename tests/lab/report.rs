@@ -10,8 +10,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
 
 /// Seed 1 of the lab-scale immediate restart with the built-in client (a
 /// lock overlap by its structure); its directory.
-fn lab_run() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("redlock-lab-report-{}", std::process::id()));
+fn lab_run(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("redlock-lab-report-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = Command::new(BIN)
         .args(["lab", "tests/data/lab/crash_restart.toml", "--seed", "1"])
@@ -33,7 +33,7 @@ fn lab_run() -> PathBuf {
 
 #[test]
 fn a_lab_report_says_not_measured_wall_time_and_the_lock() {
-    let dir = lab_run();
+    let dir = lab_run("measured");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
     let (md, html, svg) = (read("report.md"), read("index.html"), read("timeline.svg"));
     for row in [
@@ -72,5 +72,44 @@ fn a_lab_report_says_not_measured_wall_time_and_the_lock() {
     }
     assert!(json["acquisitions"].as_u64().unwrap() > 0);
     assert_eq!(json["verdict"], "violation");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where the run's wall time went: its phases add up to the wall time,
+/// the scenario's phase is its `duration` on the run's clock (a
+/// millisecond's step of the lab's loop, a margin for a loaded machine),
+/// the wait after the end at most two TTLs and a step, and the report
+/// shows them.
+#[test]
+fn a_lab_run_says_where_its_wall_time_went() {
+    let dir = lab_run("phases");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&read("summary.json")).unwrap();
+    let p = &json["phases_ms"];
+    let ms = |k: &str| {
+        p[k].as_f64()
+            .unwrap_or_else(|| panic!("phases_ms.{k}: {p}"))
+    };
+    let keys = [
+        "servers",
+        "ready",
+        "scenario",
+        "after_end",
+        "stop",
+        "judging",
+    ];
+    let sum: f64 = keys.iter().map(|k| ms(k)).sum();
+    let wall = json["wall_ms"].as_f64().unwrap();
+    assert!((sum - wall).abs() < 1.0, "{p} add up to {sum}, wall {wall}");
+    // tests/data/lab/crash_restart.toml: duration 4 s, ttl 1 s.
+    let scenario = ms("scenario");
+    assert!((4000.0..4250.0).contains(&scenario), "{p}");
+    assert!(ms("after_end") <= 2000.0 + 250.0, "{p}");
+    assert!(ms("ready") > 0.0 && ms("servers") > 0.0, "{p}");
+    let md = read("report.md");
+    assert!(
+        md.contains("| wall time, phase by phase | servers up "),
+        "{md}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -79,6 +79,33 @@ pub(crate) struct Outcome {
     /// Why the run did not test what it should have, as the lab saw it
     /// while it ran (a client never ready).
     pub(crate) causes: Vec<Cause>,
+    /// Where the run's wall time went.
+    pub(crate) phases: Phases,
+}
+
+/// Where a lab run's wall time went, phase by phase, in the order they
+/// follow one another (each ends where the next begins).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// Servers (with real servers: started, replicas synced, sentinel
+    /// watching), store and links up.
+    pub servers: Duration,
+    /// The clients launched until the last said `READY` (their runtime's
+    /// start and warm-up): the run's clock starts at its end.
+    pub ready: Duration,
+    /// The scenario's `duration`, on the run's clock.
+    pub scenario: Duration,
+    /// From the end until the last client exited (at most two TTLs).
+    pub after_end: Duration,
+    /// The clients still running stopped, servers and links closed.
+    pub stop: Duration,
+}
+
+impl Phases {
+    /// Their sum: the run's wall time but the judging.
+    pub fn total(&self) -> Duration {
+        self.servers + self.ready + self.scenario + self.after_end + self.stop
+    }
 }
 
 /// How long a client has, from its launch, to say `READY`.
@@ -113,10 +140,15 @@ pub(crate) struct Lab {
 /// which must live as long as the run (their parent-death signal follows
 /// it): call it from `block_on`, not from a spawned task.
 pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabFailure> {
+    let begun = Instant::now();
     let mut lab = Lab::start(setup, watchdog).await?;
+    let mut marks = Marks::from(begun);
     lab.spawn_clients(setup, watchdog)?;
     let driven = match lab.wait_ready().await {
-        Ok(()) => lab.drive().await,
+        Ok(()) => {
+            marks.ready = Instant::now();
+            lab.drive(&mut marks).await
+        }
         Err(e) => Err(e),
     };
     lab.stop().await;
@@ -126,7 +158,47 @@ pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outco
         clients: std::mem::take(&mut lab.ends).into_values().collect(),
         faults: lab.engine.faults(),
         causes: std::mem::take(&mut lab.causes),
+        phases: marks.phases(),
     })
+}
+
+/// When each phase of a run ended, as it goes.
+struct Marks {
+    begun: Instant,
+    servers: Instant,
+    ready: Instant,
+    end: Instant,
+    exited: Instant,
+}
+
+impl Marks {
+    /// Marks of a run begun at `begun` whose servers are up now.
+    fn from(begun: Instant) -> Marks {
+        let now = Instant::now();
+        Marks {
+            begun,
+            servers: now,
+            ready: now,
+            end: now,
+            exited: now,
+        }
+    }
+
+    /// The phases of a run stopped now.
+    fn phases(&self) -> Phases {
+        debug_assert!(self.begun <= self.servers && self.servers <= self.ready);
+        let since = |a: Instant, b: Instant| b.saturating_duration_since(a);
+        let ready = self.ready.max(self.servers);
+        let end = self.end.max(ready);
+        let exited = self.exited.max(end);
+        Phases {
+            servers: since(self.begun, self.servers),
+            ready: since(self.servers, ready),
+            scenario: since(ready, end),
+            after_end: since(end, exited),
+            stop: exited.elapsed(),
+        }
+    }
 }
 
 impl Lab {
@@ -370,7 +442,7 @@ impl Lab {
     /// error when a client's clock turns out to be out of libfaketime's
     /// reach. Two TTLs after the end, the clients still running are
     /// stopped (SIGTERM, then SIGKILL a second later).
-    async fn drive(&mut self) -> Result<(), LabFailure> {
+    async fn drive(&mut self, marks: &mut Marks) -> Result<(), LabFailure> {
         let end = self.scenario.duration;
         let limit = end + self.scenario.max_ttl * 2;
         let mut ended = false;
@@ -384,9 +456,11 @@ impl Lab {
             if !ended && now >= end {
                 self.world.rec.record("lab", EventKind::End);
                 ended = true;
+                marks.end = Instant::now();
             }
             let running = self.ends.values().any(|e| e.status.is_empty());
             if (ended && !running) || now >= limit {
+                marks.exited = Instant::now();
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(1)).await;

@@ -12,6 +12,7 @@ use crate::check::CheckResult;
 use crate::lab::process::Watchdog;
 pub use crate::lab::redis::Servers;
 pub use crate::lab::run::LabFailure;
+pub use crate::lab::run::Phases;
 use crate::lab::run::{self, ClientEnd, Setup};
 use crate::scenario::Scenario;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ pub struct LabInfo {
     pub clients: Vec<ClientEnd>,
     /// What served the nodes: `redlock-sim node`, or `redis-server 7.0.15`.
     pub servers: String,
+    /// Where the run's wall time went.
+    pub phases: Phases,
 }
 
 /// A finished lab run, judged.
@@ -169,6 +172,7 @@ pub fn run_lab(
         cmd: cmd.to_vec(),
         clients: outcome.clients,
         servers: described,
+        phases: outcome.phases,
     };
     Ok(LabRun { run, info })
 }

@@ -240,6 +240,9 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
         ("wall time", fmt_ms(out.wall_ms)),
     ];
     let mut figures = figures;
+    if let Some(lab) = out.lab {
+        figures.push(("wall time, phase by phase", phases_text(lab, out.wall_ms)));
+    }
     if let Some(n) = c.unprotected_writes {
         let row = (
             "unprotected writes (applied while nobody owned the lock)",
@@ -254,6 +257,23 @@ fn figures(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts) {
             .map(|(k, v)| row(vec![k.to_string(), v]))
             .collect(),
     ));
+}
+
+/// Where a lab run's wall time went: servers up, clients ready, the
+/// scenario, after its end, the stop, the judging.
+fn phases_text(lab: &LabInfo, wall_ms: f64) -> String {
+    let p = &lab.phases;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let judging = (wall_ms - ms(p.total())).max(0.0);
+    format!(
+        "servers up {}; clients launched to READY {}; scenario {}; after its end {}; stop {}; judging {}",
+        fmt_ms(ms(p.servers)),
+        fmt_ms(ms(p.ready)),
+        fmt_ms(ms(p.scenario)),
+        fmt_ms(ms(p.after_end)),
+        fmt_ms(ms(p.stop)),
+        fmt_ms(judging)
+    )
 }
 
 /// The section "Clients" of a lab run: the command, how each client ended,

@@ -147,7 +147,25 @@ pub fn summary_json(out: &RunOutput) -> Value {
     if let (Some(n), Some(map)) = (c.unprotected_writes, v.as_object_mut()) {
         map.insert("unprotected_writes".into(), json!(n));
     }
+    if let (Some(lab), Some(map)) = (out.lab, v.as_object_mut()) {
+        map.insert("phases_ms".into(), phases_json(&lab.phases, out.wall_ms));
+    }
     v
+}
+
+/// Where a lab run's wall time went, in ms: the run's phases in order,
+/// then `judging` (the rest of `wall_ms`: the history checked).
+fn phases_json(p: &redlock_harness::runner::lab::Phases, wall_ms: f64) -> Value {
+    let ms = millis_rounded;
+    let rest = (wall_ms - p.total().as_secs_f64() * 1e3).max(0.0);
+    json!({
+        "servers": ms(p.servers),
+        "ready": ms(p.ready),
+        "scenario": ms(p.scenario),
+        "after_end": ms(p.after_end),
+        "stop": ms(p.stop),
+        "judging": (rest * 1e3).round() / 1e3,
+    })
 }
 
 /// The first [`MAX_JSON_VIOLATIONS`] violations of `c`: overlaps, then
