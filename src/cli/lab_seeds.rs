@@ -31,7 +31,7 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&scenario.name).join("lab"));
-    let swept = match run_seeds(a, scenario, seeds.clone(), &dir) {
+    let swept = match run_seeds(a, scenario, seeds.clone(), Vec::new(), &dir) {
         Ok(swept) => swept,
         Err(code) => return code,
     };
@@ -78,13 +78,15 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
 
 /// Runs the seeds of `seeds` into `dir/seed-<N>/`, `a.jobs` at once (with
 /// `a.stop_early`, until the verdict is settled), each run's outputs
-/// written and each failure said as it ends; the rows in seed order, or
-/// the exit code of the first run that could not be done. The directories
-/// of runs dropped past the stop are removed.
+/// written and each failure said as it ends, after `before` (the rows of
+/// the first seeds, run earlier); the rows in seed order, or the exit code
+/// of the first run that could not be done. The directories of runs
+/// dropped past the stop are removed.
 pub(crate) fn run_seeds(
     a: &Args,
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
+    before: Vec<RunRow>,
     dir: &Path,
 ) -> Result<Swept, u8> {
     let each = |r: &Result<LabRun, LabFailure>, out: &Path| -> Result<(), LabFailure> {
@@ -108,6 +110,7 @@ pub(crate) fn run_seeds(
     let swept = redlock_harness::sweep::lab::run_seeds(
         scenario,
         seeds,
+        before,
         &a.cmd,
         a.jobs,
         dir,

@@ -13,6 +13,7 @@ use super::progress::MatrixProgress;
 use super::EXIT_SOFTWARE;
 use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
+use redlock_harness::sweep::lab::finished;
 use redlock_harness::sweep::matrix::{
     cell_dir, cells, check_shards, kept, shard_of, shards, swept, ShardMark, SHARD_MARK,
 };
@@ -84,7 +85,10 @@ pub(crate) fn main(a: Args) -> u8 {
     let mine = owner
         .iter()
         .filter(|o| a.shard.is_none_or(|(k, _)| o.2 == k));
-    let mut progress = MatrixProgress::new(mine.map(|o| o.0.language.as_str()));
+    // A cell finished earlier is read back: the time left is the others'.
+    let to_run =
+        |l: &Library, f: &Fault| a.fresh || kept(&dir.join(cell_dir(l, f)), &matrix).is_none();
+    let mut progress = MatrixProgress::new(mine.map(|o| (o.0.language.as_str(), to_run(o.0, o.1))));
     for (l, f) in cells(&matrix) {
         let c = match (a.shard, shard_of(&owner, l, f)) {
             (Some((mine, n)), Some(k)) if k != mine => Ok(Cell {
@@ -338,7 +342,15 @@ fn cell<'a>(
             eprintln!("{}", progress.starting(&format!("{} × {}", l.name, f.name)));
             let la = lab_args(a, l, file, dir.clone());
             let scenario = load(&la)?;
-            let swept = run_seeds(&la, &scenario, m.seeds.clone(), &dir)?;
+            // An interrupted cell goes on after the runs it finished.
+            let before = match a.fresh {
+                true => Vec::new(),
+                false => finished(&dir, &scenario.name, m.seeds.clone()),
+            };
+            if !before.is_empty() {
+                eprintln!("going on after the {} runs it had finished", before.len());
+            }
+            let swept = run_seeds(&la, &scenario, m.seeds.clone(), before, &dir)?;
             eprintln!("{} runs: {}", swept.rows.len(), swept.stop.worded());
             let rows = swept.rows;
             let seeds = m.seeds.clone();

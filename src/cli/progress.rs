@@ -71,27 +71,34 @@ impl Progress {
 }
 
 /// A matrix's progress on stderr, a line as each cell starts: cells done
-/// of all (per language), runs so far, and the time left at the pace of
-/// the cells run so far (cells read back cost nothing and are not counted
-/// in the pace). Wall-clock figures, never in an output file.
+/// of all (per language), runs so far, and the time left: the cells still
+/// to run at the pace of those run so far (cells read back cost nothing:
+/// neither in the pace nor in what is left). Wall-clock figures, never in
+/// an output file.
 pub(crate) struct MatrixProgress {
     /// Each language: cells done, cells in all.
     languages: std::collections::BTreeMap<String, (usize, usize)>,
     runs: usize,
+    /// Cells to run (not read back), and those run so far.
+    to_run: usize,
     ran_cells: usize,
     start: Instant,
 }
 
 impl MatrixProgress {
-    /// Progress over the cells of these languages (one entry per cell).
-    pub(crate) fn new<'a>(cells: impl Iterator<Item = &'a str>) -> MatrixProgress {
+    /// Progress over these cells: each its language, and whether it is to
+    /// run (false: read back).
+    pub(crate) fn new<'a>(cells: impl Iterator<Item = (&'a str, bool)>) -> MatrixProgress {
         let mut languages = std::collections::BTreeMap::new();
-        for l in cells {
+        let mut to_run = 0;
+        for (l, runs) in cells {
             languages.entry(l.to_string()).or_insert((0, 0)).1 += 1;
+            to_run += usize::from(runs);
         }
         MatrixProgress {
             languages,
             runs: 0,
+            to_run,
             ran_cells: 0,
             start: Instant::now(),
         }
@@ -110,8 +117,8 @@ impl MatrixProgress {
         let left = match self.ran_cells {
             0 => String::new(),
             n => {
-                let left = secs * (all - done) as u64 / n as u64;
-                format!("; about {} left", minutes(left))
+                let cells = self.to_run.saturating_sub(n) as u64;
+                format!("; about {} left", minutes(secs * cells / n as u64))
             }
         };
         format!(

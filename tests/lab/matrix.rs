@@ -1,6 +1,7 @@
 //! `redlock-sim matrix`: a small matrix (two libraries of two kinds, two
 //! faults, two seeds) through the binary: its files, its answer, its links,
-//! a rerun that reads the cells back, and a bad file refused.
+//! a rerun that reads the cells back, a cell cut short that goes on after
+//! the runs it finished, and a bad file refused.
 
 use std::path::Path;
 use std::process::Command;
@@ -111,7 +112,33 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
         .unwrap();
     assert_eq!(kept, now);
     the_gate_reads_its_own_matrix_and_names_a_regression(&dir, &csv);
+    an_interrupted_cell_goes_on_after_the_runs_it_finished(&dir);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A cell cut short while its second run was being written (no
+/// `runs.csv`, no `index.html` for seed 2): a rerun keeps seed 1's run as
+/// it was and runs seed 2 alone.
+fn an_interrupted_cell_goes_on_after_the_runs_it_finished(dir: &Path) {
+    let cell = dir.join("redlock-sim-s-client-built-in/node-restarts-empty-at-once");
+    let first = cell.join("seed-1/summary.json");
+    let kept = std::fs::read_to_string(&first).unwrap();
+    let when = std::fs::metadata(&first).unwrap().modified().unwrap();
+    std::fs::remove_file(cell.join("runs.csv")).unwrap();
+    std::fs::remove_file(cell.join("seed-2/index.html")).unwrap();
+    let o = matrix(dir, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("going on after the 1 runs it had finished"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("seed 2: "), "{stderr}");
+    assert!(!stderr.contains("seed 1: "), "seed 1 ran again: {stderr}");
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), kept);
+    assert_eq!(std::fs::metadata(&first).unwrap().modified().unwrap(), when);
+    assert!(cell.join("seed-2/index.html").is_file());
+    assert_eq!(seeds(&cell), ["1", "2"]);
 }
 
 /// `--baseline` on the matrix in `dir` (read back, nothing runs): its own

@@ -26,12 +26,15 @@ pub struct Swept {
 /// Runs the seeds of `seeds` in order, each seed's client logs in
 /// `dir/seed-<N>/clients/`, handing each run as it ends (or why it could
 /// not be made) to `each`, with its directory; with `stop_early`, no
-/// further than the cell's verdict is settled. The rows in seed order, or
+/// further than the cell's verdict is settled. `before` are the rows of
+/// the first seeds, run earlier (an interrupted sweep's, see
+/// [`finished`]): the sweep goes on after them. The rows in seed order, or
 /// the first failure in seed order.
 #[allow(clippy::too_many_arguments)]
 pub fn run_seeds(
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
+    before: Vec<RunRow>,
     cmd: &[String],
     jobs: usize,
     dir: &Path,
@@ -39,13 +42,22 @@ pub fn run_seeds(
     stop_early: bool,
     each: impl Fn(&Result<LabRun, LabFailure>, &Path) -> Result<(), LabFailure> + Sync,
 ) -> Result<Swept, LabFailure> {
-    let list: Vec<u64> = seeds.collect();
+    let all: Vec<u64> = seeds.collect();
+    assert!(
+        before.len() <= all.len() && before.iter().zip(&all).all(|(r, &s)| r.seed == s),
+        "the rows run before are the sweep's first seeds"
+    );
+    let list = &all[before.len()..];
+    let settled_by = |rows: &[RunRow]| stop_early && settled(rows).is_some();
+    if settled_by(&before) || list.is_empty() {
+        return Ok(finish(before, stop_early, Vec::new()));
+    }
     let done = |results: &[Result<RunRow, LabFailure>]| match results.last() {
         Some(Err(_)) => true,
-        _ if !stop_early => false,
         _ => {
-            let rows: Vec<RunRow> = results.iter().flatten().cloned().collect();
-            settled(&rows).is_some()
+            let mut rows = before.clone();
+            rows.extend(results.iter().flatten().cloned());
+            settled_by(&rows)
         }
     };
     let prefix = map_prefix(
@@ -53,23 +65,59 @@ pub fn run_seeds(
         jobs.max(1),
         |i| {
             let out = seed_dir(dir, list[i]);
+            // What a run cut short left there goes.
+            let _ = std::fs::remove_dir_all(&out);
             let r = run_lab(scenario, list[i], cmd, out.join("clients"), servers);
             each(&r, &out)?;
             Ok(RunRow::from_lab_run(&r?.run))
         },
         done,
     );
-    let rows = prefix.kept.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut rows = before;
+    for r in prefix.kept {
+        rows.push(r?);
+    }
+    let dropped = prefix.dropped.iter().map(|&i| list[i]).collect();
+    Ok(finish(rows, stop_early, dropped))
+}
+
+/// The sweep that ran `rows` (and dropped the seeds `dropped`).
+fn finish(rows: Vec<RunRow>, stop_early: bool, dropped: Vec<u64>) -> Swept {
     let (n, stop) = match stop_early {
         true => stop_point(&rows),
         false => (rows.len(), Stop::Budget),
     };
     assert_eq!(n, rows.len(), "the lab sweep stopped past its stop point");
-    Ok(Swept {
+    Swept {
         rows,
         stop,
-        dropped: prefix.dropped.iter().map(|&i| list[i]).collect(),
-    })
+        dropped,
+    }
+}
+
+/// The rows of the runs an interrupted sweep into `dir` had finished, in
+/// the order of `seeds` from the first, as long as each seed's directory
+/// holds its outputs (`index.html`, written last) and a `summary.json` of
+/// `scenario`: where the sweep goes on. A run cut short left no
+/// `index.html`, and runs again with those after it.
+pub fn finished(dir: &Path, scenario: &str, seeds: RangeInclusive<u64>) -> Vec<RunRow> {
+    let mut rows = Vec::new();
+    for seed in seeds {
+        let out = seed_dir(dir, seed);
+        if !out.join("index.html").is_file() {
+            break;
+        }
+        let row = std::fs::read_to_string(out.join("summary.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .and_then(|v| RunRow::from_lab_summary(&v))
+            .filter(|r| r.scenario == scenario && r.seed == seed);
+        match row {
+            Some(row) => rows.push(row),
+            None => break,
+        }
+    }
+    rows
 }
 
 /// Where seed `seed`'s run goes in a lab sweep's directory.

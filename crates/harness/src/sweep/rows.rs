@@ -120,6 +120,45 @@ impl RunRow {
         }
     }
 
+    /// The row of a finished lab run from its `summary.json` (what the
+    /// report writes of it); `None` if a figure is missing.
+    pub(crate) fn from_lab_summary(v: &serde_json::Value) -> Option<RunRow> {
+        let n = |k: &str| v.get(k)?.as_u64();
+        let text = |k: &str| Some(v.get(k)?.as_str()?.to_string());
+        let verdict = text("verdict")?;
+        let causes: Vec<&str> = v
+            .get("inconclusive")?
+            .as_array()?
+            .iter()
+            .filter_map(|c| c.get("cause")?.as_str())
+            .collect();
+        let inconclusive = match verdict == crate::check::Verdict::Inconclusive.as_str() {
+            true => causes.join("; "),
+            false => String::new(),
+        };
+        Some(RunRow {
+            scenario: text("scenario")?,
+            seed: n("seed")?,
+            values: Vec::new(),
+            verdict,
+            lock_overlaps: n("lock_overlaps")?,
+            write_interleavings: n("write_interleavings")?,
+            stale_writes: n("stale_writes")?,
+            rejected_writes: n("rejected_writes")?,
+            acquisitions: n("acquisitions")?,
+            lock_calls_seen: false,
+            trace: text("trace")?,
+            wall_ms: v.get("wall_ms")?.as_f64()?,
+            stale_split: [
+                n("stale_in_flight")?,
+                n("stale_sent_late")?,
+                n("stale_in_overlap")?,
+            ],
+            inconclusive,
+            ..RunRow::default()
+        })
+    }
+
     pub fn fields(&self) -> Vec<String> {
         let mut f = vec![self.scenario.clone(), self.seed.to_string()];
         f.extend(self.values.iter().cloned());
