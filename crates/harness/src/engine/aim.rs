@@ -60,7 +60,14 @@ fn draw_point(action: &FaultAction, rng: &mut ChaCha8Rng) -> Point {
     let u: f64 = rng.random();
     let weights: [f64; 5] = match action {
         FaultAction::Crash { .. } => [0.4, 0.15, 0.15, 0.15, 0.15],
-        _ => [0.2; 5],
+        FaultAction::Restart { .. }
+        | FaultAction::Partition { .. }
+        | FaultAction::Isolate { .. }
+        | FaultAction::Heal
+        | FaultAction::Pause { .. }
+        | FaultAction::ClockJump { .. }
+        | FaultAction::ClockRate { .. }
+        | FaultAction::Latency { .. } => [0.2; 5],
     };
     let points = [
         Point::AfterAcquire,
@@ -369,7 +376,12 @@ impl Aimer {
                     for_,
                 }
             }
-            other => other,
+            // The nemesis aims only the four kinds above.
+            other @ (FaultAction::Restart { .. }
+            | FaultAction::Isolate { .. }
+            | FaultAction::Heal
+            | FaultAction::ClockRate { .. }
+            | FaultAction::Latency { .. }) => other,
         };
         Due {
             time,
@@ -482,7 +494,14 @@ fn uncrashed(involved: &[String], placed: &[Due]) -> Vec<String> {
         .iter()
         .filter_map(|d| match &d.action {
             FaultAction::Crash { host, .. } => Some(host),
-            _ => None,
+            FaultAction::Restart { .. }
+            | FaultAction::Partition { .. }
+            | FaultAction::Isolate { .. }
+            | FaultAction::Heal
+            | FaultAction::Pause { .. }
+            | FaultAction::ClockJump { .. }
+            | FaultAction::ClockRate { .. }
+            | FaultAction::Latency { .. } => None,
         })
         .collect();
     let fresh: Vec<String> = involved

@@ -147,7 +147,15 @@ pub(crate) fn client_clock_key(s: &Scenario, text: &str) -> Option<(String, Opti
                     let line = key_line(text, &key).or((f.line > 0).then_some(f.line));
                     Some((key, line))
                 }
-                _ => None,
+                FaultAction::ClockRate { .. }
+                | FaultAction::Crash { .. }
+                | FaultAction::Restart { .. }
+                | FaultAction::Partition { .. }
+                | FaultAction::Isolate { .. }
+                | FaultAction::Heal
+                | FaultAction::Pause { .. }
+                | FaultAction::ClockJump { .. }
+                | FaultAction::Latency { .. } => None,
             })
     })
 }
@@ -161,7 +169,12 @@ fn refused_action(a: &FaultAction, is_client: &dyn Fn(&str) -> bool) -> Option<S
             return matches!(host, Target::Host(h) if h == "sentinel")
                 .then(|| "the lab cannot pause the sentinel (it runs inside the lab)".into());
         }
-        _ => return None,
+        FaultAction::Crash { .. }
+        | FaultAction::Restart { .. }
+        | FaultAction::Partition { .. }
+        | FaultAction::Isolate { .. }
+        | FaultAction::Heal
+        | FaultAction::Latency { .. } => return None,
     };
     match host {
         Target::Host(h) if is_client(h) && jump => Some(refused_jump()),

@@ -58,7 +58,13 @@ fn length(f: &Fault) -> Option<f64> {
             ..
         } => Some(millis(d)),
         FaultAction::ClockJump { by_ms, .. } => Some(by_ms.abs()),
-        _ => None,
+        FaultAction::Partition { for_: None, .. }
+        | FaultAction::Isolate { for_: None, .. }
+        | FaultAction::Latency { for_: None, .. }
+        | FaultAction::Crash { .. }
+        | FaultAction::Restart { .. }
+        | FaultAction::Heal
+        | FaultAction::ClockRate { .. } => None,
     }
 }
 
@@ -76,7 +82,13 @@ fn with_length(f: &Fault, ms: f64) -> Fault {
             ..
         } => *x = d,
         FaultAction::ClockJump { by_ms, .. } => *by_ms = ms.copysign(*by_ms),
-        _ => {}
+        FaultAction::Partition { for_: None, .. }
+        | FaultAction::Isolate { for_: None, .. }
+        | FaultAction::Latency { for_: None, .. }
+        | FaultAction::Crash { .. }
+        | FaultAction::Restart { .. }
+        | FaultAction::Heal
+        | FaultAction::ClockRate { .. } => {}
     }
     out
 }

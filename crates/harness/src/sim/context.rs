@@ -221,7 +221,11 @@ impl Context {
                 })
                 .collect(),
             FaultAction::Latency { between, .. } => vec![between.clone()],
-            _ => Vec::new(),
+            FaultAction::Restart { .. }
+            | FaultAction::Heal
+            | FaultAction::Pause { .. }
+            | FaultAction::ClockJump { .. }
+            | FaultAction::ClockRate { .. } => Vec::new(),
         };
         let oneway = matches!(action, FaultAction::Partition { oneway: true, .. });
         pairs

@@ -336,7 +336,12 @@ impl Scan {
                 }
             }
             FaultEvent::Heal => self.heal(t),
-            _ => {}
+            // A marker only: the node's `NodeUp` ends its down span; the
+            // clocks and a slow link draw none.
+            FaultEvent::Restart { .. }
+            | FaultEvent::ClockJump { .. }
+            | FaultEvent::ClockRate { .. }
+            | FaultEvent::Latency { .. } => {}
         }
         self.markers
             .push(fault_marker(index, t, fault, host.as_deref()));

@@ -127,7 +127,15 @@ pub(crate) fn refused(s: &Scenario, text: &str, file: &str) -> Result<(), Scenar
                         .to_string(),
                 )
             }
-            _ => None,
+            FaultAction::Crash { .. }
+            | FaultAction::ClockJump { .. }
+            | FaultAction::ClockRate { .. }
+            | FaultAction::Restart { .. }
+            | FaultAction::Partition { .. }
+            | FaultAction::Isolate { .. }
+            | FaultAction::Heal
+            | FaultAction::Pause { .. }
+            | FaultAction::Latency { .. } => None,
         };
         if let Some(message) = why {
             let (key, line) = at("do");
@@ -169,7 +177,13 @@ pub(crate) fn clock_needed(s: &Scenario, seed: u64, node: &str) -> bool {
             crate::scenario::Target::Host(h) => h == node,
             crate::scenario::Target::Master => true,
         },
-        _ => false,
+        FaultAction::Crash { .. }
+        | FaultAction::Restart { .. }
+        | FaultAction::Partition { .. }
+        | FaultAction::Isolate { .. }
+        | FaultAction::Heal
+        | FaultAction::Pause { .. }
+        | FaultAction::Latency { .. } => false,
     });
     let nemesis = s
         .nemesis
