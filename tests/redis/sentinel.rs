@@ -130,18 +130,26 @@ fn same_instance(ours: &Frame, real: &Frame, what: &str) {
     }
 }
 
-/// Waits until `SENTINEL replicas mymaster` lists one replica.
+/// Waits until `SENTINEL replicas mymaster` lists one replica, connected:
+/// redis-sentinel learns of it from the master's `INFO`, then connects to
+/// it, and says `slave,disconnected` until then (longer on a loaded
+/// machine).
 async fn replicas_known(c: &mut Client, who: &str) {
     let t = Instant::now();
     loop {
         if let Frame::Array(a) = c.call(&["SENTINEL", "replicas", "mymaster"]).await {
-            if a.len() == 1 {
+            let connected = |f: &Frame| {
+                pairs(f)
+                    .iter()
+                    .any(|(k, v)| k == "flags" && !v.contains("disconnected"))
+            };
+            if a.len() == 1 && connected(&a[0]) {
                 return;
             }
         }
         assert!(
             t.elapsed() < Duration::from_secs(20),
-            "{who}: no replica seen in 20 s"
+            "{who}: no connected replica seen in 20 s"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
