@@ -8,7 +8,10 @@
 # for K = 1..N, SHARDS_AT_ONCE at a time (default 1: on one 2-core machine
 # one shard at `--jobs 3` already fills it), then `redlock-sim merge
 # OUT/shard-* --out OUT/merged`. A shard that was interrupted resumes
-# where it stopped when the script runs again. PARALLEL_FLAGS are given to
+# where it stopped when the script runs again (a cell cut short goes on
+# after the runs it finished). Build first: `cargo build --release`, then
+# `bash drivers/java/cds.sh` (the Java drivers' class-data archives; the
+# JVMs start without them, slower). PARALLEL_FLAGS are given to
 # parallel as they are: to run the shards on other machines, each with
 # this repository built at the same path,
 #

@@ -124,12 +124,14 @@ if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
     apt_install maven openjdk-17-jdk-headless
 fi
 java -version 2>&1 | head -1
-# They build in the background, beside the checks and the workspace's build
-# below (whose long single-threaded stretches leave a core idle); the tests
-# wait for them (drivers_built).
+# They build in the background, beside the workspace's build below (whose
+# long single-threaded stretches, a crate's front end, leave a core idle);
+# the tests wait for them (drivers_built). DEPS_ONLY=1 builds them at once.
 drivers_log="$(mktemp)"
-(bash drivers/go/build.sh && bash drivers/java/build.sh) >"$drivers_log" 2>&1 &
-drivers_pid=$!
+build_drivers() {
+    (bash drivers/go/build.sh && bash drivers/java/build.sh) >"$drivers_log" 2>&1 &
+    drivers_pid=$!
+}
 drivers_built() {
     local status=0
     wait "$drivers_pid" || status=$?
@@ -152,6 +154,7 @@ fi
 (cd tools && go tool actionlint -version | head -1)
 
 if [ "${DEPS_ONLY:-}" = 1 ]; then
+    build_drivers
     drivers_built
     echo "scripts/test.sh: DEPS_ONLY=1: what the drivers and tests need is installed; no test run"
     exit 0
@@ -192,11 +195,12 @@ lab_log="$(mktemp)"
 trap 'rm -f "$log" "$lab_log"' EXIT
 # Every test binary runs even when one fails (--no-fail-fast), and the sum
 # is printed either way; the script exits 1 when any failed.
+build_drivers
 set +e
 cargo test --release --workspace --exclude turmoil --no-run 2>&1 | tee "$log"
 built=${PIPESTATUS[0]}
 set -e
-[ "$built" = 0 ] || exit "$built"
+[ "$built" = 0 ] || { wait "$drivers_pid"; exit "$built"; }
 drivers_built
 # tests/lab (real clients in real time: mostly waiting on them) runs beside
 # the other test binaries (the simulation's, CPU-bound), as a CI runner is
