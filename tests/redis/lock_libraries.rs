@@ -433,7 +433,7 @@ fn expected_transcripts_hold_the_key_behaviours() {
             "holders: [\"a\",\"b\"]",
             "x tryAcquire (300 ms): false",
             "holders: [\"b\",\"x\"]",
-            "after 500 ms: t tryAcquire: true",
+            "after 1700 ms: t tryAcquire: true",
             "after 1200 ms: isAcquired: true",
             "onLockLost: \"LostLockError: Lost semaphore for key semaphore:lost\"",
             "n tryAcquire 2: false",

@@ -36,12 +36,14 @@ async function main() {
   await step("key gone", () => c.exists("semaphore:sem"));
 
   note("-- a holder that stops refreshing is dropped when its time is up");
-  const s = new Semaphore(c, "short", 1, { ...quick, lockTimeout: 300, identifier: "s" });
+  // 1.5 s: t's first try must come while s holds, on a loaded machine too
+  // (300 ms was not enough beside the simulation's tests).
+  const s = new Semaphore(c, "short", 1, { ...quick, lockTimeout: 1500, identifier: "s" });
   const t = new Semaphore(c, "short", 1, { ...quick, identifier: "t" });
-  await step("s acquires, 300 ms", () => s.acquire());
+  await step("s acquires, 1500 ms", () => s.acquire());
   await step("t tryAcquire", () => t.tryAcquire());
-  await sleep(500);
-  await step("after 500 ms: t tryAcquire", () => t.tryAcquire());
+  await sleep(1700);
+  await step("after 1700 ms: t tryAcquire", () => t.tryAcquire());
   await step("holders", () => c.zrange("semaphore:short", 0, -1));
   await step("t releases", () => t.release());
 
