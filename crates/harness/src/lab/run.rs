@@ -184,19 +184,21 @@ impl Marks {
         }
     }
 
-    /// The phases of a run stopped now.
+    /// The phases of a run stopped now: each mark was set after the one
+    /// before (the end before the exits: `drive` records the end in the
+    /// step it is due, before it looks at the limit two TTLs later).
     fn phases(&self) -> Phases {
-        debug_assert!(self.begun <= self.servers && self.servers <= self.ready);
-        let since = |a: Instant, b: Instant| b.saturating_duration_since(a);
-        let ready = self.ready.max(self.servers);
-        let end = self.end.max(ready);
-        let exited = self.exited.max(end);
+        let m = [self.begun, self.servers, self.ready, self.end, self.exited];
+        assert!(
+            m.windows(2).all(|w| w[0] <= w[1]),
+            "a run's phases in order"
+        );
         Phases {
-            servers: since(self.begun, self.servers),
-            ready: since(self.servers, ready),
-            scenario: since(ready, end),
-            after_end: since(end, exited),
-            stop: exited.elapsed(),
+            servers: self.servers - self.begun,
+            ready: self.ready - self.servers,
+            scenario: self.end - self.ready,
+            after_end: self.exited - self.end,
+            stop: self.exited.elapsed(),
         }
     }
 }

@@ -47,10 +47,11 @@ pub fn run_seeds(
         before.len() <= all.len() && before.iter().zip(&all).all(|(r, &s)| r.seed == s),
         "the rows run before are the sweep's first seeds"
     );
+    let (before, past) = up_to_the_stop(before, stop_early);
     let list = &all[before.len()..];
     let settled_by = |rows: &[RunRow]| stop_early && settled(rows).is_some();
     if settled_by(&before) || list.is_empty() {
-        return Ok(finish(before, stop_early, Vec::new()));
+        return Ok(finish(before, stop_early, past));
     }
     let done = |results: &[Result<RunRow, LabFailure>]| match results.last() {
         Some(Err(_)) => true,
@@ -73,12 +74,28 @@ pub fn run_seeds(
         },
         done,
     );
+    assert!(
+        past.is_empty(),
+        "an unsettled sweep has no run past its stop"
+    );
     let mut rows = before;
     for r in prefix.kept {
         rows.push(r?);
     }
     let dropped = prefix.dropped.iter().map(|&i| list[i]).collect();
     Ok(finish(rows, stop_early, dropped))
+}
+
+/// `rows` up to where the stopping rule settles them (all of them without
+/// `stop_early`), and the seeds past that point: an interrupted sweep may
+/// have finished runs it would have dropped.
+fn up_to_the_stop(mut rows: Vec<RunRow>, stop_early: bool) -> (Vec<RunRow>, Vec<u64>) {
+    let n = match stop_early {
+        true => stop_point(&rows).0,
+        false => rows.len(),
+    };
+    let past = rows.split_off(n).iter().map(|r| r.seed).collect();
+    (rows, past)
 }
 
 /// The sweep that ran `rows` (and dropped the seeds `dropped`).
@@ -123,4 +140,32 @@ pub fn finished(dir: &Path, scenario: &str, seeds: RangeInclusive<u64>) -> Vec<R
 /// Where seed `seed`'s run goes in a lab sweep's directory.
 pub(crate) fn seed_dir(dir: &Path, seed: u64) -> PathBuf {
     dir.join(format!("seed-{seed}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(verdict: &str, n: u64) -> Vec<RunRow> {
+        (1..=n)
+            .map(|seed| RunRow {
+                seed,
+                verdict: verdict.to_string(),
+                ..RunRow::default()
+            })
+            .collect()
+    }
+
+    /// Twelve finished runs that all violated: the rule stops at ten, so
+    /// a resumed sweep keeps ten and drops seeds 11 and 12.
+    #[test]
+    fn runs_finished_past_the_stop_are_dropped() {
+        let (kept, past) = up_to_the_stop(rows("violation", 12), true);
+        assert_eq!(kept.len(), 10);
+        assert_eq!(past, [11, 12]);
+        let (kept, past) = up_to_the_stop(rows("violation", 12), false);
+        assert_eq!((kept.len(), past.len()), (12, 0));
+        let (kept, past) = up_to_the_stop(rows("safe", 12), true);
+        assert_eq!((kept.len(), past.len()), (12, 0));
+    }
 }
