@@ -199,42 +199,24 @@ echo "scripts/test.sh: [${SECONDS} s] cargo test --release --workspace --exclude
 # The output's last line adds up every test binary's result (each crate's
 # unit tests, tests/sim's, tests/redis's, tests/lab's and the doc tests').
 log="$(mktemp)"
-lab_log="$(mktemp)"
-trap 'rm -f "$log" "$lab_log"' EXIT
+trap 'rm -f "$log"' EXIT
 # Every test binary runs even when one fails (--no-fail-fast), and the sum
-# is printed either way; the script exits 1 when any failed.
+# is printed either way; the script exits with cargo's status.
 set +e
 cargo test --release --workspace --exclude turmoil --no-run 2>&1 | tee "$log"
 built=${PIPESTATUS[0]}
 set -e
 [ "$built" = 0 ] || { wait "$drivers_pid"; exit "$built"; }
 drivers_built
-# tests/lab (real clients in real time: mostly waiting on them) runs beside
-# the other test binaries (the simulation's, CPU-bound), as a CI runner is
-# never quiet: the lab's tests hold with two busy loops beside them. Its
-# binary is run as cargo runs it (from the package's root), so that the
-# two do not wait on each other's lock of the build directory.
-lab_bin=$(grep -o 'Executable tests/lab/main.rs (.*)' "$log" | sed 's/.*(\(.*\))/\1/')
-if [ ! -x "$lab_bin" ]; then
-    echo "scripts/test.sh: the build named no tests/lab binary" >&2
-    exit 70
-fi
-echo "scripts/test.sh: [${SECONDS} s] the tests: tests/lab beside the others"
+# The test binaries one after the other: tests/lab beside the simulation's
+# tests was 2 min shorter, but a Java bug replay (Redisson 3.43.0's
+# watchdog) went inconclusive under that load (docs/testing.md).
+echo "scripts/test.sh: [${SECONDS} s] the tests"
 set +e
-"$lab_bin" >"$lab_log" 2>&1 &
-lab_pid=$!
-cargo test --release --workspace --exclude turmoil --no-fail-fast --lib --bins --test sim --test redis 2>&1 | tee -a "$log"
-others=${PIPESTATUS[0]}
-cargo test --release --workspace --exclude turmoil --doc 2>&1 | tee -a "$log"
-docs=${PIPESTATUS[0]}
-wait "$lab_pid"
-lab=$?
+cargo test --release --workspace --exclude turmoil --no-fail-fast 2>&1 | tee -a "$log"
+status=${PIPESTATUS[0]}
 set -e
-echo "     Running tests/lab/main.rs ($lab_bin), beside the others"
-cat "$lab_log" | tee -a "$log"
 echo "scripts/test.sh: [${SECONDS} s] done"
 awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i; if ($(i+1) ~ /^ignored;?$/) g += $i } }
      END { printf "(%d ignored: our exploring tests, run by hand with --ignored)\nsuite: %d passed, %d failed\n", g, p, f }' "$log"
-if [ "$others" != 0 ] || [ "$docs" != 0 ] || [ "$lab" != 0 ]; then
-    exit 1
-fi
+exit "$status"
