@@ -34,6 +34,7 @@ pub(crate) mod gate;
 pub mod link;
 pub(crate) mod net;
 pub mod node;
+pub(crate) mod phases;
 pub mod process;
 pub(crate) mod reach;
 pub mod record;

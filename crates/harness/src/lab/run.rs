@@ -20,6 +20,8 @@ use super::clock::{LabClock, NodeTime};
 use super::faketime::{self, FakeClock};
 use super::net::{LabNet, Route};
 use super::node::{NodeHost, Replica};
+use super::phases::Marks;
+pub use super::phases::Phases;
 use super::process::{self, Watchdog};
 use super::record::LabRecorder;
 use super::redis::cluster;
@@ -83,31 +85,6 @@ pub(crate) struct Outcome {
     pub(crate) phases: Phases,
 }
 
-/// Where a lab run's wall time went, phase by phase, in the order they
-/// follow one another (each ends where the next begins).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Phases {
-    /// Servers (with real servers: started, replicas synced, sentinel
-    /// watching), store and links up.
-    pub servers: Duration,
-    /// The clients launched until the last said `READY` (their runtime's
-    /// start and warm-up): the run's clock starts at its end.
-    pub ready: Duration,
-    /// The scenario's `duration`, on the run's clock.
-    pub scenario: Duration,
-    /// From the end until the last client exited (at most two TTLs).
-    pub after_end: Duration,
-    /// The clients still running stopped, servers and links closed.
-    pub stop: Duration,
-}
-
-impl Phases {
-    /// Their sum: the run's wall time but the judging.
-    pub fn total(&self) -> Duration {
-        self.servers + self.ready + self.scenario + self.after_end + self.stop
-    }
-}
-
 /// How long a client has, from its launch, to say `READY`.
 pub(crate) const READY_WAIT: Duration = Duration::from_secs(30);
 
@@ -160,47 +137,6 @@ pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outco
         causes: std::mem::take(&mut lab.causes),
         phases: marks.phases(),
     })
-}
-
-/// When each phase of a run ended, as it goes.
-struct Marks {
-    begun: Instant,
-    servers: Instant,
-    ready: Instant,
-    end: Instant,
-    exited: Instant,
-}
-
-impl Marks {
-    /// Marks of a run begun at `begun` whose servers are up now.
-    fn from(begun: Instant) -> Marks {
-        let now = Instant::now();
-        Marks {
-            begun,
-            servers: now,
-            ready: now,
-            end: now,
-            exited: now,
-        }
-    }
-
-    /// The phases of a run stopped now: each mark was set after the one
-    /// before (the end before the exits: `drive` records the end in the
-    /// step it is due, before it looks at the limit two TTLs later).
-    fn phases(&self) -> Phases {
-        let m = [self.begun, self.servers, self.ready, self.end, self.exited];
-        assert!(
-            m.windows(2).all(|w| w[0] <= w[1]),
-            "a run's phases in order"
-        );
-        Phases {
-            servers: self.servers - self.begun,
-            ready: self.ready - self.servers,
-            scenario: self.end - self.ready,
-            after_end: self.exited - self.end,
-            stop: self.exited.elapsed(),
-        }
-    }
 }
 
 impl Lab {
