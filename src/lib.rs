@@ -27,3 +27,19 @@
 
 pub mod cli;
 pub mod own_lock;
+
+/// The built-in lock client (the `redlock-client` crate): [`client::Redlock`]
+/// on real Redis over TCP or on the simulated network, its
+/// [`client::Config`], locks, errors and watchdog (`docs/own-lock.md`).
+pub use redlock_client as client;
+
+/// Clocks: the [`clock::Clock`] trait through which time reaches a client
+/// (the machine's in the lab and on real Redis, a simulated host's in the
+/// simulation).
+pub use redlock_proto::clock;
+
+/// The docs pages with Rust examples, compiled by `cargo test --doc`: an
+/// example that stops compiling fails the suite.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/own-lock.md")]
+pub struct OwnLockPage;

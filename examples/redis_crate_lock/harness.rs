@@ -3,7 +3,7 @@
 //! `redlock_sim::own_lock::OwnLock` trait the client loop drives.
 
 use super::lock::{Held, RedisCrateLock, Settings, Time};
-use redlock_proto::clock::Clock;
+use redlock_sim::clock::Clock;
 use redlock_sim::own_lock::{Failure, Lease, LockEnv, OwnLock, RedisConn};
 use std::future::Future;
 use std::pin::Pin;

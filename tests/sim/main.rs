@@ -13,6 +13,7 @@ mod aim;
 mod broken_pipe;
 mod campaign;
 mod check;
+mod docs;
 mod frontier;
 mod inconclusive;
 mod kill;
