@@ -25,23 +25,29 @@ pub(crate) struct Args {
 
 /// Runs `lab` for one seed (`--seeds`: [`super::lab_seeds`]) and returns
 /// its exit code.
-pub(crate) fn main(a: Args) -> u8 {
-    let scenario = match load(&a) {
+pub(crate) fn main(args: Args) -> u8 {
+    let scenario = match load(&args) {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let seed = a.seed.unwrap_or(scenario.seed);
-    let dir = a.out.clone().unwrap_or_else(|| {
+    let seed = args.seed.unwrap_or(scenario.seed);
+    let dir = args.out.clone().unwrap_or_else(|| {
         Path::new("reports")
             .join(&scenario.name)
             .join(redlock_harness::runner::dir_name(
                 "lab-seed-",
                 seed,
-                &a.sets,
+                &args.sets,
             ))
     });
-    let written = run_lab(&scenario, seed, &a.cmd, dir.join("clients"), a.servers)
-        .and_then(|r| write(&r, &dir, &a.sets).map(|()| r));
+    let written = run_lab(
+        &scenario,
+        seed,
+        &args.cmd,
+        dir.join("clients"),
+        args.servers,
+    )
+    .and_then(|r| write(&r, &dir, &args.sets).map(|()| r));
     match written {
         Ok(r) => {
             let out = RunOutput {

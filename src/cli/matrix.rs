@@ -37,12 +37,12 @@ pub(crate) struct Args {
 }
 
 /// Runs `matrix` and returns its exit code.
-pub(crate) fn main(a: Args) -> u8 {
-    let (text, matrix) = match read_matrix(&a) {
+pub(crate) fn main(args: Args) -> u8 {
+    let (text, matrix) = match read_matrix(&args) {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let baseline = match a.baseline.as_deref().map(read_baseline).transpose() {
+    let baseline = match args.baseline.as_deref().map(read_baseline).transpose() {
         Ok(b) => b,
         Err(e) => {
             eprintln!("redlock-sim matrix: --baseline {e}");
@@ -52,23 +52,23 @@ pub(crate) fn main(a: Args) -> u8 {
     // Every cell's scenario and command checked before anything runs.
     for (l, f) in cells(&matrix).filter(|(l, f)| l.runs_under(f)) {
         if let Ok(file) = f.file_for(l.kind) {
-            if let Err(code) = load(&lab_args(&a, l, file, PathBuf::new())) {
+            if let Err(code) = load(&lab_args(&args, l, file, PathBuf::new())) {
                 return code;
             }
         }
     }
-    let dir = a
+    let dir = args
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&matrix.name));
     let mut out = MatrixOutput {
         matrix: &matrix,
         cells: Vec::new(),
-        command: command(&a),
+        command: command(&args),
     };
     // A shard says what it is before its cells run, so that a merge of an
     // interrupted one reads the cells it finished.
-    if let Some(shard) = a.shard {
+    if let Some(shard) = args.shard {
         let mark = ShardMark {
             text,
             seeds: matrix.seeds.clone(),
@@ -81,22 +81,22 @@ pub(crate) fn main(a: Args) -> u8 {
             return EXIT_SOFTWARE;
         }
     }
-    let owner = shards(&matrix, a.shard.map_or(1, |(_, n)| n));
+    let owner = shards(&matrix, args.shard.map_or(1, |(_, n)| n));
     let mine = owner
         .iter()
-        .filter(|o| a.shard.is_none_or(|(k, _)| o.2 == k));
+        .filter(|o| args.shard.is_none_or(|(k, _)| o.2 == k));
     // A cell finished earlier is read back: the time left is the others'.
     let to_run =
-        |l: &Library, f: &Fault| a.fresh || kept(&dir.join(cell_dir(l, f)), &matrix).is_none();
+        |l: &Library, f: &Fault| args.fresh || kept(&dir.join(cell_dir(l, f)), &matrix).is_none();
     let mut progress = MatrixProgress::new(mine.map(|o| (o.0.language.as_str(), to_run(o.0, o.1))));
     for (l, f) in cells(&matrix) {
-        let c = match (a.shard, shard_of(&owner, l, f)) {
+        let c = match (args.shard, shard_of(&owner, l, f)) {
             (Some((mine, n)), Some(k)) if k != mine => Ok(Cell {
                 library: l,
                 fault: f,
                 outcome: Outcome::Elsewhere(k, n),
             }),
-            _ => cell(&a, &matrix, (l, f), &dir, &mut progress),
+            _ => cell(&args, &matrix, (l, f), &dir, &mut progress),
         };
         match c {
             Ok(c) => out.cells.push(c),

@@ -18,10 +18,12 @@ pub(crate) enum Inline {
     Link(String, String),
 }
 
-pub(crate) fn t(s: impl Into<String>) -> Inline {
+/// Plain text.
+pub(crate) fn text(s: impl Into<String>) -> Inline {
     Inline::Text(s.into())
 }
-pub(crate) fn b(s: impl Into<String>) -> Inline {
+/// Bold text.
+pub(crate) fn bold(s: impl Into<String>) -> Inline {
     Inline::Bold(s.into())
 }
 pub(crate) fn code(s: impl Into<String>) -> Inline {
@@ -82,7 +84,7 @@ pub(crate) enum Block {
 }
 
 /// A paragraph of plain text.
-pub(crate) fn p(s: String) -> Block {
+pub(crate) fn para(s: String) -> Block {
     Block::P(vec![Inline::Text(s)])
 }
 

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::doc::{b, code, link, p, t, to_html, to_md, Block, Figure, Inline, Row};
+use super::doc::{bold, code, link, para, text, to_html, to_md, Block, Figure, Inline, Row};
 use super::fonts::{ensure_font, FAMILY};
 use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
@@ -240,12 +240,12 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     )];
     doc.push(Block::H(2, "Answer".into()));
     doc.push(Block::List(
-        answer(out).into_iter().map(|l| vec![t(l)]).collect(),
+        answer(out).into_iter().map(|l| vec![text(l)]).collect(),
     ));
-    doc.push(p(m.description.clone()));
+    doc.push(para(m.description.clone()));
     doc.push(Block::Chart(0));
     doc.push(Block::P(vec![
-        t(format!(
+        text(format!(
             "Each cell: seeds {}..={} at most (its budget) of the fault's scenario for the \
              library's kind, in order, stopped once its verdict is settled (see \"Where the cells \
              stopped\"), run by ",
@@ -253,7 +253,7 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
             m.seeds.end()
         )),
         code("redlock-sim lab"),
-        t(
+        text(
             " against the library's driver and judged from outside. A cell reads violating runs \
            / runs, then the 95% Wilson interval of the violation rate. The lab does not see \
            lock calls, so the liveness figure in matrix.csv is the mean number of acquisitions \
@@ -262,7 +262,7 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     ]));
     doc.push(table(out));
     doc.push(Block::H(2, "How they broke".into()));
-    doc.push(p(
+    doc.push(para(
         "Of each cell's violating runs: those where two clients held the lock at once (a lock \
          overlap), and those where a write landed after the next holder had acquired (a stale \
          write). A library that learns it lost the lock and stops writing can overlap without \
@@ -277,7 +277,7 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc.push(kinds_table(out));
     doc.push(Block::List(dominant_kinds(out)));
     doc.push(Block::H(2, "Where the cells stopped".into()));
-    doc.push(p(stop_rule_text()));
+    doc.push(para(stop_rule_text()));
     doc.push(Block::List(stops(out)));
     doc.push(Block::H(2, "Violating cells".into()));
     doc.push(Block::List(violating_links(out)));
@@ -291,12 +291,12 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
             .iter()
             .map(|l| {
                 let mut line = vec![
-                    b(format!("{} {}", l.name, l.version)),
-                    t(format!(" ({}, {}): ", l.language, l.kind.as_str())),
+                    bold(format!("{} {}", l.name, l.version)),
+                    text(format!(" ({}, {}): ", l.language, l.kind.as_str())),
                     code(l.command.join(" ")),
                 ];
                 if !l.set.is_empty() {
-                    line.push(t(", every scenario with ".to_string()));
+                    line.push(text(", every scenario with ".to_string()));
                     line.push(code(l.set.join(" ")));
                 }
                 line
@@ -344,7 +344,7 @@ fn stops(out: &MatrixOutput) -> Vec<Vec<Inline>> {
         if saved > 0 {
             line.push_str(&format!(", {saved} fewer than their budgets"));
         }
-        lines.push(vec![t(line)]);
+        lines.push(vec![text(line)]);
     }
     lines
 }
@@ -415,8 +415,8 @@ fn inconclusive_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
             })
             .collect();
         items.push(vec![
-            b(format!("{} × {}", c.library.name, c.fault.name)),
-            t(format!(
+            bold(format!("{} × {}", c.library.name, c.fault.name)),
+            text(format!(
                 ": {} of {} runs inconclusive; {}",
                 s.inconclusive.len(),
                 s.row.runs,
@@ -425,7 +425,7 @@ fn inconclusive_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
         ]);
     }
     if items.is_empty() {
-        items.push(vec![t(
+        items.push(vec![text(
             "none: every run tested what its scenario sets out to test",
         )]);
     }
@@ -459,11 +459,11 @@ fn dominant_kinds(out: &MatrixOutput) -> Vec<Vec<Inline>> {
             continue;
         }
         let runs = [0, 1, 2].map(|k| swept.iter().map(|s| s.row.stale_kinds[k].runs).sum::<u64>());
-        let who = b(format!("{} {}", l.name, l.version));
-        items.push(vec![who, t(format!(": {}", dominant_phrase(runs)))]);
+        let who = bold(format!("{} {}", l.name, l.version));
+        items.push(vec![who, text(format!(": {}", dominant_phrase(runs)))]);
     }
     if items.is_empty() {
-        items.push(vec![t("no library broke")]);
+        items.push(vec![text("no library broke")]);
     }
     items
 }
@@ -497,8 +497,8 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<Inline>> {
         };
         let (r, dir) = (&s.row, &s.dir);
         items.push(vec![
-            b(format!("{} × {}", c.library.name, c.fault.name)),
-            t(format!(
+            bold(format!("{} × {}", c.library.name, c.fault.name)),
+            text(format!(
                 ": {} of {} conclusive runs ({}); ",
                 r.violating_runs,
                 r.conclusive_runs(),
@@ -508,15 +508,15 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<Inline>> {
                 format!("seed {first}'s run report"),
                 format!("{dir}/seed-{first}/index.html"),
             ),
-            t(", "),
+            text(", "),
             link("the cell's sweep", format!("{dir}/index.html")),
-            t(" ("),
+            text(" ("),
             code(s.file.to_string()),
-            t(")"),
+            text(")"),
         ]);
     }
     if items.is_empty() {
-        items.push(vec![t("none")]);
+        items.push(vec![text("none")]);
     }
     items
 }
@@ -533,7 +533,7 @@ fn not_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
         for k in &kinds {
             if let Err(why) = f.file_for(*k) {
                 let what = format!("{} for {} libraries", f.name, k.as_str());
-                items.push(vec![b(what), t(format!(": {why}"))]);
+                items.push(vec![bold(what), text(format!(": {why}"))]);
             }
         }
     }
@@ -544,11 +544,13 @@ fn not_cells(out: &MatrixOutput) -> Vec<Vec<Inline>> {
                 ": run only under {}, as the matrix file says",
                 names.join(", ")
             );
-            items.push(vec![b(what), t(only)]);
+            items.push(vec![bold(what), text(only)]);
         }
     }
     if items.is_empty() {
-        items.push(vec![t("none: every library has a cell under every fault")]);
+        items.push(vec![text(
+            "none: every library has a cell under every fault",
+        )]);
     }
     items
 }

@@ -13,7 +13,7 @@ use std::io;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
-use super::doc::{b, code, link, p, shell_word, t, to_html, to_md, Block, Inline, Row};
+use super::doc::{bold, code, link, para, shell_word, text, to_html, to_md, Block, Inline, Row};
 use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
 use redlock_harness::scenario::{Expect, Scenario};
@@ -230,8 +230,8 @@ fn document(out: &SetOutput) -> Vec<Block> {
             plural(out.entries.len(), "scenario")
         ),
     )];
-    doc.push(Block::P(vec![b("Answer: "), t(answer(out))]));
-    doc.push(p(format!(
+    doc.push(Block::P(vec![bold("Answer: "), text(answer(out))]));
+    doc.push(para(format!(
         "Each scenario was swept on its own: its runs.csv, summary.csv and report are in its \
          directory, linked below. The upper bound is that of the 95% Wilson interval of the \
          violation rate: with 0 violations in n runs it is 1.96² / (n + 1.96²).{}",
@@ -246,11 +246,11 @@ fn document(out: &SetOutput) -> Vec<Block> {
             .iter()
             .map(|(f, e)| format!("{f} ({})", e.as_str()))
             .collect();
-        doc.push(p(format!("Left out by --expect: {}.", names.join(", "))));
+        doc.push(para(format!("Left out by --expect: {}.", names.join(", "))));
     }
     doc.push(Block::H(2, "Regenerate".to_string()));
     doc.push(Block::P(vec![code(out.command.clone())]));
-    doc.push(p(
+    doc.push(para(
         "A rerun resumes from the runs.csv files in place (add --fresh to run everything \
          again); every run is deterministic, so the same program gives the same rows."
             .to_string(),
@@ -325,9 +325,9 @@ fn links(out: &SetOutput) -> Vec<Vec<Inline>> {
         .map(|e| {
             vec![
                 link(e.scenario.name.clone(), format!("{}/index.html", e.dir)),
-                t(" ("),
+                text(" ("),
                 code(shell_word(e.file)),
-                t(")"),
+                text(")"),
             ]
         })
         .collect()

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
-use crate::doc::{code, list, p, row, t, to_html, to_md, Block, Figure, Row, Style};
+use crate::doc::{code, list, para, row, text, to_html, to_md, Block, Figure, Row, Style};
 use redlock_harness::search::frontier::{Direction, Frontier, Minimal, Outcome, Trial};
 use redlock_harness::stats::{wilson, Z95};
 
@@ -200,8 +200,8 @@ fn document(out: &FrontierOutput) -> Vec<Block> {
             1,
             format!("Frontier of {} — {}", r.key, f.scenario.name),
         ),
-        p(answer(f)),
-        p(format!(
+        para(answer(f)),
+        para(format!(
             "Each value was run on seeds 1..={} (the same seeds at every value), in batches of {} seeds; a value violates when any of its runs does, and a violating value stopped after the batch holding its first violation (its runs say how many were made), so its rate is that of the runs made. Bisection between {} and {} down to a resolution of {} ({} values tried). Scenario: {}.",
             r.seeds,
             redlock_harness::search::frontier::BATCH,
@@ -275,22 +275,22 @@ fn minimal(doc: &mut Vec<Block>, out: &FrontierOutput) {
             faults,
         } => {
             doc.push(Block::P(vec![
-                t("The boundary's violation, shrunk by "),
+                text("The boundary's violation, shrunk by "),
                 code("shrink"),
-                t(": "),
+                text(": "),
                 code(path.display().to_string()),
-                t(format!(" ({before} faults → {after}). Its faults:")),
+                text(format!(" ({before} faults → {after}). Its faults:")),
             ]));
             if faults.is_empty() {
-                doc.push(p("(none: the violation needs no fault)".to_string()));
+                doc.push(para("(none: the violation needs no fault)".to_string()));
             } else {
                 doc.push(list(faults.clone()));
             }
         }
-        Minimal::NotMade(why) => doc.push(p(format!(
+        Minimal::NotMade(why) => doc.push(para(format!(
             "The minimal scenario of the boundary's violation could not be made: {why}"
         ))),
-        Minimal::NoBoundary => doc.push(p(
+        Minimal::NoBoundary => doc.push(para(
             "No boundary was found, so there is no violation at it to shrink.".to_string(),
         )),
     }

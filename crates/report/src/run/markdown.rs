@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use super::facts::{fmt_len, fmt_ms, fmt_t, short_token, Facts, NOT_MEASURED};
 use super::output::RunOutput;
 use super::stories::{interleaving_story, overlap_story, stale_story};
-use crate::doc::{b, code, link, row, t, to_html, to_md, Block, Figure, Row, Style};
+use crate::doc::{bold, code, link, row, text, to_html, to_md, Block, Figure, Row, Style};
 use redlock_harness::check::Verdict;
 use redlock_harness::runner::lab::LabInfo;
 
@@ -125,13 +125,13 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
     faults(&mut doc, f);
     acquisitions(&mut doc, out);
     doc.push(Block::P(vec![
-        t("Files: "),
+        text("Files: "),
         code("history.csv"),
-        t(" (every event), "),
+        text(" (every event), "),
         code("summary.json"),
-        t(" (the figures), "),
+        text(" (the figures), "),
         code("timeline.svg"),
-        t(" (the chart)."),
+        text(" (the chart)."),
     ]));
     doc
 }
@@ -141,17 +141,19 @@ fn document(out: &RunOutput, f: &Facts) -> Vec<Block> {
 fn inconclusive(doc: &mut Vec<Block>, out: &RunOutput) {
     let c = out.check;
     doc.push(Block::H(2, "Inconclusive".into()));
-    doc.push(Block::P(vec![t(if c.verdict == Verdict::Inconclusive {
-        "This run found no violation, but it did not exercise what its scenario sets out to \
+    doc.push(Block::P(vec![text(
+        if c.verdict == Verdict::Inconclusive {
+            "This run found no violation, but it did not exercise what its scenario sets out to \
          test, so it says nothing of safety:"
-    } else {
-        "The violation stands, but this run did not exercise all that its scenario sets out \
+        } else {
+            "The violation stands, but this run did not exercise all that its scenario sets out \
          to test:"
-    })]));
+        },
+    )]));
     let items = c
         .inconclusive
         .iter()
-        .map(|cause| vec![code(cause.kind.as_str()), t(format!(": {}", cause.text))])
+        .map(|cause| vec![code(cause.kind.as_str()), text(format!(": {}", cause.text))])
         .collect();
     doc.push(Block::List(items));
 }
@@ -162,23 +164,23 @@ fn head(doc: &mut Vec<Block>, out: &RunOutput) {
     let s = out.scenario;
     if let Some(sets) = sets_flags(out) {
         doc.push(Block::P(vec![
-            t("Run with "),
+            text("Run with "),
             code(sets),
-            t(format!(" (seed {}).", out.seed)),
+            text(format!(" (seed {}).", out.seed)),
         ]));
     }
     if !s.description.trim().is_empty() {
-        doc.push(Block::P(vec![t(s.description.trim())]));
+        doc.push(Block::P(vec![text(s.description.trim())]));
     }
     let ok = out.as_expected();
     doc.push(Block::Verdict(
         ok,
         vec![
-            b(match out.outcome() {
+            bold(match out.outcome() {
                 o if o == c.verdict.as_str() => format!("Verdict: {o}."),
                 o => format!("Verdict: {}; outcome: {o}.", c.verdict.as_str()),
             }),
-            t(format!(
+            text(format!(
                 " The scenario expects {}: {}",
                 s.expect.as_str(),
                 if ok {
@@ -189,7 +191,7 @@ fn head(doc: &mut Vec<Block>, out: &RunOutput) {
             )),
         ],
     ));
-    doc.push(Block::P(vec![t(setup_sentence(out))]));
+    doc.push(Block::P(vec![text(setup_sentence(out))]));
 }
 
 /// The section "Figures": a table of the run's figures.
@@ -281,11 +283,11 @@ fn phases_text(lab: &LabInfo, wall_ms: f64) -> String {
 fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo, history: &redlock_harness::history::History) {
     doc.push(Block::H(2, "Clients".into()));
     doc.push(Block::P(vec![
-        t("Each client ran "),
+        text("Each client ran "),
         code(lab.cmd.join(" ")),
-        t(" in a process group of its own; its output is in its log. A client that ended by itself before the run's duration, or failed, is marked. The nodes were served by "),
+        text(" in a process group of its own; its output is in its log. A client that ended by itself before the run's duration, or failed, is marked. The nodes were served by "),
         code(lab.servers.clone()),
-        t(if lab.servers.starts_with("redis-server") {
+        text(if lab.servers.starts_with("redis-server") {
             " processes (their output is in servers/)."
         } else {
             "."
@@ -315,8 +317,8 @@ fn lab_clients(doc: &mut Vec<Block>, lab: &LabInfo, history: &redlock_harness::h
                 n => format!("; {n} store command(s) refused (store_error in history.csv)"),
             };
             vec![
-                b(c.name.clone()),
-                t(format!(": {}{early}{errors}; log: ", c.status)),
+                bold(c.name.clone()),
+                text(format!(": {}{early}{errors}; log: ", c.status)),
                 link(log.clone(), log),
             ]
         })
@@ -329,7 +331,7 @@ fn timeline(doc: &mut Vec<Block>, lab: bool) {
     doc.push(Block::H(2, "Timeline".into()));
     doc.push(Block::Chart(0));
     if lab {
-        doc.push(Block::P(vec![t(
+        doc.push(Block::P(vec![text(
             "A lab run: time is the wall clock's since the start, a client's lock calls are \
              not seen (only what its driver said: HELD opens a hold, RELEASED ends it), and a \
              node's key is colored by the client whose command created it.",
@@ -340,7 +342,7 @@ fn timeline(doc: &mut Vec<Block>, lab: bool) {
     } else {
         ("simulated time", "its lock calls (thin grey) and ")
     };
-    doc.push(Block::P(vec![t(format!(
+    doc.push(Block::P(vec![text(format!(
         "Time runs left to right, in seconds of {time}. The top lane marks the faults. \
          Each client row shows {calls}its holds (its color), with the \
          parts where two clients held the lock at once in red, and its writes as ticks. Each node \
@@ -362,8 +364,8 @@ fn safe_outcome(doc: &mut Vec<Block>, out: &RunOutput) {
         v.len()
     };
     doc.push(Block::P(vec![
-        b("No violation."),
-        t(format!(
+        bold("No violation."),
+        text(format!(
             " Over {} acquisitions by {} client(s), no two holds of the same lock by \
              different clients overlapped, the store applied no write after a later \
              acquisition of its lock, and never applied the writes of two acquisitions \
@@ -483,7 +485,7 @@ fn other_violations(doc: &mut Vec<Block>, out: &RunOutput) {
         rows,
     ));
     if total > MAX_OTHER_ROWS {
-        doc.push(Block::P(vec![t(format!(
+        doc.push(Block::P(vec![text(format!(
             "… and {} more (see summary.json and history.csv).",
             total - MAX_OTHER_ROWS
         ))]));
@@ -494,7 +496,7 @@ fn other_violations(doc: &mut Vec<Block>, out: &RunOutput) {
 fn faults(doc: &mut Vec<Block>, f: &Facts) {
     doc.push(Block::H(2, "Faults".into()));
     if f.markers.is_empty() {
-        doc.push(Block::P(vec![t("No fault was injected in this run.")]));
+        doc.push(Block::P(vec![text("No fault was injected in this run.")]));
         return;
     }
     let rows: Vec<Row> = f
@@ -508,7 +510,7 @@ fn faults(doc: &mut Vec<Block>, f: &Facts) {
         rows,
     ));
     if f.markers.len() > MAX_LIST_ROWS {
-        doc.push(Block::P(vec![t(format!(
+        doc.push(Block::P(vec![text(format!(
             "… and {} more in history.csv.",
             f.markers.len() - MAX_LIST_ROWS
         ))]));
@@ -520,7 +522,7 @@ fn acquisitions(doc: &mut Vec<Block>, out: &RunOutput) {
     let c = out.check;
     doc.push(Block::H(2, "Acquisitions".into()));
     if c.holds.is_empty() {
-        doc.push(Block::P(vec![t("No client acquired the lock.")]));
+        doc.push(Block::P(vec![text("No client acquired the lock.")]));
         return;
     }
     let overlapping: std::collections::BTreeSet<(&str, u64)> = c
@@ -574,7 +576,7 @@ fn acquisitions(doc: &mut Vec<Block>, out: &RunOutput) {
         rows,
     ));
     if c.holds.len() > MAX_LIST_ROWS {
-        doc.push(Block::P(vec![t(format!(
+        doc.push(Block::P(vec![text(format!(
             "… and {} more in history.csv.",
             c.holds.len() - MAX_LIST_ROWS
         ))]));
@@ -589,7 +591,7 @@ fn abandoned_writes(doc: &mut Vec<Block>, out: &RunOutput) {
         return;
     }
     doc.push(Block::H(2, "Writes abandoned".into()));
-    doc.push(Block::P(vec![t(format!(
+    doc.push(Block::P(vec![text(format!(
         "{} write(s) never left their client: the client gave up on each (its lock ran out) \
          while its connection to the store was still being opened, a handshake that a \
          partition or a slow link held. Nothing of them reached the store, and they are not \

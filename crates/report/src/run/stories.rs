@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::facts::{excerpt, fmt_len, fmt_t, short_token, the_lock, Facts};
 use super::output::RunOutput;
-use crate::doc::{b, row, t, Block, Inline, Row};
+use crate::doc::{bold, row, text, Block, Inline, Row};
 use redlock_harness::check::{Hold, Interleaving, Overlap, StaleKind, StaleWrite};
 use redlock_harness::history::{Event, EventKind, FaultEvent};
 
@@ -56,11 +56,11 @@ pub(super) fn overlap_story(
         ),
     ));
     doc.push(Block::P(vec![
-        t(hold_sentence(a, "acquired")),
-        t(" "),
-        t(hold_sentence(bh, "acquired")),
-        t(" "),
-        b(format!(
+        text(hold_sentence(a, "acquired")),
+        text(" "),
+        text(hold_sentence(bh, "acquired")),
+        text(" "),
+        bold(format!(
             "From {} to {} both held it: {} of overlap.",
             fmt_t(o.from),
             fmt_t(o.to),
@@ -120,7 +120,7 @@ fn where_the_key_was(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, o: &Overl
     } else {
         String::new()
     };
-    doc.push(Block::P(vec![t(format!(
+    doc.push(Block::P(vec![text(format!(
         "When {} acquired at {}, its token was on {} of {} node(s) ({}), while {}'s token was still on {} ({}).{quorum}",
         bh.client,
         fmt_t(bh.start),
@@ -144,7 +144,7 @@ fn where_the_key_was(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, o: &Overl
             ])
         })
         .collect();
-    doc.push(Block::P(vec![t(
+    doc.push(Block::P(vec![text(
         "Who the lock key on each node belonged to (client and acquisition):",
     )]));
     doc.push(Block::Table(vec!["node".into(), at_a, at_b], rows));
@@ -161,7 +161,7 @@ fn node_changes(doc: &mut Vec<Block>, out: &RunOutput, f: &Facts, o: &Overlap) {
         .filter_map(|e| node_change(f, e))
         .collect();
     if !changes.is_empty() {
-        doc.push(Block::P(vec![t(format!(
+        doc.push(Block::P(vec![text(format!(
             "What changed on the nodes between the two acquisitions ({} to {}):",
             fmt_t(a.start),
             fmt_t(bh.start)
@@ -239,28 +239,28 @@ fn stale_paragraph(out: &RunOutput, w: &StaleWrite) -> Vec<Inline> {
     };
     let hold = hold_of(out, wc, wa);
     let mut p = vec![
-        t(format!(
+        text(format!(
             "{wc} acquired {} at {} (acquisition #{wa}). {sent}",
             the_lock(&w.resource),
             fmt_t(w.acquired),
         )),
-        b(format!(
+        bold(format!(
             "{} after {} of the same lock had succeeded at {}",
             fmt_len(w.applied.saturating_sub(w.landed_in_start)),
             acq_name(lc, la),
             fmt_t(w.landed_in_start),
         )),
-        t(": the writer's lock was gone. "),
+        text(": the writer's lock was gone. "),
     ];
     if let Some(h) = hold {
-        p.push(t(format!(
+        p.push(text(format!(
             "{wc}'s hold had ended at {}, when {}. ",
             fmt_t(h.end),
             h.end_reason.describe()
         )));
     }
     p.extend(how_late(w));
-    p.push(t(fence));
+    p.push(text(fence));
     p
 }
 
@@ -293,9 +293,9 @@ fn how_late(w: &StaleWrite) -> Vec<Inline> {
         ),
     };
     vec![
-        t("This write was "),
-        b(kind),
-        t(format!(" ({}): {why}", w.kind.as_str())),
+        text("This write was "),
+        bold(kind),
+        text(format!(" ({}): {why}", w.kind.as_str())),
     ]
 }
 
@@ -352,7 +352,7 @@ fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<Inline> {
     let mut p: Vec<Inline> = Vec::new();
     for (cl, acq) in [(ac, aa), (bc, ba)] {
         match hold_of(out, cl, acq) {
-            Some(h) => p.push(t(format!(
+            Some(h) => p.push(text(format!(
                 "{}'s hold for acquisition #{}: {} to {}, ended when {}. ",
                 cl,
                 acq,
@@ -360,7 +360,7 @@ fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<Inline> {
                 fmt_t(h.end),
                 h.end_reason.describe()
             ))),
-            None => p.push(t(format!(
+            None => p.push(text(format!(
                 "{} has no recorded acquisition #{} (no acquired event). ",
                 cl, acq
             ))),
@@ -373,7 +373,7 @@ fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<Inline> {
         match hold_of(out, cl, acq) {
             Some(h) if w > h.end => {
                 outside += 1;
-                p.push(b(format!(
+                p.push(bold(format!(
                     "{cl}'s write at {} was applied {} after its hold had ended at {} ({}): it wrote without holding the lock. ",
                     fmt_t(w),
                     fmt_len(w.saturating_sub(h.end)),
@@ -383,7 +383,7 @@ fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<Inline> {
             }
             Some(h) if w < h.start => {
                 outside += 1;
-                p.push(b(format!(
+                p.push(bold(format!(
                     "{cl}'s write at {} was applied before its hold started at {}. ",
                     fmt_t(w),
                     fmt_t(h.start)
@@ -393,7 +393,7 @@ fn interleaving_holds(out: &RunOutput, i: &Interleaving) -> Vec<Inline> {
         }
     }
     if outside == 0 {
-        p.push(b(
+        p.push(bold(
             "Every one of these writes was applied while its writer held the lock: the two holds overlapped.",
         ));
     }
@@ -419,7 +419,7 @@ pub(super) fn interleaving_story(
         ),
     ));
     doc.push(Block::P(vec![
-        t(format!(
+        text(format!(
             "The store applied a write of {} at {}, then a write of {} at {}, then again a write of {} at {}. ",
             acq_name(ac, aa),
             fmt_t(i.times[0]),
@@ -428,7 +428,7 @@ pub(super) fn interleaving_story(
             acq_name(ac, aa),
             fmt_t(i.times[2]),
         )),
-        t("The resource saw the writes of two lock holders mixed."),
+        text("The resource saw the writes of two lock holders mixed."),
     ]));
     interleaving_table(doc, i);
     doc.push(Block::P(interleaving_holds(out, i)));
@@ -444,7 +444,7 @@ pub(super) fn interleaving_story(
             fence_or_dash(fences[1])
         )
     };
-    doc.push(Block::P(vec![t(fencing)]));
+    doc.push(Block::P(vec![text(fencing)]));
 
     faults_before(doc, f, i.times[1], &format!("{bc}'s write"));
 
@@ -497,7 +497,7 @@ fn involves(e: &Event, keys: &[(&str, u64)]) -> bool {
 /// A node event as a list item, or `None`.
 fn node_change(f: &Facts, e: &Event) -> Option<Vec<Inline>> {
     let when = fmt_t(e.time);
-    let text = match &e.kind {
+    let change = match &e.kind {
         EventKind::KeySet { key, token, .. } => {
             format!("{}: key {} set for {}", e.host, key, f.owner_label(token))
         }
@@ -525,14 +525,14 @@ fn node_change(f: &Facts, e: &Event) -> Option<Vec<Inline>> {
         }
         _ => return None,
     };
-    Some(vec![b(when), t(format!(" — {text}"))])
+    Some(vec![bold(when), text(format!(" — {change}"))])
 }
 
 fn cap_list(mut items: Vec<Vec<Inline>>, cap: usize) -> Vec<Vec<Inline>> {
     if items.len() > cap {
         let more = items.len() - cap;
         items.truncate(cap);
-        items.push(vec![t(format!(
+        items.push(vec![text(format!(
             "… and {more} more (see the events below and history.csv)"
         ))]);
     }
@@ -542,24 +542,24 @@ fn cap_list(mut items: Vec<Vec<Inline>>, cap: usize) -> Vec<Vec<Inline>> {
 fn faults_before(doc: &mut Vec<Block>, f: &Facts, at: Duration, what: &str) {
     let before: Vec<_> = f.markers.iter().filter(|m| m.time <= at).collect();
     if before.is_empty() {
-        doc.push(Block::P(vec![t(format!(
+        doc.push(Block::P(vec![text(format!(
             "No fault was injected before {what} at {}: the violation comes from timing, clocks \
              and the algorithm alone.",
             fmt_t(at)
         ))]));
         return;
     }
-    doc.push(Block::P(vec![t(format!(
+    doc.push(Block::P(vec![text(format!(
         "Faults before {what} at {}:",
         fmt_t(at)
     ))]));
     let skip = before.len().saturating_sub(MAX_FAULTS_BEFORE);
     let mut items: Vec<Vec<Inline>> = Vec::new();
     if skip > 0 {
-        items.push(vec![t(format!("({skip} earlier fault(s) not shown)"))]);
+        items.push(vec![text(format!("({skip} earlier fault(s) not shown)"))]);
     }
     for m in before.into_iter().skip(skip) {
-        items.push(vec![b(fmt_t(m.time)), t(format!(" — {}", m.text))]);
+        items.push(vec![bold(fmt_t(m.time)), text(format!(" — {}", m.text))]);
     }
     doc.push(Block::List(items));
 }
@@ -573,7 +573,7 @@ fn events_table(
     intro: &str,
 ) {
     let (rows, left_out) = excerpt(out.history, from, to, keep, EXCERPT_ROWS);
-    doc.push(Block::P(vec![t(intro)]));
+    doc.push(Block::P(vec![text(intro)]));
     let table: Vec<Row> = rows
         .into_iter()
         .map(|r| match r.and_then(|i| out.history.events.get(i)) {
@@ -606,7 +606,7 @@ fn events_table(
         table,
     ));
     if left_out > 0 {
-        doc.push(Block::P(vec![t(format!(
+        doc.push(Block::P(vec![text(format!(
             "{left_out} routine event(s) of that stretch are left out here; history.csv has them all."
         ))]));
     }

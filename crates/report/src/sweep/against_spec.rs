@@ -6,14 +6,14 @@
 use std::fmt::Write as _;
 
 use super::output::{run_command, SweepOutput, MAX_TABLE_ROWS};
-use crate::doc::{link, p, t, Block, Inline, Row};
+use crate::doc::{link, para, text, Block, Inline, Row};
 use redlock_harness::sweep::baseline::{twin, Caught, BASELINE};
 
 /// The section "Against the spec client" (see [`redlock_harness::sweep::baseline`]).
 pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
     let others = out.keys.len() > 1;
     doc.push(Block::H(2, "Against the spec client".into()));
-    doc.push(p(format!(
+    doc.push(para(format!(
         "Each variant's runs are paired with the {BASELINE} client's runs of the same seed{}: \
          the same seed draws the same faults. A variant is caught at a seed where its run \
          violated and the {BASELINE} client's run was safe; where both violated, the faults \
@@ -34,7 +34,7 @@ pub(crate) fn section(out: &SweepOutput, doc: &mut Vec<Block>) {
         .filter_map(|c| first_catch(out, c))
         .collect();
     if !items.is_empty() {
-        doc.push(p(format!(
+        doc.push(para(format!(
             "The first catch of each variant, and its {BASELINE}-client twin (with \
              --set expect=safe, the twin's command exits 0 when its run is safe):"
         )));
@@ -79,7 +79,7 @@ fn table(out: &SweepOutput, doc: &mut Vec<Block>) {
         .collect();
     doc.push(Block::Table(head, rows));
     if out.caught.len() > MAX_TABLE_ROWS {
-        doc.push(p(format!(
+        doc.push(para(format!(
             "… and {} more combinations, not shown.",
             out.caught.len() - MAX_TABLE_ROWS
         )));
@@ -91,7 +91,7 @@ fn table(out: &SweepOutput, doc: &mut Vec<Block>) {
 fn first_catch(out: &SweepOutput, c: &Caught) -> Option<Vec<Inline>> {
     let seed = *c.seeds.first()?;
     let twin = twin(out.keys, &c.values)?;
-    let text = format!(
+    let commands = format!(
         "{}: {} (and the {BASELINE} client, safe: {})",
         c.values.join(", "),
         run_command(out, &c.values, seed),
@@ -106,9 +106,13 @@ fn first_catch(out: &SweepOutput, c: &Caught) -> Option<Vec<Inline>> {
         .find(|(s, _)| *s == seed);
     Some(match report {
         Some((_, href)) => {
-            vec![link(format!("seed {seed}"), href.clone()), t(": "), t(text)]
+            vec![
+                link(format!("seed {seed}"), href.clone()),
+                text(": "),
+                text(commands),
+            ]
         }
-        None => vec![t(text)],
+        None => vec![text(commands)],
     })
 }
 

@@ -369,15 +369,15 @@ fn lead(label: &str, rest: &str) -> String {
 }
 
 /// A value (its index in the key's values) and its row.
-type Pt<'a> = (usize, &'a SummaryRow);
+type Indexed<'a> = (usize, &'a SummaryRow);
 
 /// The rows of `p`.
-fn rows_of<'r>(p: &[Pt<'r>]) -> Vec<&'r SummaryRow> {
+fn rows_of<'r>(p: &[Indexed<'r>]) -> Vec<&'r SummaryRow> {
     p.iter().map(|(_, r)| *r).collect()
 }
 
 /// Had the value violations?
-fn bad(p: &Pt) -> bool {
+fn bad(p: &Indexed) -> bool {
     p.1.violating_runs > 0
 }
 
@@ -385,7 +385,7 @@ fn bad(p: &Pt) -> bool {
 /// keys, by rank (ties keep the written order).
 struct Ordered<'a> {
     view: &'a KeyView<'a>,
-    pts: Vec<Pt<'a>>,
+    pts: Vec<Indexed<'a>>,
 }
 
 impl Ordered<'_> {
@@ -395,12 +395,12 @@ impl Ordered<'_> {
     }
 
     /// The values of `p`.
-    fn names_of(&self, p: &[Pt]) -> Vec<String> {
+    fn names_of(&self, p: &[Indexed]) -> Vec<String> {
         p.iter().map(|(k, _)| self.name(*k)).collect()
     }
 
     /// ` (the largest value tested)` / ` (tested: a, b)`.
-    fn tested(&self, p: &[Pt], edge: &str) -> String {
+    fn tested(&self, p: &[Indexed], edge: &str) -> String {
         if p.len() == 1 {
             format!(" (the {edge} value tested)")
         } else {
@@ -409,7 +409,7 @@ impl Ordered<'_> {
     }
 
     /// The values of `p` without violations.
-    fn zeros(&self, p: &[Pt]) -> Vec<String> {
+    fn zeros(&self, p: &[Indexed]) -> Vec<String> {
         p.iter()
             .filter(|x| !bad(x))
             .map(|(k, _)| self.name(*k))
@@ -417,7 +417,7 @@ impl Ordered<'_> {
     }
 
     /// The values of `p` without violations, said to lie between values with.
-    fn between(&self, p: &[Pt]) -> String {
+    fn between(&self, p: &[Indexed]) -> String {
         let gaps = self.zeros(p);
         if gaps.is_empty() {
             String::new()
@@ -437,7 +437,7 @@ impl Ordered<'_> {
 fn ordered_findings(view: &KeyView, g: &Group, ranks: &[f64], lines: &mut Vec<String>) {
     let key = &view.name;
     // (value, row), rows that ran, by rank (ties keep the written order).
-    let mut pts: Vec<Pt> = g
+    let mut pts: Vec<Indexed> = g
         .cells
         .iter()
         .enumerate()

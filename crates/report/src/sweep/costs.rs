@@ -7,13 +7,13 @@
 
 use super::format::{interval, latency, pct};
 use super::output::SweepOutput;
-use crate::doc::{list, p, Block};
+use crate::doc::{list, para, Block};
 use redlock_harness::sweep::stats::SummaryRow;
 
 /// Appends the section, with the chart at figure `chart`.
 pub(super) fn section(out: &SweepOutput, chart: usize, doc: &mut Vec<Block>) {
     doc.push(Block::H(2, "What safety costs".into()));
-    doc.push(p(
+    doc.push(para(
         "Each point is a combination: up, the share of its runs that violated (95% Wilson \
          interval); across, the mean over its runs of the time clients waited for the lock \
          while nobody held it (95% Student-t interval). A measure that buys safety moves its \

@@ -2,7 +2,7 @@
 //! `merge` lacking shards) says so: how many runs of how many, and which
 //! shards; its rates are of the runs held.
 
-use crate::doc::{b, t, Block};
+use crate::doc::{bold, text, Block};
 use redlock_harness::sweep::tally::Coverage;
 
 /// `1,200`.
@@ -21,7 +21,7 @@ fn thousands(n: u64) -> String {
 /// The notice that opens a partial report, right after its setup:
 /// "**Partial:** this merge holds …".
 pub(crate) fn notice(c: &Coverage) -> Block {
-    Block::P(vec![b("Partial:"), t(format!(" {}", words(c)))])
+    Block::P(vec![bold("Partial:"), text(format!(" {}", words(c)))])
 }
 
 fn words(c: &Coverage) -> String {

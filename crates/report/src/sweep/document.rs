@@ -9,7 +9,7 @@ use super::format::{interval, latency, pct};
 use super::output::{run_command, SweepOutput, MAX_TABLE_ROWS};
 use super::view::{key_view, value_at};
 use super::{against_spec, costs};
-use crate::doc::{code, link, list, p, t, Block, Row};
+use crate::doc::{code, link, list, para, text, Block, Row};
 use crate::run::NOT_MEASURED;
 use redlock_harness::scenario::Expect;
 use redlock_harness::sweep::stats::SummaryRow;
@@ -43,7 +43,7 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
 
     doc.push(Block::H(2, "Conclusions".into()));
     doc.push(list(conclusions(out)));
-    doc.push(p(
+    doc.push(para(
         "A violation is a run in which two clients held the same lock at once, or the store \
          applied a write after a later acquisition of its lock had succeeded (a stale write; \
          writes of two acquisitions interleaved are counted too). Rates are the share of runs with at least \
@@ -83,7 +83,7 @@ pub(super) fn document(out: &SweepOutput, charts: &[Chart], tradeoff: Option<usi
 fn intro(doc: &mut Vec<Block>, out: &SweepOutput) {
     let s = out.scenario;
     if !s.description.trim().is_empty() {
-        doc.push(p(s.description.trim().to_string()));
+        doc.push(para(s.description.trim().to_string()));
     }
     let mut setup = format!(
         "{} combination(s), {}, {} runs in total. The scenario expects {}.",
@@ -99,7 +99,7 @@ fn intro(doc: &mut Vec<Block>, out: &SweepOutput) {
     if out.keys.is_empty() {
         setup.push_str(" No key is varied: every run has the same settings.");
     }
-    doc.push(p(setup));
+    doc.push(para(setup));
     if let Some(c) = out.coverage {
         doc.push(super::coverage::notice(c));
     }
@@ -110,7 +110,7 @@ fn intro(doc: &mut Vec<Block>, out: &SweepOutput) {
                 format!("{}: {}", v.name, v.values.join(", "))
             })
             .collect();
-        doc.push(p("Varied keys and their values:".into()));
+        doc.push(para("Varied keys and their values:".into()));
         doc.push(list(items));
     }
 }
@@ -144,12 +144,12 @@ fn summary(doc: &mut Vec<Block>, out: &SweepOutput) {
         .collect();
     doc.push(Block::Table(head, rows));
     if out.rows.len() > MAX_TABLE_ROWS {
-        doc.push(p(format!(
+        doc.push(para(format!(
             "… and {} more combinations in summary.csv.",
             out.rows.len() - MAX_TABLE_ROWS
         )));
     }
-    doc.push(p(
+    doc.push(para(
         "Acquire rate: acquisitions per lock call over all runs of the combination. \
          Acquire p50: the median over runs of each run's median acquisition latency; \
          acquire p99: the 99th percentile over runs of each run's p99 latency. \
@@ -207,7 +207,7 @@ fn lock_call_cells(r: &SummaryRow) -> Vec<String> {
 /// The section "Ranking": the combinations from the most to the least often violated.
 fn ranking(doc: &mut Vec<Block>, out: &SweepOutput) {
     doc.push(Block::H(2, "Ranking".into()));
-    doc.push(p(
+    doc.push(para(
         "Combinations from the most to the least often violated (ties: the higher upper \
          bound first)."
             .into(),
@@ -248,7 +248,7 @@ fn ranking(doc: &mut Vec<Block>, out: &SweepOutput) {
 /// that replay them.
 fn violating_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
     doc.push(Block::H(2, "Violating runs".into()));
-    doc.push(p(if out.lab.is_some() {
+    doc.push(para(if out.lab.is_some() {
         "The violating seeds. Each links to that run's own report (its timeline, the \
          violation and the events that led to it, its clients' logs), under seed-<N>/; \
          the command beside it runs the seed again: the same faults, in real time, so \
@@ -270,14 +270,14 @@ fn violating_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
             .collect::<Vec<_>>()
             .join(", ");
         for (seed, href) in seeds {
-            let text = if combination.is_empty() {
+            let label = if combination.is_empty() {
                 format!("seed {seed}")
             } else {
                 format!("{combination}, seed {seed}")
             };
             items.push(vec![
-                link(text, href.clone()),
-                t(": "),
+                link(label, href.clone()),
+                text(": "),
                 code(run_command(out, values, *seed)),
             ]);
         }
@@ -293,7 +293,7 @@ const MAX_INCONCLUSIVE: usize = 100;
 fn inconclusive_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
     doc.push(Block::H(2, "Inconclusive runs".into()));
     let n = out.inconclusive.len();
-    doc.push(p(format!(
+    doc.push(para(format!(
         "{n} of {} runs were inconclusive: they found no violation but did not test what the \
          scenario sets out to test (a scripted fault that never acted; in the lab, also no \
          client that ever held the lock, a client that failed or was never ready, or a server \
@@ -310,10 +310,10 @@ fn inconclusive_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
             .map(|(k, v)| format!("{k} = {v}"))
             .collect();
         what.push(format!("seed {seed}"));
-        items.push(vec![t(format!("{}: {causes}", what.join(", ")))]);
+        items.push(vec![text(format!("{}: {causes}", what.join(", ")))]);
     }
     if n > MAX_INCONCLUSIVE {
-        items.push(vec![t(format!(
+        items.push(vec![text(format!(
             "… and {} more in runs.csv",
             n - MAX_INCONCLUSIVE
         ))]);
@@ -329,7 +329,7 @@ fn charts_section(
     headline: Option<usize>,
 ) {
     doc.push(Block::H(2, "Charts".into()));
-    doc.push(p(if out.keys.is_empty() {
+    doc.push(para(if out.keys.is_empty() {
         "The violation rate with its 95% interval, the acquisition rate, and the acquisition \
          latency over all runs."
             .to_string()
@@ -365,5 +365,5 @@ fn files(doc: &mut Vec<Block>, out: &SweepOutput, charts: &[Chart], tradeoff: Op
     if !out.replay.is_empty() {
         files.push("runs/ (the reports of the violating runs listed)".to_string());
     }
-    doc.push(p(format!("Files: {}.", files.join(", "))));
+    doc.push(para(format!("Files: {}.", files.join(", "))));
 }
