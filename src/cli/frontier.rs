@@ -1,8 +1,8 @@
 //! `redlock-sim frontier`: search along one key ([`redlock_harness::search::frontier`]),
 //! shrink the boundary's violation, write the report, print the answer.
 
+use super::exit;
 use super::shrink::shrink_and_write;
-use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
 use redlock_harness::runner::Failure;
 use redlock_harness::search::frontier::{
     check, default_out, fault_lines, search, Frontier, Minimal, Outcome, Request, Trial, Value,
@@ -64,11 +64,11 @@ pub(crate) fn finish(result: Result<Done, Failure>) -> u8 {
         Ok(d) => d,
         Err(Failure::BadInput(e)) => {
             eprintln!("{e}");
-            return EXIT_BAD_INPUT;
+            return exit::BAD_INPUT;
         }
         Err(e) => {
             eprintln!("redlock-sim frontier: {e}");
-            return EXIT_SOFTWARE;
+            return exit::SOFTWARE;
         }
     };
     let f = &done.frontier;
@@ -136,9 +136,48 @@ fn shrink_boundary(req: &Request, value: Value, seed: u64, dir: &Path) -> Minima
     }
 }
 
+/// `frontier FILE --key K --from V --to V [--seeds N] [--jobs J] [--out DIR]
+/// [--resolution V]`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The scenario file (TOML).
+    file: PathBuf,
+    /// The dotted key, as `--set` takes it (cluster.restart).
+    #[arg(long)]
+    key: String,
+    /// One end of the interval (a duration, a TTL multiple or a number).
+    #[arg(long, allow_hyphen_values = true)]
+    from: String,
+    /// The other end, above --from.
+    #[arg(long, allow_hyphen_values = true)]
+    to: String,
+    /// Seeds 1..=N at every value.
+    #[arg(long, default_value_t = redlock_harness::search::frontier::DEFAULT_SEEDS)]
+    seeds: u64,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Output directory (default: reports/<name>/frontier-<key>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Stop when the bracket is at most this wide (default: (to - from) / 64).
+    #[arg(long, allow_hyphen_values = true)]
+    resolution: Option<String>,
+}
+
 /// `redlock-sim frontier`: searches with progress lines on stderr, writes,
 /// prints the answer ([`finish`]).
-pub(crate) fn command(req: Request, out: Option<PathBuf>) -> std::process::ExitCode {
+pub(crate) fn command(args: Args) -> std::process::ExitCode {
+    let out = args.out;
+    let req = Request {
+        file: args.file,
+        key: args.key,
+        from: args.from,
+        to: args.to,
+        seeds: args.seeds,
+        jobs: super::jobs_or_cores(args.jobs).clamp(1, redlock_harness::sweep::MAX_JOBS),
+        resolution: args.resolution,
+    };
     let mut progress = |t: &Trial| {
         eprintln!(
             "frontier: {} = {}: {} of {} runs violated",

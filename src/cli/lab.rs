@@ -4,23 +4,48 @@
 //! ([`redlock_harness::check::outside`]), with `run`'s outputs; and
 //! `redlock-sim lab-client`, the built-in client as a lab client.
 
-use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
+use super::exit;
 use redlock_harness::runner::lab::{run_lab, LabFailure, LabRun, Servers};
 use redlock_harness::scenario::Scenario;
 use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
 
-/// What `lab` was asked.
+/// `lab FILE [--seed N | --seeds A..=B [--stop-early]] [--jobs J] [--out DIR]
+/// [--set KEY=VALUE]... [--servers node|redis] -- CMD...`; a matrix's cells
+/// are lab sweeps asked with these too.
+#[derive(clap::Args)]
 pub(crate) struct Args {
+    /// The scenario file (TOML).
     pub file: PathBuf,
+    /// Seed (default: the scenario's `seed`): it draws the faults.
+    #[arg(long, conflicts_with = "seeds")]
     pub seed: Option<u64>,
+    /// Run every seed A..=B (or N for 1..=N).
+    #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
+    pub seeds: Option<std::ops::RangeInclusive<u64>>,
+    /// Runs at once with --seeds (default 1).
+    #[arg(long, default_value_t = 1)]
     pub jobs: usize,
-    /// With `--seeds`: stop once the verdict is settled.
+    /// With --seeds: stop once the verdict is settled (the first 10
+    /// conclusive runs all violated, or 100 conclusive runs none did),
+    /// as a matrix's cells do; the seeds are the budget.
+    #[arg(long, requires = "seeds")]
     pub stop_early: bool,
+    /// Output directory (default: reports/<name>/lab-seed-<N>/, with
+    /// --seeds reports/<name>/lab/).
+    #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Override a key, as `run --set` does (repeatable).
+    #[arg(long = "set", value_name = "SET", value_parser = redlock_harness::runner::parse_set)]
     pub sets: Vec<(String, toml::Value)>,
-    pub(crate) cmd: Vec<String>,
+    /// What serves the nodes: the project's node code (`node`), or real
+    /// `redis-server` and `redis-sentinel` processes (`redis`).
+    #[arg(long, default_value = "node", value_parser = super::servers)]
     pub(crate) servers: Servers,
+    /// The client command, after `--` (`redlock-sim lab-client` runs the
+    /// built-in client).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) cmd: Vec<String>,
 }
 
 /// Runs `lab` for one seed (`--seeds`: [`super::lab_seeds`]) and returns
@@ -76,8 +101,8 @@ pub(crate) fn said(e: LabFailure) -> u8 {
 /// The exit code of a lab run that failed.
 pub(crate) fn exit_code(e: &LabFailure) -> u8 {
     match e {
-        LabFailure::BadInput(_) => EXIT_BAD_INPUT,
-        LabFailure::Failed(_) => EXIT_SOFTWARE,
+        LabFailure::BadInput(_) => exit::BAD_INPUT,
+        LabFailure::Failed(_) => exit::SOFTWARE,
     }
 }
 
@@ -120,7 +145,7 @@ pub(crate) fn client_main() -> u8 {
         Ok(e) => e,
         Err(e) => {
             eprintln!("redlock-sim lab-client: {e}");
-            return EXIT_BAD_INPUT;
+            return exit::BAD_INPUT;
         }
     };
     let rt = super::runtime();

@@ -7,10 +7,10 @@
 //! is settled ([`redlock_harness::sweep::settle`]); the runs that had
 //! started past that point are dropped, their directories removed.
 
+use super::exit;
 use super::lab::{exit_code, load, write as write_run, Args};
 use super::sweep::write_summary;
 use super::sweep_files::write_rows;
-use super::EXIT_SOFTWARE;
 use redlock_harness::runner::lab::{LabFailure, LabRun};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::Swept;
@@ -71,7 +71,7 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
                 "redlock-sim lab: cannot write the outputs to {}: {e}",
                 dir.display()
             );
-            EXIT_SOFTWARE
+            exit::SOFTWARE
         }
     }
 }

@@ -7,10 +7,10 @@
 //! `runs.csv` already holds every seed is read, not run again (`--fresh`
 //! runs it again), so an interrupted matrix resumes.
 
+use super::exit;
 use super::lab::{load, Args as LabArgs};
 use super::lab_seeds::{run_seeds, write};
 use super::progress::MatrixProgress;
-use super::EXIT_SOFTWARE;
 use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
 use redlock_harness::sweep::lab::finished;
@@ -22,17 +22,36 @@ use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
 use redlock_report::shell_word;
 use std::path::{Path, PathBuf};
 
+/// `matrix FILE [--out DIR] [--jobs J] [--fresh] [--servers node|redis]
+/// [--seeds A..=B] [--baseline CSV] [--shard K/N]`.
+#[derive(clap::Args)]
 pub(crate) struct Args {
+    /// The matrix file (TOML), e.g. scenarios/libraries/matrix.toml.
     pub file: PathBuf,
+    /// Output directory (default: reports/<name>/).
+    #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Lab runs at once (default 1; on 2 cores at most 4, see docs/lab.md).
+    #[arg(long, default_value_t = 1)]
     pub jobs: usize,
+    /// Run every cell again, even one already swept.
+    #[arg(long)]
     pub fresh: bool,
+    /// What serves the nodes, as `lab --servers` (node or redis).
+    #[arg(long, default_value = "node", value_parser = super::servers)]
     pub servers: redlock_harness::runner::lab::Servers,
-    /// Overrides the matrix file's `seeds`.
+    /// Run these seeds (A..=B, or N for 1..=N) instead of the file's:
+    /// each cell's budget.
+    #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
     pub seeds: Option<std::ops::RangeInclusive<u64>>,
-    /// An earlier `matrix.csv` to gate on.
+    /// Compare every cell with the same cell of an earlier matrix.csv:
+    /// exit 1, naming them, where a cell with no violating run there now
+    /// has one, or where the two intervals no longer overlap.
+    #[arg(long)]
     pub baseline: Option<PathBuf>,
-    /// Run only the K-th of N shards: `(K, N)`.
+    /// Run only the K-th of N disjoint parts of the matrix (whole cells,
+    /// every N-th); join the shards' directories with `merge`.
+    #[arg(long, value_parser = redlock_harness::sweep::parse_shard)]
     pub shard: Option<(usize, usize)>,
 }
 
@@ -46,7 +65,7 @@ pub(crate) fn main(args: Args) -> u8 {
         Ok(b) => b,
         Err(e) => {
             eprintln!("redlock-sim matrix: --baseline {e}");
-            return 2;
+            return exit::BAD_INPUT;
         }
     };
     // Every cell's scenario and command checked before anything runs.
@@ -78,7 +97,7 @@ pub(crate) fn main(args: Args) -> u8 {
             .and_then(|()| std::fs::write(dir.join(SHARD_MARK), mark.to_toml()));
         if let Err(e) = written {
             eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
-            return EXIT_SOFTWARE;
+            return exit::SOFTWARE;
         }
     }
     let owner = shards(&matrix, args.shard.map_or(1, |(_, n)| n));
@@ -128,7 +147,7 @@ fn read_matrix(a: &Args) -> Result<(String, Matrix), u8> {
 fn finish(dir: &Path, out: &MatrixOutput, base: Option<&[BaseCell]>) -> u8 {
     if let Err(e) = write_matrix(dir, out) {
         eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
-        return EXIT_SOFTWARE;
+        return exit::SOFTWARE;
     }
     super::die_quietly_on_broken_pipe();
     for line in answer(out) {
@@ -155,7 +174,7 @@ pub(crate) fn merge(dirs: &[PathBuf], out_dir: &Path) -> u8 {
             Ok(m) => marks.push((d.display().to_string(), m)),
             Err(e) => {
                 eprintln!("redlock-sim merge: {e}");
-                return 2;
+                return exit::BAD_INPUT;
             }
         }
     }
@@ -168,13 +187,13 @@ pub(crate) fn merge(dirs: &[PathBuf], out_dir: &Path) -> u8 {
             "redlock-sim merge: --out {} is one of the shards: merge into a directory of its own",
             d.display()
         );
-        return 2;
+        return exit::BAD_INPUT;
     }
     let (n, held) = match check_shards(&marks) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("redlock-sim merge: {e}");
-            return 2;
+            return exit::BAD_INPUT;
         }
     };
     let first = &marks[0].1;
@@ -183,7 +202,7 @@ pub(crate) fn merge(dirs: &[PathBuf], out_dir: &Path) -> u8 {
         Ok(m) => m,
         Err(e) => {
             eprintln!("{e}");
-            return 2;
+            return exit::BAD_INPUT;
         }
     };
     matrix.seeds = first.seeds.clone();
@@ -198,7 +217,7 @@ pub(crate) fn merge(dirs: &[PathBuf], out_dir: &Path) -> u8 {
                 "redlock-sim merge: cannot copy {rel} into {}: {e}",
                 out_dir.display()
             );
-            return EXIT_SOFTWARE;
+            return exit::SOFTWARE;
         }
     }
     let cells = merged_cells(&matrix, &owner, &held, n, out_dir);
@@ -296,6 +315,7 @@ fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
     LabArgs {
         file: PathBuf::from(file),
         seed: None,
+        seeds: None,
         jobs: a.jobs,
         stop_early: true,
         out: Some(out),
@@ -356,7 +376,7 @@ fn cell<'a>(
             let seeds = m.seeds.clone();
             if let Err(e) = write(&dir, &scenario, file, seeds, &rows, &l.command) {
                 eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
-                return Err(EXIT_SOFTWARE);
+                return Err(exit::SOFTWARE);
             }
             progress.done(&l.language, rows.len());
             rows

@@ -2,13 +2,42 @@
 //! write the run's report ([`redlock_report::write_run`]), print its summary
 //! and pick the exit code.
 
-use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
+use super::exit;
 use redlock_harness::runner::{default_out, load_file, simulate_stepping, Failure, Run};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sim::workload::LockCode;
 use redlock_harness::sim::Stepping;
 use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
+
+/// `run FILE [--seed N] [--out DIR] [--set KEY=VALUE]... [--every-tick]`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The scenario file (TOML).
+    file: PathBuf,
+    /// Seed (default: the scenario's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output directory (default: reports/<name>/seed-<N>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Override a key, as a sweep combination does: `--set
+    /// cluster.restart=0.5ttl --set clients.variant=sequential` (repeatable;
+    /// this is how a sweep's violating run is replayed).
+    #[arg(long = "set", value_parser = redlock_harness::runner::parse_set)]
+    set: Vec<(String, toml::Value)>,
+    /// Step the simulation every tick instead of skipping the steps in
+    /// which nothing can happen: the same run, slower (to check that).
+    #[arg(long)]
+    every_tick: bool,
+}
+
+/// `redlock-sim run`: the run, its outputs, its summary, its exit code.
+pub(crate) fn command(args: Args) -> std::process::ExitCode {
+    let stepping = super::stepping(args.every_tick);
+    let result = run_file(&args.file, args.seed, args.out, &args.set, stepping);
+    std::process::ExitCode::from(finish_run(result, "redlock-sim run"))
+}
 
 /// `redlock-sim run FILE [--seed N] [--out DIR] [--every-tick]`: validates first (nothing is
 /// written for a bad file), runs, writes the outputs, returns the run and
@@ -66,7 +95,7 @@ pub(crate) fn run_scenario_with(
 /// What `redlock-sim run` prints for the outcome of [`run_file`] (the
 /// summary lines and the report's path on stdout; an error on stderr,
 /// `who` naming the command) and its exit code: 0 when the verdict matches
-/// `expect`, 1 when not, [`EXIT_BAD_INPUT`], [`EXIT_SOFTWARE`].
+/// `expect`, 1 when not, [`exit::BAD_INPUT`], [`exit::SOFTWARE`].
 pub(crate) fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
     match result {
         Ok((run, dir)) => {
@@ -80,11 +109,11 @@ pub(crate) fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> 
         }
         Err(Failure::BadInput(e)) => {
             eprintln!("{e}");
-            EXIT_BAD_INPUT
+            exit::BAD_INPUT
         }
         Err(e) => {
             eprintln!("{who}: {e}");
-            EXIT_SOFTWARE
+            exit::SOFTWARE
         }
     }
 }

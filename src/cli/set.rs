@@ -2,8 +2,8 @@
 //! each file swept into `DIR/<name>/` as `sweep FILE` would, then the set's
 //! `summary.csv` and report ([`redlock_report::set`]) in `DIR`.
 
+use super::exit;
 use super::sweep::{run_sweep, Finished, Options};
-use super::EXIT_SOFTWARE;
 use redlock_harness::scenario::Expect;
 use redlock_harness::sweep::{meta, Plan};
 use redlock_report::set::{answer, write_set, SetEntry, SetOutput};
@@ -28,18 +28,18 @@ pub(crate) fn sweep_set(
 ) -> ExitCode {
     let Some(dir) = out else {
         eprintln!("redlock-sim sweep: a sweep of several files needs --out DIR (each file is swept into DIR/<name>/)");
-        return ExitCode::from(2);
+        return ExitCode::from(exit::BAD_INPUT);
     };
     if opts.shard.is_some() {
         eprintln!("redlock-sim sweep: --shard sweeps one file; give the files one at a time");
-        return ExitCode::from(2);
+        return ExitCode::from(exit::BAD_INPUT);
     }
     if dir.join("runs.csv").exists() {
         eprintln!(
             "redlock-sim sweep: {} holds the sweep of one scenario; choose another --out for several files",
             dir.display()
         );
-        return ExitCode::from(2);
+        return ExitCode::from(exit::BAD_INPUT);
     }
     let (plans, skipped) = match set_plans(files, seeds.clone(), expect) {
         Ok(p) => p,
@@ -56,7 +56,7 @@ pub(crate) fn sweep_set(
             if let Err(e) = meta::check(&sub, plan, &meta, false) {
                 if e.kind() != std::io::ErrorKind::NotFound {
                     eprintln!("redlock-sim sweep: {e}");
-                    return ExitCode::from(2);
+                    return ExitCode::from(exit::BAD_INPUT);
                 }
             }
         }
@@ -95,7 +95,7 @@ fn set_plans(
     for f in files {
         let plan = Plan::load(f, seeds.clone()).map_err(|e| {
             eprintln!("{e}");
-            ExitCode::from(2)
+            ExitCode::from(exit::BAD_INPUT)
         })?;
         if expect.is_some_and(|e| e != plan.base.expect.as_str()) {
             skipped.push((plan.file.clone(), plan.base.expect));
@@ -106,20 +106,20 @@ fn set_plans(
                 "redlock-sim sweep: {}: the scenario's name {:?} is a file the set writes in DIR; rename the scenario",
                 plan.file, plan.base.name
             );
-            return Err(ExitCode::from(2));
+            return Err(ExitCode::from(exit::BAD_INPUT));
         }
         if let Some(other) = plans.iter().find(|p| p.base.name == plan.base.name) {
             eprintln!(
                 "redlock-sim sweep: {} and {} are both named {:?}; each file is swept into DIR/<name>/",
                 other.file, plan.file, plan.base.name
             );
-            return Err(ExitCode::from(2));
+            return Err(ExitCode::from(exit::BAD_INPUT));
         }
         plans.push(Arc::new(plan));
     }
     if plans.is_empty() {
         eprintln!("redlock-sim sweep: no file left to sweep (--expect left out every one)");
-        return Err(ExitCode::from(2));
+        return Err(ExitCode::from(exit::BAD_INPUT));
     }
     Ok((plans, skipped))
 }
@@ -156,7 +156,7 @@ fn finished_set(
             "redlock-sim sweep: cannot write the report in {}: {e}",
             dir.display()
         );
-        return ExitCode::from(EXIT_SOFTWARE);
+        return ExitCode::from(exit::SOFTWARE);
     }
     println!("== all");
     println!("{}", answer(&output));

@@ -1,7 +1,7 @@
 //! `redlock-sim shrink`: shrink one violating run ([`redlock_harness::search::shrink`])
 //! and write `minimal.toml` with the report of its run beside it.
 
-use super::{EXIT_BAD_INPUT, EXIT_SOFTWARE};
+use super::exit;
 use redlock_harness::runner::{self, Failure};
 use redlock_harness::search::shrink::{shrink_file, Shrunk};
 use redlock_report::RunOutput;
@@ -33,15 +33,37 @@ pub(crate) fn shrink_and_write(
     Ok(Some(done))
 }
 
+/// `shrink FILE [--seed N] [--set KEY=VALUE]... [--out DIR] [--jobs J]`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The scenario file (TOML).
+    file: PathBuf,
+    /// Seed (default: the scenario's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override a key, as `run --set` does (repeatable).
+    #[arg(long = "set", value_parser = runner::parse_set)]
+    set: Vec<(String, toml::Value)>,
+    /// Output directory (default: reports/<name>/shrink-seed-<N>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Threads replaying candidates (default: all cores); the result
+    /// is the same for any number.
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
 /// `redlock-sim shrink`: prints `faults:`, `minimal:`, `replays:` and
 /// `report:`; exit 0, 1 when the run does not violate, 2, or 70.
-pub(crate) fn command(
-    file: PathBuf,
-    seed: Option<u64>,
-    set: Vec<(String, toml::Value)>,
-    out: Option<PathBuf>,
-    jobs: usize,
-) -> ExitCode {
+pub(crate) fn command(args: Args) -> ExitCode {
+    let Args {
+        file,
+        seed,
+        set,
+        out,
+        jobs,
+    } = args;
+    let jobs = super::jobs_or_cores(jobs);
     match shrink_and_write(&file, seed, &set, out, jobs) {
         Ok(Some(done)) => {
             println!("faults: {} -> {}", done.before, done.after);
@@ -64,11 +86,11 @@ pub(crate) fn command(
         }
         Err(Failure::BadInput(e)) => {
             eprintln!("{e}");
-            ExitCode::from(EXIT_BAD_INPUT)
+            ExitCode::from(exit::BAD_INPUT)
         }
         Err(e) => {
             eprintln!("redlock-sim shrink: {e}");
-            ExitCode::from(EXIT_SOFTWARE)
+            ExitCode::from(exit::SOFTWARE)
         }
     }
 }

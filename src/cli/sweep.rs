@@ -4,9 +4,9 @@
 //! `runs.csv` in run order, `summary.csv`, the run reports and the sweep's
 //! report from its [`Tally`], print the answer and pick the exit code.
 
+use super::exit;
 use super::progress::Progress;
 use super::sweep_files::{discard, write_meta, write_rows};
-use super::EXIT_SOFTWARE;
 use redlock_harness::scenario::{Expect, Scenario};
 use redlock_harness::sim::Stepping;
 use redlock_harness::sweep::rows::{self, RunRow};
@@ -273,6 +273,62 @@ fn dirs_shown(dirs: &[PathBuf]) -> String {
         .join(", ")
 }
 
+/// `sweep FILE... [--seeds A..=B] [--jobs J] [--shard K/N] [--out DIR]
+/// [--strict] [--fresh] [--expect E] [--every-tick]`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The scenario file(s) (TOML).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Seeds to run, A..=B (or N for 1..=N); default: [sweep] seeds.
+    #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
+    seeds: Option<RangeInclusive<u64>>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Run only the K-th of N equal slices of the runs (for many machines;
+    /// join the shards with `merge`).
+    #[arg(long, value_parser = redlock_harness::sweep::parse_shard)]
+    shard: Option<(usize, usize)>,
+    /// Output directory (default: reports/<name>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Exit 1 if a combination had a violation although the scenario
+    /// expects safe.
+    #[arg(long)]
+    strict: bool,
+    /// Discard what --out holds of this scenario's sweep and run every
+    /// run again (without it a sweep resumes).
+    #[arg(long)]
+    fresh: bool,
+    /// Sweep only the files whose `expect` is this (safe, violation or
+    /// degraded); the others are named and left out.
+    #[arg(long, value_parser = ["safe", "violation", "degraded"])]
+    expect: Option<String>,
+    /// Step every run every tick (see `run --every-tick`).
+    #[arg(long)]
+    every_tick: bool,
+}
+
+/// `redlock-sim sweep`: one file ([`sweep_one`]) or several
+/// ([`super::set::sweep_set`]).
+pub(crate) fn command(args: Args) -> ExitCode {
+    let opts = Options {
+        jobs: super::jobs_or_cores(args.jobs),
+        shard: args.shard,
+        out: args.out.clone().unwrap_or_default(),
+        progress: true,
+        fresh: args.fresh,
+        stepping: super::stepping(args.every_tick),
+    };
+    if args.files.len() == 1 && args.expect.is_none() {
+        sweep_one(&args.files[0], args.seeds, args.out, opts, args.strict)
+    } else {
+        let expect = args.expect.as_deref();
+        super::set::sweep_set(&args.files, args.seeds, args.out, opts, args.strict, expect)
+    }
+}
+
 /// `sweep FILE`: one scenario's sweep into `out` (default
 /// `reports/<name>/`).
 pub(crate) fn sweep_one(
@@ -286,7 +342,7 @@ pub(crate) fn sweep_one(
         Ok(p) => Arc::new(p),
         Err(e) => {
             eprintln!("{e}");
-            return ExitCode::from(2);
+            return ExitCode::from(exit::BAD_INPUT);
         }
     };
     opts.out = out.unwrap_or_else(|| PathBuf::from("reports").join(&plan.base.name));
@@ -295,7 +351,7 @@ pub(crate) fn sweep_one(
             "redlock-sim sweep: {} holds a sweep of several files; choose another --out for one file",
             opts.out.display()
         );
-        return ExitCode::from(2);
+        return ExitCode::from(exit::BAD_INPUT);
     }
     match run_sweep(&plan, &opts) {
         Ok(done) => finished_sweep(&done, &opts.out, strict.then_some(&plan.base)),
@@ -318,8 +374,10 @@ pub(crate) fn run_sweep(plan: &Arc<Plan>, opts: &Options) -> Result<Finished, Ex
         // runs.csv that do not replay to their trace (made by another
         // version of the program, or edited): bad input.
         match e.kind() {
-            std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => ExitCode::from(2),
-            _ => ExitCode::from(EXIT_SOFTWARE),
+            std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => {
+                ExitCode::from(exit::BAD_INPUT)
+            }
+            _ => ExitCode::from(exit::SOFTWARE),
         }
     })
 }
