@@ -18,7 +18,13 @@ pub(crate) fn validity(ttl: Duration, elapsed: Duration, drift_factor: f64) -> O
     let v = ttl.as_nanos() as i128
         - elapsed.as_nanos() as i128
         - drift(ttl, drift_factor).as_nanos() as i128;
-    (v > 0).then(|| Duration::from_nanos(v as u64))
+    let left = (v > 0).then(|| Duration::from_nanos(v as u64));
+    // The spec's rule: never longer than the TTL less the time spent.
+    assert!(
+        left.is_none_or(|l| l + elapsed < ttl),
+        "validity {left:?} after {elapsed:?} of a {ttl:?} lock"
+    );
+    left
 }
 
 /// [`Variant::NoDriftAllowance`]: ttl − elapsed, without the drift term (as
