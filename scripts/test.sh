@@ -192,31 +192,68 @@ done
 build_drivers
 echo "scripts/test.sh: [${SECONDS} s] cargo clippy --release --workspace --exclude turmoil --all-targets -- -D warnings"
 cargo clippy --release --workspace --exclude turmoil --all-targets -- -D warnings
-echo "scripts/test.sh: [${SECONDS} s] cargo test --release --workspace --exclude turmoil"
 # turmoil's own tests run when turmoil changes (scripts/turmoil-tests.sh,
 # minutes of build): the suite checks that vendor/turmoil is the tree
 # they last passed on (vendor/turmoil/TESTED, tests/sim/vendored.rs).
-# The output's last line adds up every test binary's result (each crate's
-# unit tests, tests/sim's, tests/redis's, tests/lab's and the doc tests').
+#
+# The tests: every test binary of `cargo test --release --workspace
+# --exclude turmoil` (each crate's unit tests, tests/sim, tests/redis,
+# tests/lab), run here one by one from its package's directory as cargo
+# runs them, then the doc tests. tests/lab (real processes in real time,
+# mostly waiting) is built first and runs in the background beside the
+# build of the others and the simulation's tests: the load a CI runner
+# puts beside a user's lab too (two cores busy), which its tests hold
+# (docs/testing.md). Every binary runs even when one fails; the last line
+# adds up their results; the script exits 1 if any failed.
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-# Every test binary runs even when one fails (--no-fail-fast), and the sum
-# is printed either way; the script exits with cargo's status.
-set +e
-cargo test --release --workspace --exclude turmoil --no-run 2>&1 | tee "$log"
-built=${PIPESTATUS[0]}
-set -e
-[ "$built" = 0 ] || { wait "$drivers_pid"; exit "$built"; }
+lab_log="$(mktemp)"
+json="$(mktemp)"
+trap 'rm -f "$log" "$lab_log" "$json"' EXIT
+# The test executables cargo built, as "package directory<TAB>path".
+test_binaries() {
+    python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["profile"]["test"] and m.get("executable"):
+        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
+' <"$json"
+}
+build_tests() {
+    cargo test --release --workspace --exclude turmoil --no-run --message-format=json-render-diagnostics "$@" >"$json" || {
+        wait "$drivers_pid" || true
+        exit 1
+    }
+}
+failed=0
+# One test binary, from its package's directory; its output to $2.
+run_binary() {
+    local dir="$1" exe="$2" out="$3"
+    echo "     Running $(basename "$exe") (in ${dir#"$PWD"/})" >>"$out"
+    (cd "$dir" && "$exe") >>"$out" 2>&1
+}
+echo "scripts/test.sh: [${SECONDS} s] cargo test --release --no-run --test lab"
+build_tests --test lab
+IFS=$'\t' read -r lab_dir lab_exe < <(test_binaries)
 drivers_built
-# The test binaries one after the other: tests/lab beside the simulation's
-# tests was 2 min shorter, but a Java bug replay (Redisson 3.43.0's
-# watchdog) went inconclusive under that load (docs/testing.md).
-echo "scripts/test.sh: [${SECONDS} s] the tests"
-set +e
-cargo test --release --workspace --exclude turmoil --no-fail-fast 2>&1 | tee -a "$log"
-status=${PIPESTATUS[0]}
-set -e
+echo "scripts/test.sh: [${SECONDS} s] tests/lab in the background; cargo test --release --workspace --exclude turmoil --no-run"
+run_binary "$lab_dir" "$lab_exe" "$lab_log" &
+lab_pid=$!
+build_tests
+while IFS=$'\t' read -r dir exe; do
+    [ "$exe" = "$lab_exe" ] && continue
+    echo "scripts/test.sh: [${SECONDS} s] $(basename "$exe")"
+    run_binary "$dir" "$exe" "$log" || failed=1
+    tail -n 3 "$log" | grep '^test result' || true
+done < <(test_binaries)
+echo "scripts/test.sh: [${SECONDS} s] the doc tests"
+cargo test --release --workspace --exclude turmoil --doc 2>&1 | tee -a "$log" | grep -E '^(test result|error)' || true
+[ "${PIPESTATUS[0]}" = 0 ] || failed=1
+echo "scripts/test.sh: [${SECONDS} s] waiting for tests/lab"
+wait "$lab_pid" || failed=1
+cat "$log" "$lab_log" | grep -vE '^test .* \.\.\. ok$' || true
+cat "$lab_log" >>"$log"
 echo "scripts/test.sh: [${SECONDS} s] done"
 awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i; if ($(i+1) ~ /^ignored;?$/) g += $i } }
      END { printf "(%d ignored: our exploring tests, run by hand with --ignored)\nsuite: %d passed, %d failed\n", g, p, f }' "$log"
-exit "$status"
+exit "$failed"
