@@ -129,6 +129,8 @@ impl Link {
         seed: u64,
         extra: Extra,
     ) -> io::Result<Link> {
+        let (lo, hi) = setting.latency;
+        assert!(lo <= hi, "a link's latency runs backwards: {lo:?}..{hi:?}");
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (up, up_rx) = watch::channel(setting);
@@ -321,7 +323,11 @@ async fn handshake(
             biased;
             done = &mut round_trip => return done.then(|| (early.freeze(), reads)),
             n = client.read_buf(&mut early) => match n {
-                Ok(n) if n > 0 => reads.read(n),
+                Ok(n) if n > 0 => {
+                    reads.read(n);
+                    // The chunks' offsets count the bytes kept.
+                    assert_eq!(reads.offset(), early.len() as u64, "early reads miscounted");
+                }
                 _ => return None,
             },
         }
@@ -452,7 +458,15 @@ async fn write_side<W: AsyncWrite + Unpin>(
     mut rng: ChaCha8Rng,
 ) {
     let mut floor = Instant::now();
+    let mut last_due: Option<Instant> = None;
     while let Some(seg) = rx.recv().await {
+        // The reader stamps its chunks in the order it read them: a
+        // connection stays in order whatever the latency does.
+        assert!(
+            last_due.is_none_or(|d| d <= seg.due),
+            "a chunk due before the one read before it"
+        );
+        last_due = Some(seg.due);
         let mut at = seg.due.max(floor);
         // Held when due: it arrives a hop after the heal (drawn then), and
         // what follows after it; a hold that comes back meanwhile holds it

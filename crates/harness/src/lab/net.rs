@@ -61,6 +61,12 @@ pub(crate) type ServerErrors = Arc<dyn Fn(&str, &str, &[String], &str) + Send + 
 
 impl LabNet {
     pub(crate) fn new(latency: DurRange) -> LabNet {
+        assert!(
+            latency.lo <= latency.hi,
+            "the network's latency runs backwards: {:?}..{:?}",
+            latency.lo,
+            latency.hi
+        );
         LabNet {
             links: BTreeMap::new(),
             latency,
@@ -106,6 +112,12 @@ impl LabNet {
         sent: Option<SendTimes>,
         (rewrite_up, rewrite_down): (Option<PortMap>, Option<PortMap>),
     ) -> io::Result<()> {
+        let key = (from.to_string(), to.to_string());
+        assert!(from != to, "a link from {from} to itself");
+        assert!(
+            !self.links.contains_key(&key),
+            "the link {from} -> {to} opened twice"
+        );
         let setting = Setting {
             held: false,
             latency: self.latency_of(from, to),
@@ -132,7 +144,6 @@ impl LabNet {
             replies,
         };
         let link = Link::open_with(server, setting, seed, extra).await?;
-        let key = (from.to_string(), to.to_string());
         self.directory
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -162,6 +173,7 @@ impl LabNet {
     /// Sets the latency of the pair `a`, `b` (both directions); `None`:
     /// the network's own.
     pub(crate) fn set_latency(&mut self, a: &str, b: &str, latency: Option<Duration>) {
+        assert!(a != b, "a latency fault on a link from {a} to itself");
         match latency {
             Some(d) => self.slowed.insert(pair(a, b), d),
             None => self.slowed.remove(&pair(a, b)),
@@ -184,7 +196,12 @@ impl LabNet {
     pub(crate) fn delay_down(&mut self, from: &str, to: &str, d: Duration) {
         let key = (from.to_string(), to.to_string());
         self.down_delays.insert(key.clone(), d);
-        if let Some(link) = self.links.get(&key) {
+        let link = self.links.get(&key);
+        assert!(
+            link.is_some(),
+            "a delay on the link {from} -> {to}, never opened"
+        );
+        if let Some(link) = link {
             link.down.send_replace(Setting {
                 held: false,
                 latency: self.down_latency(from, to),

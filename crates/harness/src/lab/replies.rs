@@ -83,6 +83,12 @@ impl Pairing {
         loop {
             match request_words(&self.up) {
                 Ok(Some((words, used))) => {
+                    // A request takes bytes, and no more than were sent.
+                    assert!(
+                        used > 0 && used <= self.up.len(),
+                        "a request of {used} bytes in {}",
+                        self.up.len()
+                    );
                     self.up.advance(used);
                     let upper = words.first().map(|w| w.to_ascii_uppercase());
                     if matches!(
@@ -110,6 +116,11 @@ impl Pairing {
                 return self.lose();
             };
             let Some(end) = scanned else { return };
+            assert!(
+                end > 0 && end <= self.down.len(),
+                "a reply of {end} bytes in {}",
+                self.down.len()
+            );
             let frame = self.down.split_to(end);
             if frame[0] == b'>' {
                 continue;

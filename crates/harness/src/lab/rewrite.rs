@@ -22,10 +22,16 @@ pub(crate) struct PortMap(Arc<RwLock<BTreeMap<u16, u16>>>);
 
 impl PortMap {
     pub(crate) fn insert(&self, from: u16, to: u16) {
-        self.0
+        let before = self
+            .0
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(from, to);
+        // A port is one link's: it maps to one port.
+        assert!(
+            before.is_none_or(|b| b == to),
+            "port {from} mapped to {before:?}, then to {to}"
+        );
     }
 
     /// `text` with each known port replaced.

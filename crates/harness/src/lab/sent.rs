@@ -36,12 +36,22 @@ impl SendTimes {
     /// A link's new connection, known by `peer` (the link's end), with the
     /// chunks it read before it connected.
     pub(crate) fn open(&self, peer: SocketAddr, early: Vec<(u64, Instant)>) {
+        assert!(
+            early.windows(2).all(|w| w[0].0 < w[1].0),
+            "a connection's early chunks out of stream order"
+        );
         self.lock().insert(peer, early.into());
     }
 
     /// The link read a chunk starting at byte `offset` at `at`.
     pub(crate) fn read(&self, peer: SocketAddr, offset: u64, at: Instant) {
         if let Some(c) = self.lock().get_mut(&peer) {
+            // Each chunk starts past the one before: the link reads forward.
+            let last = c.back().map(|(o, _)| *o);
+            assert!(
+                last.is_none_or(|o| o < offset),
+                "a chunk at byte {offset} read after one at {last:?}"
+            );
             c.push_back((offset, at));
         }
     }
@@ -88,6 +98,7 @@ impl Stamper {
 
     /// `n` bytes read now.
     pub(crate) fn read(&mut self, n: usize) {
+        assert!(n > 0, "a chunk read with no bytes");
         self.times.read(self.peer, self.offset, Instant::now());
         self.offset += n as u64;
     }
@@ -103,8 +114,14 @@ pub(crate) struct Early {
 impl Early {
     /// `n` bytes read now.
     pub(crate) fn read(&mut self, n: usize) {
+        assert!(n > 0, "an early chunk read with no bytes");
         self.chunks.push((self.offset, Instant::now()));
         self.offset += n as u64;
+    }
+
+    /// The bytes read so far.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
     }
 }
 
