@@ -29,6 +29,10 @@ impl LabClock {
     /// A clock of rate `rate` whose wall time is `epoch_ms + offset_ms` at
     /// `origin` (the start of the run).
     pub fn new(origin: Instant, epoch_ms: i64, offset_ms: f64, rate: f64) -> LabClock {
+        assert!(
+            rate > 0.0 && offset_ms.is_finite(),
+            "a lab clock of rate {rate} and offset {offset_ms} ms"
+        );
         LabClock {
             origin,
             model: Arc::new(Mutex::new(ClockModel::new(epoch_ms, offset_ms, rate))),
@@ -53,6 +57,7 @@ impl LabClock {
 
     /// Runs at `rate` from now on; both clocks stay continuous.
     pub(crate) fn set_rate(&self, rate: f64) {
+        assert!(rate > 0.0, "a lab clock's rate set to {rate}");
         let g = self.global();
         self.with(|m| m.set_rate(g, rate));
     }
@@ -64,6 +69,7 @@ impl LabClock {
 
     /// Steps the wall clock by `by_ms` (negative steps back).
     pub(crate) fn jump(&self, by_ms: f64) {
+        assert!(by_ms.is_finite(), "a lab clock jumped by {by_ms} ms");
         self.with(|m| m.jump(by_ms));
     }
 

@@ -133,6 +133,15 @@ impl FakeClock {
         rate: f64,
     ) -> io::Result<FakeClock> {
         assert!(rate > 0.0, "faketime: a clock rate must be positive");
+        assert!(
+            offset_ms.is_finite(),
+            "faketime: {client}'s offset {offset_ms} ms"
+        );
+        // The shared memory's name is one path segment after its `/`.
+        assert!(
+            !client.is_empty() && !client.contains('/'),
+            "faketime: a clock named {client:?}"
+        );
         let run = RUNS.fetch_add(1, Ordering::Relaxed);
         let name = format!("/redlock-sim-{}-{run}-{client}", std::process::id());
         let start_mon = now(libc::CLOCK_MONOTONIC);
@@ -193,6 +202,11 @@ impl FakeClock {
     pub(crate) fn set_rate(&mut self, rate: f64) -> io::Result<()> {
         assert!(rate > 0.0, "faketime: a clock rate must be positive");
         let elapsed_ms = ms_between(&self.start_mon, &now(libc::CLOCK_MONOTONIC));
+        // The monotonic clock never goes back: S is behind it.
+        assert!(
+            elapsed_ms >= 0.0,
+            "faketime: {elapsed_ms} ms since the clock's start"
+        );
         self.offset_ms += elapsed_ms * (self.rate - rate);
         self.rate = rate;
         self.write()
@@ -200,6 +214,7 @@ impl FakeClock {
 
     /// Moves the clock by `by_ms` (a node's: see [`crate::lab::redis`]).
     pub(crate) fn jump(&mut self, by_ms: f64) -> io::Result<()> {
+        assert!(by_ms.is_finite(), "faketime: a clock jumped by {by_ms} ms");
         self.offset_ms += by_ms;
         self.write()
     }

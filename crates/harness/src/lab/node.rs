@@ -102,6 +102,11 @@ impl NodeHost {
         sink: Sink,
         replica: Option<Replica>,
     ) -> io::Result<NodeHost> {
+        // One port per peer: `addr` finds a peer's by its name.
+        let mut names: Vec<&String> = peers.iter().collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), peers.len(), "{name}: a peer named twice");
         let mut host = NodeHost {
             name: name.to_string(),
             clock,
@@ -139,6 +144,7 @@ impl NodeHost {
         };
         let mut set = {
             let mut boot = lock(&tasks);
+            assert!(!boot.dead, "{}: crashed a boot already ended", self.name);
             boot.dead = true;
             std::mem::take(&mut boot.set)
         };
@@ -165,6 +171,7 @@ impl NodeHost {
     }
 
     async fn boot(&mut self) -> io::Result<()> {
+        assert!(self.up.is_none(), "{}: booted while up", self.name);
         let mut listeners = Vec::new();
         for peer in &self.peers {
             listeners.push((peer.clone(), TcpListener::bind(("127.0.0.1", 0)).await?));

@@ -163,8 +163,7 @@ impl ClientProcess {
         }
         self.signal(libc::SIGKILL);
         let status = self.child.wait().await?;
-        self.exited = Some(status);
-        self.note_ended();
+        self.reaped(status);
         Ok(status)
     }
 
@@ -185,12 +184,19 @@ impl ClientProcess {
     fn end_group(&mut self) {
         self.signal(libc::SIGKILL);
         if let Ok(Some(status)) = self.child.try_wait() {
-            self.exited = Some(status);
-            self.note_ended();
+            self.reaped(status);
         }
     }
 
-    fn note_ended(&self) {
+    /// The leader was reaped with `status`: the group is over, and the
+    /// watchdog told so, once.
+    fn reaped(&mut self, status: ExitStatus) {
+        assert!(
+            self.exited.is_none(),
+            "process group {} reaped twice",
+            self.pgid
+        );
+        self.exited = Some(status);
         if let Some(w) = self.watchdog.upgrade() {
             w.note(&format!("-{}", self.pgid));
         }
@@ -200,6 +206,8 @@ impl ClientProcess {
         if self.exited.is_some() {
             return;
         }
+        // Never 0 or below: killpg would signal the lab's own group.
+        assert!(self.pgid > 0, "signal {sig} to process group {}", self.pgid);
         // SAFETY: killpg has no memory effects; the leader is not reaped
         // (exited is None), so the id is still this group's.
         unsafe {

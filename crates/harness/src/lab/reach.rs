@@ -80,6 +80,7 @@ pub(crate) fn program(cmd: &[String]) -> Option<PathBuf> {
 /// group `pgid`, if it cannot: the first such process, in pid order.
 /// Processes that ended while being looked at are passed over.
 pub(crate) fn unreachable_in_group(pgid: i32, lib: &Path) -> Option<String> {
+    assert!(pgid > 0, "the processes of group {pgid}");
     let lib_name = lib.file_name()?.to_string_lossy().into_owned();
     group(pgid).into_iter().find_map(|pid| {
         let exe = fs::read_link(format!("/proc/{pid}/exe")).ok()?;

@@ -117,7 +117,12 @@ impl LabWorld {
             } else {
                 p.resume();
             }
-        } else if host == "store" {
+        } else {
+            // lab::refuse refuses a pause of the sentinel.
+            assert_eq!(
+                host, "store",
+                "lab: a pause of {host}, no node, client or store"
+            );
             self.store.set_paused(paused);
         }
     }
@@ -169,7 +174,10 @@ impl engine::World for LabWorld {
             Err(e) => panic!("lab: restarting {host}: {e}"),
         }
         for (from, link) in self.net.links_into(host) {
-            if let Some(a) = node.addr(from) {
+            // Every host with a link to a node has a port on it.
+            let a = node.addr(from);
+            assert!(a.is_some(), "lab: {host} came back with no port for {from}");
+            if let Some(a) = a {
                 link.set_server(a);
             }
         }
@@ -196,6 +204,12 @@ impl engine::World for LabWorld {
     }
 
     fn jump_clock(&mut self, host: &str, by_ms: f64) {
+        // lab::refuse refuses a jump of a client's, the store's and the
+        // sentinel's clocks.
+        assert!(
+            self.nodes.contains_key(host),
+            "lab: a clock jump of {host}, not a node"
+        );
         match self.nodes.get_mut(host) {
             Some(LabNode::Own(n)) => n.clock.jump(by_ms),
             Some(LabNode::Redis(r)) => r.jump_clock(by_ms),
@@ -204,6 +218,13 @@ impl engine::World for LabWorld {
     }
 
     fn set_clock_rate(&mut self, host: &str, _at: Duration, rate: f64) -> f64 {
+        // A client whose clock a fault changes has one through libfaketime
+        // (`faketime::needed`); lab::refuse refuses the store's and the
+        // sentinel's.
+        assert!(
+            self.nodes.contains_key(host) || self.clocks.contains_key(host),
+            "lab: a clock rate for {host}, neither a node nor a client with a clock of its own"
+        );
         let mut from = 1.0;
         match self.nodes.get_mut(host) {
             Some(LabNode::Own(n)) => {
