@@ -109,6 +109,11 @@ impl Acquisitions {
                 .map_or(0, |(acq, _)| *acq),
             None => self.latest(),
         };
+        assert!(
+            acq <= self.latest(),
+            "a write in acquisition {acq}, past the latest {}",
+            self.latest()
+        );
         let seq = self.seqs.entry(acq).or_insert(0);
         *seq += 1;
         (acq, *seq)
@@ -277,7 +282,9 @@ impl LabRecorder {
         state.heard.insert(e.client().to_string());
         match &e {
             StoreEvent::Ready { client } => {
-                state.ready.insert(client.clone());
+                // The store reports a second `READY` as an error.
+                let first = state.ready.insert(client.clone());
+                assert!(first, "{client}'s READY recorded twice");
             }
             StoreEvent::Held { client, .. }
             | StoreEvent::Write { client, .. }
@@ -324,6 +331,10 @@ impl LabRecorder {
     /// release, each `HELD` while it holds an extension.
     pub(crate) fn aim(&self, aimer: Aimer, ttl: Duration) {
         let mut state = self.lock();
+        assert!(
+            state.aimer.is_none(),
+            "the aimed nemesis set twice in a run"
+        );
         state.aimer = Some(aimer);
         state.ttl = ttl;
     }
@@ -443,6 +454,12 @@ fn push(state: &mut State, time: Duration, host: &str, kind: EventKind) {
         aim_at(state, &e, changes);
     }
     let at = state.events.partition_point(|x| x.time <= time);
+    // In time order: after every event at or before it, before the rest.
+    assert!(
+        (at == 0 || state.events[at - 1].time <= time)
+            && state.events.get(at).is_none_or(|x| x.time > time),
+        "the history out of time order around {time:?}"
+    );
     state.events.insert(at, e);
 }
 
@@ -556,6 +573,7 @@ fn store_events(
             let validity = Duration::from_millis(valid_ms);
             let valid_until = said + validity;
             let kind = if a.open {
+                assert!(a.latest() > 0, "{client}: an extension with no acquisition");
                 EventKind::Extended {
                     acq: a.latest(),
                     validity,
@@ -565,6 +583,12 @@ fn store_events(
                 let acq = a.latest() + 1;
                 a.open = true;
                 a.starts.push((acq, said));
+                // Numbered 1, 2, ... in the order the store read them.
+                assert_eq!(
+                    a.starts.len() as u64,
+                    acq,
+                    "{client}'s acquisitions misnumbered"
+                );
                 let token = state.ownership.token_of(&client, &resource);
                 EventKind::Acquired {
                     acq,
@@ -585,6 +609,7 @@ fn store_events(
             }
             a.open = false;
             let acq = a.latest();
+            assert!(acq > 0, "{client}: a release with no acquisition");
             vec![
                 (client.clone(), EventKind::ReleaseStart { acq }),
                 (client, EventKind::Released { acq, nodes: 0 }),
@@ -622,7 +647,14 @@ fn store_events(
         StoreEvent::Bad { client, error } => vec![(client, EventKind::StoreError { error })],
         StoreEvent::Ready { client } => vec![(client, EventKind::Ready)],
         StoreEvent::Fence { client, token, .. } => {
-            state.clients.entry(client).or_default().fence = Some(token);
+            let a = state.clients.entry(client.clone()).or_default();
+            // The store hands tokens out, and reports them, in order.
+            assert!(
+                a.fence.is_none_or(|f| f < token),
+                "{client}'s fencing token {token} after {:?}",
+                a.fence
+            );
+            a.fence = Some(token);
             vec![]
         }
     }

@@ -150,6 +150,15 @@ pub struct Store {
 impl Store {
     /// Listens on a port of its own for each of `clients`.
     pub async fn start(clients: &[String], sink: Sink) -> io::Result<Store> {
+        // One port per client: the client is known by its port.
+        let mut names: Vec<&String> = clients.iter().collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            clients.len(),
+            "the store: a client named twice"
+        );
         let (paused, _) = watch::channel(false);
         let (ready, _) = watch::channel(false);
         let highest: Highest = Arc::default();
@@ -274,6 +283,10 @@ async fn serve_requests(
             Ok(Some(args)) => args,
             Ok(None) | Err(_) => return,
         };
+        // The store reads forward, each request past `start`, its first
+        // byte: `sent_at` forgets the chunks before it.
+        let end = conn.consumed();
+        assert!(end > start, "a request from byte {start} to {end}");
         let sent = peer.and_then(|p| port.times.sent_at(p, start));
         let reply = match store_command(port, &args, sent) {
             // READY waits for the run's clock (the store reads nothing more
@@ -322,6 +335,7 @@ fn is_ready(args: &[Bytes]) -> bool {
 /// The reply to a store command (sent at `sent`), None for any other
 /// command.
 fn store_command(port: &Port, args: &[Bytes], sent: Option<Instant>) -> Option<Frame> {
+    assert!(!args.is_empty(), "a store command with no name");
     let text: Vec<String> = args
         .iter()
         .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -359,6 +373,10 @@ fn store_command(port: &Port, args: &[Bytes], sent: Option<Instant>) -> Option<F
 
 /// A store command as an event (a write not yet judged by fencing).
 fn parse(client: &str, name: &str, args: &[String]) -> Result<StoreEvent, String> {
+    assert!(
+        ["LOCKKEY", "WRITE", "HELD", "RELEASED", "FENCE", "READY"].contains(&name),
+        "{name} parsed as a store command"
+    );
     let usage = |u: &str| format!("wrong arguments for '{name}': usage {name} {u}");
     let own = |c: &String| {
         if c == client {
@@ -462,6 +480,16 @@ fn apply(port: &Port, event: StoreEvent, sent: Option<Instant>) -> Frame {
     if let (true, Some(f)) = (applied, fence) {
         *top = f;
     }
+    // The fencing rule: the highest token accepted never goes down, and
+    // only a token below it is rejected.
+    assert!(
+        *top >= before,
+        "{resource}: the highest token went from {before} to {top}"
+    );
+    assert!(
+        applied || fence.is_some_and(|f| f < before),
+        "{resource}: a write with token {fence:?} rejected, the highest being {before}"
+    );
     // Reported under the lock: the sink sees writes in the order applied.
     (port.sink)(StoreEvent::Write {
         client,
