@@ -77,6 +77,20 @@ pub(crate) fn check(s: &Scenario, text: &str, file: &str) -> Result<Vec<String>,
             return Err(err(&key, key_line(text, &format!("clients.{k}")), m));
         }
     }
+    // The refusals are complete: without libfaketime no key that sets or
+    // changes a client's clock is left (the run would name it only once
+    // the client ran, `client_clock_key`).
+    assert!(
+        super::faketime::library().is_some() || client_clock_key(s, text).is_none(),
+        "{file}: a client's clock is set, libfaketime is missing, and the lab did not refuse it"
+    );
+    // Every fault's trigger is one the lab sees: the start, or ownership.
+    assert!(
+        s.faults
+            .iter()
+            .all(|f| matches!(f.after, Trigger::Start | Trigger::Acquired(_))),
+        "{file}: a trigger the lab cannot see was not refused"
+    );
     let mut notes = Vec::new();
     if key_line(text, "tick").is_some() {
         notes.push("tick is ignored: the lab runs in real time".to_string());

@@ -130,9 +130,15 @@ pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outco
     };
     lab.stop().await;
     driven?;
+    let clients: Vec<ClientEnd> = std::mem::take(&mut lab.ends).into_values().collect();
+    assert_eq!(
+        clients.len(),
+        setup.scenario.clients.len(),
+        "a run's outcome has an end for each of its clients"
+    );
     Ok(Outcome {
         history: lab.world.rec.history(),
-        clients: std::mem::take(&mut lab.ends).into_values().collect(),
+        clients,
         faults: lab.engine.faults(),
         causes: std::mem::take(&mut lab.causes),
         phases: marks.phases(),
@@ -149,6 +155,13 @@ impl Lab {
         let rec = LabRecorder::new(origin, &resources, s.cluster.topology, s.cluster.nodes);
         // The scenario was checked for the lab (`refuse`): triggers are
         // `acquired`, released when the lab first sees the client own.
+        assert!(
+            s.faults
+                .iter()
+                .all(|f| matches!(f.after, Trigger::Start | Trigger::Acquired(_))),
+            "lab: scenario {}: a fault's trigger the lab cannot see (lab::refuse refuses it)",
+            s.name
+        );
         let (queue, waiting, aimer) = fault_plan(s, setup.seed);
         let mut engine = Engine::new(s, setup.seed, queue);
         engine.wait_for(waiting);
@@ -170,6 +183,11 @@ impl Lab {
         } else {
             (start_nodes(s, &rec, &net, &clocks, &master).await?, None)
         };
+        assert_eq!(
+            nodes.len(),
+            s.cluster.nodes,
+            "lab: the nodes started are the scenario's"
+        );
         let sink_rec = rec.clone();
         let store = Store::start(&clients, Arc::new(move |e| sink_rec.store(e)))
             .await
@@ -249,6 +267,11 @@ impl Lab {
                 Arc::new(move |a: &str| mine.get(a).cloned().unwrap_or_else(|| a.to_string()));
             listeners.push((l, show));
         }
+        assert_eq!(
+            listeners.len(),
+            self.scenario.clients.len(),
+            "the sentinel listens once for each client"
+        );
         let (rec, master) = (self.world.rec.clone(), self.world.master.clone());
         let cfg = SentinelConfig {
             nodes: node_addrs.clone(),
@@ -278,6 +301,10 @@ impl Lab {
     }
 
     fn spawn_clients(&mut self, setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<(), LabFailure> {
+        assert!(
+            self.world.clients.is_empty() && self.ends.is_empty(),
+            "a run's clients are spawned once"
+        );
         for spec in &self.scenario.clients {
             let mut env = client_env(&self.scenario, spec, setup.seed, &self.world.net);
             let log = setup.logs.join(format!("{}.log", spec.name));
@@ -294,7 +321,8 @@ impl Lab {
                     setup.cmd.join(" ")
                 ))
             })?;
-            self.world.clients.insert(spec.name.clone(), p);
+            let twice = self.world.clients.insert(spec.name.clone(), p).is_some();
+            assert!(!twice, "client {} spawned twice in a run", spec.name);
             self.ends.insert(
                 spec.name.clone(),
                 ClientEnd {
@@ -321,6 +349,13 @@ impl Lab {
         if !faketime::needed(s, setup.seed, client) {
             return Ok(None);
         }
+        // A clock the lab sets has a key that set it: a client libfaketime
+        // cannot reach is refused naming it ([`Lab::check_reach`]).
+        assert!(
+            super::refuse::client_clock_key(s, "").is_some(),
+            "client {client} needs libfaketime, yet no key of scenario {} sets its clock",
+            s.name
+        );
         // refuse::check made sure the library is there.
         let lib = faketime::library().expect("libfaketime, checked before the run");
         let (offset, rate) = clock_draws(s, setup.seed)[client];
@@ -340,6 +375,11 @@ impl Lab {
     /// waits. A client not ready [`READY_WAIT`] after its launch is a cause
     /// of an inconclusive run; the others go on.
     async fn wait_ready(&mut self) -> Result<(), LabFailure> {
+        assert_eq!(
+            self.ends.len(),
+            self.scenario.clients.len(),
+            "every client is spawned before the ready barrier"
+        );
         let launched = Instant::now();
         let without_ready = loop {
             self.check_reach()?;
@@ -398,6 +438,8 @@ impl Lab {
             }
             let running = self.ends.values().any(|e| e.status.is_empty());
             if (ended && !running) || now >= limit {
+                // The limit is past the end: the end is recorded first.
+                assert!(ended, "a run stopped at {now:?} before its end {end:?}");
                 marks.exited = Instant::now();
                 return Ok(());
             }
@@ -421,6 +463,10 @@ impl Lab {
         }
         let lib = faketime::library().expect("libfaketime, checked before the run");
         for client in heard {
+            assert!(
+                self.world.clocks.contains_key(&client),
+                "client {client} looked at for libfaketime has no clock of its own"
+            );
             let pgid = self.world.clients[&client].pid() as i32;
             if let Some(why) = super::reach::unreachable_in_group(pgid, &lib) {
                 let (key, _) = super::refuse::client_clock_key(&self.scenario, "")
@@ -645,6 +691,16 @@ async fn open_links(
         .await
         .map_err(io_err("opening a link"))?;
     }
+    // With real servers, one map pair for each node the sentinel watches.
+    let watched = match real && s.cluster.topology == Topology::Single {
+        true => nodes.len(),
+        false => 0,
+    };
+    assert_eq!(
+        maps.len(),
+        watched,
+        "the sentinel's port maps, one per node"
+    );
     Ok(maps)
 }
 
@@ -667,6 +723,12 @@ fn client_env(
     let nodes: Vec<String> = (1..=s.cluster.nodes)
         .map(|i| addr(&format!("n{i}")))
         .collect();
+    // The links open before the clients start.
+    assert!(
+        nodes.iter().all(|a| !a.is_empty()) && !addr("store").is_empty(),
+        "client {} is started before its links to the nodes and the store",
+        c.name
+    );
     let range = |lo: Duration, hi: Duration| format!("{}..{}", env_millis(lo), env_millis(hi));
     let hold = match c.hold {
         Hold::Validity => "validity".to_string(),
