@@ -114,6 +114,16 @@ pub(crate) async fn replicate(
     nodes: &BTreeMap<String, LabNode>,
     sentinel_maps: &[(String, PortMap, PortMap)],
 ) -> Result<(), LabFailure> {
+    assert_eq!(
+        s.cluster.topology,
+        crate::scenario::Topology::Single,
+        "replicas outside the single topology"
+    );
+    assert_eq!(
+        sentinel_maps.len(),
+        nodes.len(),
+        "the sentinel's port maps, one per node"
+    );
     let names: Vec<String> = nodes.keys().cloned().collect();
     for (to, up, down) in sentinel_maps {
         for other in names.iter().filter(|n| *n != to) {
@@ -182,6 +192,12 @@ pub(crate) async fn start_sentinel(
         .map(|i| format!("n{i}"))
         .map(|n| (port(net, "sentinel", &n), n))
         .collect();
+    // Each node the sentinel knows by a port of its own: its link's.
+    assert_eq!(
+        by_port.len(),
+        s.cluster.nodes,
+        "two nodes behind one port of the sentinel's"
+    );
     let (rec, master) = (rec.clone(), master.clone());
     let on_switch: OnSwitch = Arc::new(move |old, new| {
         let name = |p: u16| by_port.get(&p).cloned().unwrap_or_else(|| p.to_string());

@@ -149,6 +149,13 @@ impl Correlator {
         };
         let name = cmd.first().map(upper).unwrap_or_default();
         if WRITES.contains(&name.as_str()) {
+            // Segments in order: the marks never go back.
+            assert!(
+                self.lines.back().is_none_or(|l| l.mark <= self.mon_mark),
+                "{}: a command of segment {} after one of a later segment",
+                self.node,
+                self.mon_mark
+            );
             self.lines.push_back(Line {
                 mark: self.mon_mark,
                 client,
@@ -159,6 +166,7 @@ impl Correlator {
 
     /// An effect from the stream, arrived at `at`.
     pub(crate) fn stream(&mut self, at: Duration, cmd: Vec<Bytes>) -> Vec<Attributed> {
+        assert!(!cmd.is_empty(), "{}: an empty effect", self.node);
         if let Some((node, n)) = Self::marker_of(&cmd) {
             if node == self.node {
                 self.stream_mark = self.stream_mark.max(n);
@@ -174,6 +182,14 @@ impl Correlator {
         ) {
             return Vec::new();
         }
+        assert!(
+            self.effects
+                .back()
+                .is_none_or(|e| e.mark <= self.stream_mark),
+            "{}: an effect of segment {} after one of a later segment",
+            self.node,
+            self.stream_mark
+        );
         self.effects.push_back(Effect {
             at,
             mark: self.stream_mark,
@@ -189,6 +205,7 @@ impl Correlator {
         while let Some(first) = self.effects.front() {
             let seg = first.mark;
             let closed = self.stream_mark > seg && self.mon_mark > seg;
+            let waiting = self.effects.len();
             if closed {
                 out.extend(self.segment(seg));
             } else if now.saturating_sub(first.at) >= UNCLOSED {
@@ -196,6 +213,12 @@ impl Correlator {
             } else {
                 break;
             }
+            // The first segment is done with, whichever way.
+            assert!(
+                self.effects.front().is_none_or(|e| e.mark > seg) && self.effects.len() < waiting,
+                "{}: segment {seg}'s effects left waiting",
+                self.node
+            );
         }
         // Commands of segments the stream has closed explain nothing more.
         let done = self.stream_mark.min(self.mon_mark);
@@ -233,6 +256,12 @@ impl Correlator {
             lines.push(self.lines.pop_front().expect("checked"));
         }
         let owners = align(&effects, &lines);
+        assert_eq!(
+            owners.len(),
+            effects.len(),
+            "{}: an owner per effect",
+            self.node
+        );
         let mut out = Vec::new();
         for (e, owner) in effects.iter().zip(owners) {
             let client = owner.and_then(|i| lines[i].client.clone());
@@ -488,6 +517,19 @@ fn align(effects: &[Effect], lines: &[Line]) -> Vec<Option<usize>> {
             j += 1;
         }
     }
+    // The walk back takes the longest matching, keeping both orders.
+    let taken: Vec<usize> = owners.iter().flatten().copied().collect();
+    assert!(
+        taken.windows(2).all(|w| w[0] < w[1]),
+        "effects matched out of the commands' order: {taken:?}"
+    );
+    assert_eq!(
+        taken.len(),
+        best.first()
+            .and_then(|r| r.first())
+            .map_or(0, |b| *b as usize),
+        "a matching shorter than the longest"
+    );
     owners
 }
 

@@ -83,6 +83,13 @@ impl RedisNode {
     /// Its clock moved by `by_ms` (it has one of its own: [`super::refused`]
     /// made sure libfaketime is there).
     pub(crate) fn jump_clock(&mut self, by_ms: f64) {
+        // A node a fault or the nemesis may move has a clock of its own
+        // (`clock_needed`).
+        assert!(
+            self.server.clock.is_some(),
+            "{}: a clock jump of a server with no clock of its own",
+            self.server.name
+        );
         if let Some(c) = &mut self.server.clock {
             c.jump(by_ms).expect("lab: rewriting a server's clock file");
         }
@@ -90,6 +97,11 @@ impl RedisNode {
 
     /// Its clock's rate set; the rate it had.
     pub(crate) fn set_clock_rate(&mut self, rate: f64) -> f64 {
+        assert!(
+            self.server.clock.is_some(),
+            "{}: a clock rate for a server with no clock of its own",
+            self.server.name
+        );
         let Some(c) = &mut self.server.clock else {
             return 1.0;
         };

@@ -207,6 +207,14 @@ impl Watch {
             let Ok(Some((frame, used))) = resp::parse(buf) else {
                 return (any, asked);
             };
+            // A frame takes bytes, and no more than were read: the
+            // offset acknowledged is what was read.
+            assert!(
+                used > 0 && used <= buf.len(),
+                "{}: a frame of {used} bytes in {}",
+                self.node,
+                buf.len()
+            );
             buf.advance(used);
             self.pos.offset += used as u64;
             let Frame::Array(items) = frame else { continue };

@@ -50,6 +50,10 @@ impl RealSentinel {
         watchdog: &Arc<Watchdog>,
         on_switch: OnSwitch,
     ) -> io::Result<RealSentinel> {
+        assert!(
+            !replica_ports.contains(&master_port),
+            "the sentinel's master at port {master_port}, a replica's"
+        );
         std::fs::create_dir_all(dir)?;
         let down_after = failover_after.as_millis().max(1);
         let failover_timeout = FAILOVER_TIMEOUT.as_millis();

@@ -77,6 +77,7 @@ impl RedisHost {
         let Some(mut p) = self.process.take() else {
             return false;
         };
+        assert!(self.addr.is_some(), "{}: up, with no address", self.name);
         self.addr = None;
         p.kill();
         // Reaps it (the group is dead: nothing else reaches it).
@@ -114,6 +115,8 @@ impl RedisHost {
     /// Starts the process on a free port, trying again (another port) if
     /// it could not bind the one picked or did not answer.
     async fn boot(&mut self) -> io::Result<()> {
+        // One process a boot: a server is started only while down.
+        assert!(self.process.is_none(), "{}: started while up", self.name);
         let conf = self.dir.join("redis.conf");
         let env = self
             .clock
@@ -140,6 +143,11 @@ impl RedisHost {
         let (p, addr, attempts) = launch.start(log).await.map_err(|e| {
             io::Error::other(format!("redis-server for {} did not start: {e}", self.name))
         })?;
+        assert!(
+            (1..=5).contains(&attempts),
+            "{}: up after {attempts} attempts",
+            self.name
+        );
         self.boots += attempts;
         self.process = Some(p);
         self.addr = Some(addr);
