@@ -456,8 +456,10 @@ fn score_bound(b: &[u8]) -> Option<Bound> {
 fn could_make(line: &[Bytes], e: &[Bytes]) -> bool {
     let (l, name) = (upper(&line[0]), upper(&e[0]));
     let key = |c: &[Bytes]| c.get(1).cloned();
-    if key(line) != key(e) && !(matches!(l.as_str(), "DEL" | "UNLINK") && line[1..].contains(&e[1]))
-    {
+    // A DEL or UNLINK of several keys makes the removal of any of them; an
+    // effect without a key (FLUSHALL, FLUSHDB) is made by no DEL.
+    let deletes = |k: &Bytes| matches!(l.as_str(), "DEL" | "UNLINK") && line[1..].contains(k);
+    if key(line) != key(e) && !e.get(1).is_some_and(deletes) {
         return false;
     }
     let value = |c: &[Bytes]| c.get(2).cloned();
@@ -730,5 +732,21 @@ mod tests {
                 "DEL k:2 by -"
             ]
         );
+    }
+
+    #[test]
+    fn a_flush_beside_a_delete_of_another_key_is_each_its_own() {
+        // A DEL and a FLUSHALL between the same two marks: the FLUSHALL,
+        // an effect of one word, is no DEL's (this indexed past its end
+        // and killed the node's history reader).
+        let mut c = Correlator::new("n1");
+        mark(&mut c, 1);
+        c.monitor(false, Some("c1".into()), cmd("del other"));
+        c.monitor(false, Some("c2".into()), cmd("flushall"));
+        c.stream(ms(1), cmd("DEL other"));
+        c.stream(ms(1), cmd("FLUSHALL"));
+        mark(&mut c, 2);
+        let out = c.ready(ms(2));
+        assert_eq!(shown(&out), ["DEL other by c1", "FLUSHALL by c2"]);
     }
 }

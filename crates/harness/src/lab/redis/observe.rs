@@ -24,6 +24,7 @@ use crate::lab::net::Peers;
 use crate::lab::record::LabRecorder;
 use bytes::{Buf, Bytes, BytesMut};
 use redlock_proto::resp::{self, Frame};
+use std::future::Future as _;
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -38,6 +39,18 @@ pub(crate) struct Observer {
 
 impl Drop for Observer {
     fn drop(&mut self) {
+        // A reader that panicked (a broken invariant) must not end quietly
+        // with its node's changes missing from the history: its panic goes
+        // on here, and the run fails (exit 70) instead of being judged.
+        if self.task.is_finished() && !std::thread::panicking() {
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(Err(e)) = std::pin::Pin::new(&mut self.task).poll(&mut cx)
+            {
+                if e.is_panic() {
+                    std::panic::resume_unwind(e.into_panic());
+                }
+            }
+        }
         self.task.abort();
     }
 }
