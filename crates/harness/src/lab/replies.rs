@@ -276,7 +276,11 @@ fn scan(buf: &[u8], pos: usize, depth: usize) -> Result<Option<usize>, ()> {
         }
         b'*' | b'~' | b'>' | b'%' | b'|' => {
             let n = count()?;
-            let items = if matches!(tag, b'%' | b'|') { n * 2 } else { n };
+            let items = if matches!(tag, b'%' | b'|') {
+                n.saturating_mul(2)
+            } else {
+                n
+            };
             let mut at = line_end;
             for _ in 0..items.max(0) {
                 match scan(buf, at, depth + 1)? {
@@ -374,5 +378,14 @@ mod tests {
         );
         p.answered(b"-ERR unknown command 'FOO'\r\n");
         assert_eq!(*seen.lock().unwrap(), ["?: ERR unknown command 'FOO'"]);
+    }
+
+    #[test]
+    fn an_enormous_map_count_waits_for_more_bytes_instead_of_overflowing() {
+        // A client's bytes: a map header whose count doubled overflows i64.
+        let buf = format!("%{}\r\n", i64::MAX);
+        assert_eq!(scan(buf.as_bytes(), 0, 0), Ok(None));
+        let buf = format!("|{}\r\n", i64::MAX / 2 + 1);
+        assert_eq!(scan(buf.as_bytes(), 0, 0), Ok(None));
     }
 }
