@@ -157,6 +157,12 @@ impl Aimer {
                 }
             })
             .collect::<Vec<Armed>>();
+        // `place_all` stops at the first fault not yet armed: it needs them
+        // in time order, as the blind plan draws them.
+        assert!(
+            armed.windows(2).all(|w| w[0].arm <= w[1].arm),
+            "aim: the blind plan's faults are not in time order"
+        );
         Aimer {
             armed,
             ttl: s.max_ttl,
@@ -440,6 +446,13 @@ impl Aimer {
         } else {
             self.nodes.clone()
         };
+        // A fault aimed at the hold picks its host from these.
+        assert!(
+            !involved.is_empty(),
+            "aim: no node involved in {}'s hold of {}",
+            hold.token,
+            hold.resource
+        );
         (key_nodes, involved)
     }
 
@@ -482,6 +495,10 @@ impl Aimer {
         }
         mine.sort();
         rest.sort();
+        assert!(
+            !mine.iter().any(|h| rest.contains(h)),
+            "aim: a partition with a host on both sides: {mine:?} against {rest:?}"
+        );
         vec![mine, rest]
     }
 }

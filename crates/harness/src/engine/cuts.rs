@@ -50,6 +50,10 @@ impl Cuts {
     }
 
     pub(crate) fn cut(&mut self, from: &str, to: &str, cause: Cause) {
+        assert_ne!(
+            from, to,
+            "cuts: a link from {from} to itself cut ({cause:?})"
+        );
         self.cuts
             .entry((from.into(), to.into()))
             .or_default()
@@ -58,6 +62,10 @@ impl Cuts {
 
     /// Cuts `host` off from every other host, both ways.
     pub(crate) fn cut_off(&mut self, host: &str, cause: Cause) {
+        assert!(
+            self.hosts.iter().any(|h| h == host),
+            "cuts: {host}, not a host of the world, cut off ({cause:?})"
+        );
         let hosts = std::mem::take(&mut self.hosts);
         for o in hosts.iter().filter(|h| *h != host) {
             self.cut(host, o, cause);
@@ -69,6 +77,15 @@ impl Cuts {
     /// Cuts every link between two of `sides` (only side 1 -> side 2 when
     /// `oneway`).
     pub(crate) fn cut_sides(&mut self, sides: &[Vec<String>], oneway: bool, cause: Cause) {
+        // The parser, the nemesis and the aimer give disjoint sides of the
+        // world's hosts.
+        let mut seen: BTreeSet<&String> = BTreeSet::new();
+        for h in sides.iter().flatten() {
+            assert!(
+                self.hosts.contains(h) && seen.insert(h),
+                "cuts: a partition {sides:?} with {h} twice or not a host of the world"
+            );
+        }
         for (i, a_side) in sides.iter().enumerate() {
             for b_side in &sides[i + 1..] {
                 for (a, b) in a_side
@@ -100,6 +117,7 @@ impl Cuts {
 
     /// What `from -> to` should be, by the cuts on it now.
     pub(crate) fn wanted(&self, from: &str, to: &str) -> LinkState {
+        assert_ne!(from, to, "cuts: the state of a link from {from} to itself");
         let key = (from.to_string(), to.to_string());
         match self.cuts.get(&key) {
             Some(s) if s.iter().any(|(_, k)| *k == "crash") => LinkState::Dropped,

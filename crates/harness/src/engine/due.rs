@@ -81,11 +81,21 @@ pub struct Applied {
 pub(crate) fn on_ms(d: Duration) -> Duration {
     let ms = Duration::from_millis(1);
     let rest = d.as_nanos() % ms.as_nanos();
-    if rest == 0 {
+    let up = if rest == 0 {
         d
     } else {
         d + ms - Duration::from_nanos(rest as u64)
-    }
+    };
+    assert!(
+        up >= d && up - d < ms,
+        "on_ms: {d:?} moved to {up:?}, not up to the next whole millisecond"
+    );
+    assert_eq!(
+        up.subsec_nanos() % 1_000_000,
+        0,
+        "on_ms: {d:?} rounded to {up:?}, not a whole millisecond"
+    );
+    up
 }
 
 #[cfg(test)]

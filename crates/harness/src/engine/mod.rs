@@ -21,7 +21,7 @@ use crate::scenario::{DurRange, FaultAction, Restart, Scenario, Target, Trigger}
 use cuts::{Cause, Cuts};
 use due::{Applied, Due, Waiting};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::time::Duration;
 
@@ -105,6 +105,8 @@ pub(crate) struct Engine {
     /// releases its own at the trigger's instant).
     waiting: Vec<Waiting>,
     timers: BTreeMap<(Duration, u64), Timer>,
+    /// The cluster's nodes (`n1`..`nN`): what a crash or a restart acts on.
+    nodes: BTreeSet<String>,
     /// Nodes down, with the id of their crash.
     down: BTreeMap<String, u64>,
     /// Hosts paused until the engine resumes them ([`PauseEnd::OnResume`]),
@@ -142,6 +144,7 @@ impl Engine {
             queue,
             waiting: Vec::new(),
             timers: BTreeMap::new(),
+            nodes: (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect(),
             down: BTreeMap::new(),
             paused: BTreeMap::new(),
             slowed: BTreeMap::new(),
@@ -230,7 +233,21 @@ impl Engine {
             let due = self.queue.remove(0);
             let at = world.instant(due.time);
             self.last_skip = None;
+            if let due::Origin::File(i) = due.origin {
+                // A file's fault is planned once (due, or waiting for its
+                // trigger, which releases it once): it comes due once.
+                assert!(
+                    !self.applied.iter().any(|a| a.origin == due.origin)
+                        && !self.skipped.iter().any(|(k, _)| *k == i),
+                    "engine: the file's fault {i} came due a second time"
+                );
+            }
             if self.apply(world, at, due.action.clone()).await {
+                assert!(
+                    self.last_skip.is_none(),
+                    "engine: a fault both applied and skipped ({:?})",
+                    self.last_skip
+                );
                 self.applied.push(Applied {
                     time: due.time,
                     action: due.action,
@@ -250,14 +267,36 @@ impl Engine {
                 break;
             }
             let at = world.instant(entry.key().0);
+            let timer_id = entry.key().1;
             let timer = entry.remove();
-            self.fire(world, at, timer).await;
+            self.fire(world, at, timer_id, timer).await;
             changed = true;
         }
         if changed {
+            self.check_state();
             world.sync_links(&self.cuts);
         }
         changed
+    }
+
+    /// What the engine's bookkeeping guarantees between two faults: only
+    /// nodes are down, each from a crash the engine made; a pause the
+    /// engine ends is of a host that is up (a crash ends its pause, a
+    /// pause of a node that is down is skipped).
+    fn check_state(&self) {
+        for (host, crash) in &self.down {
+            assert!(
+                self.nodes.contains(host) && *crash <= self.next_id,
+                "engine: {host} down from crash {crash}, not a node's crash the engine made (ids to {})",
+                self.next_id
+            );
+        }
+        for host in self.paused.keys() {
+            assert!(
+                !self.down.contains_key(host),
+                "engine: {host} both down and paused until the engine resumes it"
+            );
+        }
     }
 
     fn id(&mut self) -> u64 {
@@ -267,7 +306,12 @@ impl Engine {
 
     fn after<W: World>(&mut self, world: &W, at: Duration, timer: Timer) {
         let id = self.id();
-        self.timers.insert((world.timer_due(at), id), timer);
+        let due = world.timer_due(at);
+        assert!(
+            due >= at,
+            "engine: a timer set for {at:?} due earlier, at {due:?} ({timer:?})"
+        );
+        self.timers.insert((due, id), timer);
     }
 
     fn resolve<W: World>(world: &W, t: &Target) -> String {
@@ -373,6 +417,10 @@ impl Engine {
         restart: Option<Restart>,
         kill: bool,
     ) -> bool {
+        assert!(
+            self.nodes.contains(&host),
+            "engine: a crash of {host}, which is not a node"
+        );
         if self.down.contains_key(&host) {
             let skipped = SkippedFault::Crash { host };
             self.skipped(world, at, skipped, SkipReason::AlreadyDown);
@@ -400,6 +448,10 @@ impl Engine {
     /// Brings a crashed node back, its crash's cuts healed; false when it
     /// is up (the skip recorded).
     async fn restart<W: World>(&mut self, world: &mut W, at: Duration, host: &str) -> bool {
+        assert!(
+            self.nodes.contains(host),
+            "engine: a restart of {host}, which is not a node"
+        );
         let Some(crash_id) = self.down.remove(host) else {
             let host = host.to_string();
             self.skipped(
@@ -410,6 +462,12 @@ impl Engine {
             );
             return false;
         };
+        // Its crash ended any pause, and a pause of a node that is down is
+        // skipped: the world never restarts a node it still has paused.
+        assert!(
+            !self.paused.contains_key(host),
+            "engine: {host} restarted with a pause in progress"
+        );
         self.cuts.clear(crash_id);
         world.sync_links(&self.cuts);
         world.restart(host).await;
@@ -432,6 +490,10 @@ impl Engine {
         for_: Duration,
     ) -> bool {
         let for_ms = whole_millis(for_);
+        assert!(
+            self.cuts.hosts().contains(&host),
+            "engine: a pause of {host}, which is not a host of the world"
+        );
         if self.down.contains_key(&host) {
             let skipped = SkippedFault::Pause { host, for_ms };
             self.skipped(world, at, skipped, SkipReason::Down);
@@ -474,7 +536,17 @@ impl Engine {
         }
     }
 
-    async fn fire<W: World>(&mut self, world: &mut W, at: Duration, timer: Timer) {
+    async fn fire<W: World>(&mut self, world: &mut W, at: Duration, timer_id: u64, timer: Timer) {
+        // A restore is made by its fault, after it: the fault's id (one
+        // counter for faults and timers) comes first.
+        if let Timer::Restart(_, fault) | Timer::Clear(fault) | Timer::RestoreLatency(_, _, fault) =
+            &timer
+        {
+            assert!(
+                *fault < timer_id,
+                "engine: timer {timer_id} ({timer:?}) restores fault {fault}, made after it"
+            );
+        }
         match timer {
             Timer::Restart(host, crash) => match self.down.get(&host) {
                 Some(c) if *c == crash => {

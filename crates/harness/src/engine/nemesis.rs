@@ -23,6 +23,13 @@ pub(crate) const MAX_EVENTS: usize = 100_000;
 pub(crate) fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> {
     let nodes: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
     let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
+    // What the parser validated: every kind has hosts to pick from.
+    assert!(
+        !nodes.is_empty() && !clients.is_empty(),
+        "nemesis: a scenario with {} nodes and {} clients",
+        nodes.len(),
+        clients.len()
+    );
     let hosts = s.host_names();
     let mut out = Vec::new();
     let times = |every: Option<Duration>, rng: &mut ChaCha8Rng| -> Vec<Duration> {
@@ -121,9 +128,19 @@ pub(crate) fn plan(s: &Scenario, n: &Nemesis, rng: &mut ChaCha8Rng) -> Vec<Due> 
         });
     }
     out.sort_by_key(|d| d.time);
+    // A fault drawn after the run's end would never act.
+    if let Some(last) = out.last() {
+        assert!(
+            last.time < s.duration,
+            "nemesis: a fault drawn at {:?}, after the run's end at {:?}",
+            last.time,
+            s.duration
+        );
+    }
     out
 }
 
 fn pick(from: &[String], rng: &mut ChaCha8Rng) -> String {
+    assert!(!from.is_empty(), "nemesis: a host picked from none");
     from[rng.random_range(0..from.len())].clone()
 }

@@ -30,6 +30,16 @@ pub(crate) fn fault_plan(s: &Scenario, seed: u64) -> (Vec<Due>, Vec<Waiting>, Op
             }),
         }
     }
+    // Each of the file's faults is planned once: due at a time, or waiting
+    // for its trigger (which releases it once).
+    assert_eq!(
+        queue.len() + waiting.len(),
+        s.faults.len(),
+        "plan: the file's {} faults planned as {} due and {} waiting",
+        s.faults.len(),
+        queue.len(),
+        waiting.len()
+    );
     let mut aimer = None;
     if let Some(n) = &s.nemesis {
         let plan = nemesis::plan(s, n, &mut rng_for(seed, "world", "nemesis"));

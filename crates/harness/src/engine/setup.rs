@@ -2,7 +2,7 @@
 //! generators derived from the seed, each host's clock as drawn, the
 //! nodes' port and persistence.
 
-use crate::scenario::{Persistence, Scenario};
+use crate::scenario::{Persistence, Scenario, MAX_CLOCK_RATE, MIN_CLOCK_RATE};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redlock_node::persistence;
@@ -59,6 +59,12 @@ pub(crate) fn clock_draws(s: &Scenario, seed: u64) -> BTreeMap<String, (f64, f64
                     offset = r.draw(&mut rng_for(seed, &h, "clock_offset"));
                 }
             }
+            // What the parser validated (drift at most 0.99, rates and
+            // offsets bounded): a clock that runs, forwards, at a finite offset.
+            assert!(
+                (MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&rate) && offset.is_finite(),
+                "clocks: {h} drawn with rate {rate} and offset {offset} ms"
+            );
             (h, (offset, rate))
         })
         .collect()
