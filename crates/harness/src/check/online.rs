@@ -182,6 +182,12 @@ impl Checker {
                 acq, valid_until, ..
             } => {
                 if let Some(a) = self.acc_mut((host, *acq)) {
+                    assert!(
+                        t >= a.start,
+                        "checker: {} extended acq={acq} at {t:?}, before its acquisition at {:?}",
+                        e.host,
+                        a.start
+                    );
                     a.valid_until = *valid_until;
                 }
             }
@@ -192,6 +198,12 @@ impl Checker {
             }
             EventKind::ReleaseStart { acq } => {
                 if let Some(a) = self.acc_mut((host, *acq)) {
+                    assert!(
+                        t >= a.start,
+                        "checker: {} released acq={acq} at {t:?}, before its acquisition at {:?}",
+                        e.host,
+                        a.start
+                    );
                     a.release.get_or_insert(t);
                 }
             }
@@ -201,6 +213,12 @@ impl Checker {
             | EventKind::ValidityExpired { acq }
             | EventKind::ReentryFailed { acq, .. } => {
                 if let Some(a) = self.acc_mut((host, *acq)) {
+                    assert!(
+                        t >= a.start,
+                        "checker: {} lost acq={acq} at {t:?}, before its acquisition at {:?}",
+                        e.host,
+                        a.start
+                    );
                     a.lost.get_or_insert(t);
                 }
             }
@@ -256,7 +274,14 @@ impl Checker {
             self.odd.insert((host, acq), i);
         }
         self.latest.insert(resource, i);
-        self.starts.entry(resource).or_default().push(t);
+        let starts = self.starts.entry(resource).or_default();
+        // `settle` finds the first later acquisition by binary search.
+        assert!(
+            starts.last().is_none_or(|last| *last <= t),
+            "checker: an acquisition of {resource} at {t:?} after one at {:?}",
+            starts.last()
+        );
+        starts.push(t);
         self.accs.push(Acc {
             client: host,
             acq,
@@ -269,6 +294,12 @@ impl Checker {
             lost: None,
             written: None,
         });
+        assert_eq!(
+            self.find((host, acq)),
+            Some(i),
+            "checker: {} acq={acq} not found where it was just put",
+            e.host
+        );
     }
 
     /// A `write_applied` event: checked for interleaving now, for
@@ -356,6 +387,15 @@ impl Checker {
                     self.pairs.insert((writer, *other));
                 }
                 for (other, b) in found {
+                    // B's first write came between A's two, in the store's
+                    // order, which is the order of time.
+                    assert!(
+                        before.time <= b.time && b.time <= w.time,
+                        "checker: writes interleaved at {:?}, {:?}, {:?}, out of time order",
+                        before.time,
+                        b.time,
+                        w.time
+                    );
                     self.interleavings.push(Interleaving {
                         resource: self.name(resource).to_string(),
                         first: self.acq_id(writer),
@@ -388,6 +428,11 @@ impl Checker {
     /// acquisition of that instant is known.
     fn settle(&mut self) {
         for p in std::mem::take(&mut self.pending) {
+            assert_eq!(
+                p.w.time, self.now,
+                "checker: a write applied at {:?} decided at {:?}, not at its own instant",
+                p.w.time, self.now
+            );
             let (Some(mine), Some(&latest)) = (self.find(p.writer), self.latest.get(&p.resource))
             else {
                 continue;
@@ -396,6 +441,13 @@ impl Checker {
             if b.start > a.start && b.start <= p.w.time {
                 let starts = &self.starts[&p.resource];
                 let superseded_at = starts[starts.partition_point(|s| *s <= a.start)];
+                assert!(
+                    a.start < superseded_at && superseded_at <= b.start,
+                    "checker: a write of an acquisition at {:?} superseded at {superseded_at:?}, \
+                     not after it and by the one it landed in at {:?}",
+                    a.start,
+                    b.start
+                );
                 let w = StaleWrite {
                     resource: self.name(p.resource).to_string(),
                     writer: self.acq_id(p.writer),
@@ -422,6 +474,21 @@ impl Checker {
             self.call_spans.push((r, start, run_end.max(start)));
         }
         let names = std::mem::take(&mut self.names);
+        // One hold per `acquired` fed, and a latency per call that ended
+        // in one.
+        assert_eq!(
+            self.accs.len() as u64,
+            self.acquisitions,
+            "checker: {} holds for {} acquisitions",
+            self.accs.len(),
+            self.acquisitions
+        );
+        assert!(
+            self.latencies.len() as u64 <= self.acquisitions,
+            "checker: {} lock-call latencies for {} acquisitions",
+            self.latencies.len(),
+            self.acquisitions
+        );
         let holds: Vec<Hold> = std::mem::take(&mut self.accs)
             .into_iter()
             .map(|a| hold_of(a, run_end, &names))
@@ -445,6 +512,12 @@ impl Checker {
             acquire_p99_ms: percentile(&self.latencies, 0.99),
             unavailable_ms: millis_f64(unavailable),
         };
+        assert!(
+            liveness.acquire_p50_ms <= liveness.acquire_p99_ms,
+            "checker: a median acquisition of {} ms above the 99th percentile, {} ms",
+            liveness.acquire_p50_ms,
+            liveness.acquire_p99_ms
+        );
         let mut interleavings = self.interleavings;
         interleavings
             .sort_by(|x, y| (x.times, &x.first, &x.second).cmp(&(y.times, &y.first, &y.second)));
@@ -466,6 +539,18 @@ impl Checker {
 
 /// An acquisition's hold, the history having ended at `run_end`.
 fn hold_of(a: Acc, run_end: Duration, names: &[String]) -> Hold {
+    // Every end the history gives is at or after the acquisition (events
+    // come in time order); only `valid_until`, which the client computes,
+    // may fall before it, and the hold then has no length.
+    for t in [Some(run_end), a.release, a.lost].into_iter().flatten() {
+        assert!(
+            t >= a.start,
+            "checker: {}'s hold acq={} ends at {t:?}, before its start at {:?}",
+            names[a.client as usize],
+            a.acq,
+            a.start
+        );
+    }
     let mut ends = vec![
         (a.valid_until, HoldEnd::ValidityEnd),
         (run_end, HoldEnd::RunEnd),
@@ -502,6 +587,11 @@ fn unavailable(
     // Per resource: (time, change in open calls, change in active holds).
     let mut changes: BTreeMap<&str, Vec<(Duration, i64, i64)>> = BTreeMap::new();
     for (r, start, end) in call_spans {
+        assert!(
+            start <= end,
+            "checker: a lock call on {} ending at {end:?}, before its start at {start:?}",
+            names[*r as usize]
+        );
         let v = changes.entry(names[*r as usize].as_str()).or_default();
         v.push((*start, 1, 0));
         v.push((*end, -1, 0));
@@ -525,12 +615,22 @@ fn unavailable(
                 active += changes[i].2;
                 i += 1;
             }
+            // Every span starts no later than it ends: once an instant is
+            // counted, no count is below zero.
+            assert!(
+                calls >= 0 && active >= 0,
+                "checker: {calls} lock calls and {active} holds open at {t:?}"
+            );
             if let Some(next) = changes.get(i) {
                 if calls > 0 && active <= 0 {
                     unavailable += next.0 - t;
                 }
             }
         }
+        assert!(
+            calls == 0 && active == 0,
+            "checker: {calls} lock calls and {active} holds still open after the last change"
+        );
     }
     unavailable
 }

@@ -39,6 +39,14 @@ use std::time::Duration;
 
 /// Judges a lab history of a cluster of `nodes` nodes in `topology`.
 pub fn check(history: &History, topology: Topology, nodes: usize) -> CheckResult {
+    // The lab's recorder puts each event at its place in time: ownership,
+    // spells and the stale-write rule read the history in that order.
+    let backwards = history.events.windows(2).find(|w| w[1].time < w[0].time);
+    assert!(
+        backwards.is_none(),
+        "outside: the history is out of time order: {:?}",
+        backwards.map(|w| (&w[0], &w[1]))
+    );
     let owners = ownership(history, topology, nodes);
     let reporting: BTreeSet<&str> = history
         .events
@@ -54,6 +62,15 @@ pub fn check(history: &History, topology: Topology, nodes: usize) -> CheckResult
     }
     let mut result = checker.finish();
     let (mut stale, unprotected) = writes(&events, &owners);
+    let applied = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::WriteApplied { .. }))
+        .count();
+    assert!(
+        stale.len() + unprotected as usize <= applied,
+        "outside: {} stale and {unprotected} unprotected writes of {applied} applied",
+        stale.len()
+    );
     send_times(&mut stale, &events);
     classify(&mut stale, &result.holds);
     result.stale_writes = stale;
@@ -101,6 +118,12 @@ fn spells(owners: &Owners, reporting: &BTreeSet<&str>, end: Option<Duration>) ->
     let mut out = Vec::new();
     for (t, resource, owner) in owners {
         if let Some(mut s) = open.remove(resource) {
+            assert!(
+                *t >= s.start,
+                "outside: {}'s ownership of {resource} ends at {t:?}, before it began at {:?}",
+                s.client,
+                s.start
+            );
             s.end = *t;
             out.push(s);
         }
@@ -122,7 +145,16 @@ fn spells(owners: &Owners, reporting: &BTreeSet<&str>, end: Option<Duration>) ->
         };
         open.insert(resource.clone(), spell);
     }
-    out.extend(open.into_values());
+    for s in open.into_values() {
+        assert!(
+            end >= s.start,
+            "outside: {}'s ownership of {} open at the history's end {end:?}, begun after it at {:?}",
+            s.client,
+            s.resource,
+            s.start
+        );
+        out.push(s);
+    }
     out.sort_by_key(|s| s.start);
     out
 }
@@ -305,6 +337,13 @@ fn writes(events: &[Event], owners: &Owners) -> (Vec<StaleWrite>, u64) {
                 }
                 let superseded_at = [by_other, other_held].into_iter().flatten().min();
                 let (landed_in, landed_in_start) = landed(all, client, owned_by.as_ref(), e.time);
+                // Both come from what the history said by the write's instant.
+                assert!(
+                    superseded_at.is_some_and(|s| s <= e.time) && landed_in_start <= e.time,
+                    "outside: a write of {client} applied at {:?}, superseded at {superseded_at:?} \
+                     and landed in an acquisition at {landed_in_start:?}",
+                    e.time
+                );
                 stale.push(StaleWrite {
                     resource: resource.clone(),
                     writer: (client.clone(), *acq),

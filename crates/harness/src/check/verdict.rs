@@ -152,6 +152,25 @@ pub fn conclude(check: &mut CheckResult, causes: Vec<Cause>) {
 /// faults went as `faults` says: each one that came due and could do
 /// nothing, and each one that never came due.
 pub fn never_acted(scenario: &Scenario, faults: &RunFaults) -> Vec<Cause> {
+    // `faults` are this scenario's run's: each of its file's faults came
+    // due at most once, and was then applied or skipped.
+    let mut came_due = vec![0usize; scenario.faults.len()];
+    let file = faults.applied.iter().filter_map(|a| match a.origin {
+        crate::engine::due::Origin::File(i) => Some(i),
+        crate::engine::due::Origin::Nemesis => None,
+    });
+    for i in file.chain(faults.skipped.iter().map(|(i, _)| *i)) {
+        assert!(
+            i < came_due.len(),
+            "verdict: fault {i} of a file with {} faults",
+            came_due.len()
+        );
+        came_due[i] += 1;
+        assert_eq!(
+            came_due[i], 1,
+            "verdict: the file's fault {i} came due twice"
+        );
+    }
     let acted = |i: usize| {
         faults
             .applied
