@@ -316,6 +316,7 @@ fn extend_key(
 /// from `node`). The lab calls it as its clock goes, to record an expiry
 /// at the instant it happened rather than when the node noticed.
 pub(crate) fn expire(node: &mut NodeKeys, now: i64) -> Vec<EventKind> {
+    let next = next_expiry(node);
     let mut out = Vec::new();
     node.retain(|key, state| {
         if key_passed(state.expires_at, now) {
@@ -340,6 +341,13 @@ pub(crate) fn expire(node: &mut NodeKeys, now: i64) -> Vec<EventKind> {
         });
         !state.marks.is_empty()
     });
+    // The lab looks only when `next_expiry` says something is due: what
+    // runs out here, it must have announced.
+    assert!(
+        out.is_empty() || next.is_some_and(|t| t <= now),
+        "expire: at {now} ms, {} expiries where the next one was due at {next:?} ms",
+        out.len()
+    );
     out
 }
 
@@ -367,6 +375,15 @@ pub(crate) fn rebuilt(
     for cmd in effects {
         events.extend(key_events(lock_keys, &mut node, cmd, None, now));
     }
+    // A node that starts from its snapshot only makes marks and sets
+    // expiries: nothing it had is removed as it is rebuilt.
+    let removal = events
+        .iter()
+        .find(|e| !matches!(e, EventKind::KeySet { .. } | EventKind::KeyExtended { .. }));
+    assert!(
+        removal.is_none(),
+        "rebuilt: rebuilding a node's keys made {removal:?}"
+    );
     (node, events)
 }
 

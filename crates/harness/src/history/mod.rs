@@ -6,6 +6,7 @@
 //! `time_ms,host,event,detail` and the run's `trace` is a 64-bit FNV-1a hash
 //! of all rows, so the same file and seed give the same trace on any machine.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -449,7 +450,148 @@ struct Inner {
     buffer: Vec<Event>,
     /// Every event is handed on at or after this time: earlier ones left.
     flushed_to: Duration,
+    /// The time of the last event handed on.
+    handed: Duration,
+    /// Per client, its latest lock call and acquisition (their ids).
+    ids: BTreeMap<String, Ids>,
+    /// The nodes down (crashed and not yet restarted), as recorded.
+    down: BTreeSet<String>,
+    /// When the run's `end` was recorded.
+    ended: Option<Duration>,
     sink: Sink,
+}
+
+impl Inner {
+    /// Checks what `host` records at `time` against the run so far: a node
+    /// restarted after its crash and silent while down, one `end`.
+    fn follow(&mut self, time: Duration, host: &str, kind: &EventKind) {
+        assert!(
+            !self.down.contains(host),
+            "history: {host}, down, recorded {}",
+            kind.name()
+        );
+        match kind {
+            EventKind::Fault(FaultEvent::Crash { host: node, .. }) => {
+                assert!(
+                    self.down.insert(node.clone()),
+                    "history: a crash of {node}, which was down"
+                );
+            }
+            EventKind::Fault(FaultEvent::Restart { host: node }) => {
+                assert!(
+                    self.down.remove(node),
+                    "history: a restart of {node}, which was up"
+                );
+            }
+            EventKind::End => {
+                assert!(
+                    self.ended.is_none(),
+                    "history: the run's end recorded at {time:?} and before, at {:?}",
+                    self.ended
+                );
+                self.ended = Some(time);
+            }
+            _ => {}
+        }
+        Ids::follow(&mut self.ids, host, kind);
+    }
+}
+
+/// A client's latest `call` and `acq`: a client numbers its lock calls
+/// and its acquisitions 1, 2, 3, ..., holds one at a time (released once
+/// before the next), and an event of an acquisition is of its latest (the
+/// store's, of one it made).
+#[derive(Clone, Copy, Debug, Default)]
+struct Ids {
+    call: u64,
+    acq: u64,
+    /// Its latest acquisition released (`released`).
+    released: u64,
+    /// The latest write of its latest acquisition, sent or abandoned.
+    seq: u32,
+}
+
+impl Ids {
+    /// Checks the ids of `kind`, recorded by `host`, against those of
+    /// the clients so far, and takes its own.
+    fn follow(ids: &mut BTreeMap<String, Ids>, host: &str, kind: &EventKind) {
+        let mine = |ids: &BTreeMap<String, Ids>| ids.get(host).copied().unwrap_or_default();
+        match kind {
+            EventKind::LockCall { call, .. } => {
+                let before = mine(ids);
+                assert_eq!(
+                    *call,
+                    before.call + 1,
+                    "history: {host}'s lock call {call} after its call {}",
+                    before.call
+                );
+                ids.entry(host.to_string()).or_default().call = *call;
+            }
+            EventKind::Acquired { acq, .. } => {
+                let before = mine(ids);
+                assert_eq!(
+                    *acq,
+                    before.acq + 1,
+                    "history: {host}'s acquisition {acq} after its acquisition {}",
+                    before.acq
+                );
+                assert_eq!(
+                    before.released, before.acq,
+                    "history: {host} acquired {acq} while holding {}",
+                    before.acq
+                );
+                let mine = ids.entry(host.to_string()).or_default();
+                mine.acq = *acq;
+                mine.seq = 0;
+            }
+            EventKind::WriteSent { acq, seq } | EventKind::WriteAbandoned { acq, seq } => {
+                // Each write leaves, or is abandoned, once, in order.
+                let before = mine(ids);
+                assert!(
+                    *acq >= 1 && *acq == before.acq && *seq == before.seq + 1,
+                    "history: {host}'s {} {seq} of acquisition {acq}, after write {} of {}",
+                    kind.name(),
+                    before.seq,
+                    before.acq
+                );
+                ids.entry(host.to_string()).or_default().seq = *seq;
+            }
+            EventKind::Released { acq, .. } => {
+                let before = mine(ids);
+                assert!(
+                    *acq >= 1 && *acq == before.acq && before.released < *acq,
+                    "history: {host} released acquisition {acq}, its latest being {} and {} released",
+                    before.acq,
+                    before.released
+                );
+                ids.entry(host.to_string()).or_default().released = *acq;
+            }
+            EventKind::ValidityExpired { acq }
+            | EventKind::Extended { acq, .. }
+            | EventKind::Lost { acq, .. }
+            | EventKind::Reentered { acq, .. }
+            | EventKind::ReentryReleased { acq, .. }
+            | EventKind::ReentryFailed { acq, .. }
+            | EventKind::ReleaseStart { acq } => {
+                let latest = mine(ids).acq;
+                assert!(
+                    *acq >= 1 && *acq == latest,
+                    "history: {host}'s {} of acquisition {acq}, its latest being {latest}",
+                    kind.name()
+                );
+            }
+            EventKind::WriteApplied { client, acq, .. }
+            | EventKind::WriteRejected { client, acq, .. } => {
+                let made = ids.get(client).map_or(0, |i| i.acq);
+                assert!(
+                    *acq >= 1 && *acq <= made,
+                    "history: {host}'s {} of {client}'s acquisition {acq}, which made {made}",
+                    kind.name()
+                );
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Where hosts record events. Cheap to clone; shared by every host of a run.
@@ -471,6 +613,10 @@ impl Recorder {
             inner: Arc::new(Mutex::new(Inner {
                 buffer: Vec::new(),
                 flushed_to: Duration::ZERO,
+                handed: Duration::ZERO,
+                ids: BTreeMap::new(),
+                down: BTreeSet::new(),
+                ended: None,
                 sink,
             })),
         }
@@ -490,6 +636,7 @@ impl Recorder {
             kind.name(),
             inner.flushed_to
         );
+        inner.follow(time, host, &kind);
         inner.buffer.push(Event {
             time,
             host: host.to_string(),
@@ -516,6 +663,17 @@ impl Recorder {
         inner.buffer.sort_by_key(|e| e.time);
         let n = inner.buffer.partition_point(|e| e.time < before);
         for e in inner.buffer.drain(..n) {
+            // The sink (the checker) takes them in time order, across
+            // flushes too: `record` refuses what is older than a flush.
+            assert!(
+                e.time >= inner.handed,
+                "history: {} {} at {:?} handed on after an event at {:?}",
+                e.host,
+                e.kind.name(),
+                e.time,
+                inner.handed
+            );
+            inner.handed = e.time;
             (inner.sink)(e);
         }
     }
@@ -523,6 +681,8 @@ impl Recorder {
     /// Hands on every event left: the run is over.
     pub(crate) fn flush_all(&self) {
         self.flush(Duration::MAX);
+        let left = self.lock().buffer.len();
+        assert_eq!(left, 0, "history: {left} events kept after the run's end");
     }
 }
 

@@ -221,6 +221,13 @@ impl Ownership {
         let mut changes = Vec::new();
         for resource in resources {
             let owner = self.owner_of(&resource);
+            // An owner holds the lock with a token of its own on some node.
+            if let Some(c) = &owner {
+                assert!(
+                    self.token_of(c, &resource).is_some(),
+                    "ownership: {c} owns {resource} with no token of its own"
+                );
+            }
             let before = self.now.insert(resource.clone(), owner.clone());
             if before.flatten() != owner {
                 changes.push((resource, owner));
