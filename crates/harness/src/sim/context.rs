@@ -186,6 +186,12 @@ impl Context {
     /// is held outside a host's step (the driver records events too) or for
     /// a fault due later.
     fn hold_for(&self, st: &mut State, time: Duration, due: &Due) {
+        // Released by the event at `time`, or placed from it: never before.
+        assert!(
+            due.time >= time,
+            "sim: a fault due at {:?}, before the event at {time:?} that released it",
+            due.time
+        );
         if due.time > time || !turmoil::in_simulation() {
             return;
         }
@@ -228,6 +234,10 @@ impl Context {
             | FaultAction::ClockRate { .. } => Vec::new(),
         };
         let oneway = matches!(action, FaultAction::Partition { oneway: true, .. });
+        assert!(
+            pairs.iter().all(|(a, b)| a != b),
+            "sim: a fault that holds a link from a host to itself: {action:?}"
+        );
         pairs
             .into_iter()
             .flat_map(|(a, b)| {
@@ -250,6 +260,7 @@ impl Context {
     /// Adds a pause window for `host` (kept by its clock: its timers and,
     /// through [`super::pause`], its sockets wait the pause out).
     pub(crate) fn add_pause(&self, host: &str, start: Duration, end: Duration) {
+        assert!(start <= end, "sim: {host} paused from {start:?} to {end:?}");
         self.clock(host).add_pause(start, end);
     }
 
@@ -271,10 +282,14 @@ impl Context {
     /// any, and for the links a fault released in a host holds).
     pub(crate) fn node_down(&self, node: &str, down: bool) {
         let mut st = self.state();
+        // The engine crashes only nodes that are up, restarts only those down.
         if down {
-            st.down.insert(node.to_string());
+            assert!(
+                st.down.insert(node.to_string()),
+                "sim: {node} went down twice"
+            );
         } else {
-            st.down.remove(node);
+            assert!(st.down.remove(node), "sim: {node} came back while up");
         }
         if let Some(aimer) = &mut st.aimer {
             aimer.node_down(node, down);

@@ -135,6 +135,12 @@ impl Driver<'_> {
             Err(e) if ticks > 1 => panic!("sim: skipped {ticks} ticks from {now:?}: {e}"),
             Err(e) => return Err(RunError(e.to_string())),
         };
+        // The hosts' timers and the driver's faults are set against this.
+        assert_eq!(
+            self.world.sim.elapsed(),
+            end_of_step,
+            "sim: a step of {ticks} ticks from {now:?} ended elsewhere"
+        );
         assert!(
             ticks == 1 || self.wakeups.activity() == activity,
             "sim: skipped {ticks} ticks from {now:?}, but a host ran inside them (a timer the wake-ups did not know)"
@@ -167,7 +173,13 @@ impl Driver<'_> {
         let tick = self.scenario.tick;
         let next = self.next_event(now, ended, timer);
         let quiet = next.saturating_sub(now).as_nanos() / tick.as_nanos();
-        quiet.clamp(1, u32::MAX as u128) as u32
+        let ticks = quiet.clamp(1, u32::MAX as u128) as u32;
+        // A step of many ticks never passes what may happen next.
+        assert!(
+            ticks == 1 || now + tick * ticks <= next,
+            "sim: {ticks} quiet ticks from {now:?} pass the next event at {next:?}"
+        );
+        ticks
     }
 
     /// Whether the tick is whole milliseconds. A shorter one runs the ready

@@ -49,6 +49,10 @@ impl TurmoilLinks {
 
 /// Moves the direction `from -> to` from `have` to `want` (which differ).
 fn transition(sim: &mut Sim<'_>, from: &str, to: &str, have: LinkState, want: LinkState) {
+    assert_ne!(
+        have, want,
+        "sim: a transition of {from} -> {to} to where it is"
+    );
     match want {
         LinkState::Healthy if have == LinkState::Held => sim.release_oneway(from, to),
         LinkState::Healthy => sim.repair_oneway(from, to),

@@ -146,9 +146,18 @@ fn run_into(
     resources.sort();
     resources.dedup();
     let wakeups = Wakeups::default();
+    let clocks = clocks(s, seed, &wakeups);
+    // Host names are distinct (the parser sees to it): each has a clock.
+    assert_eq!(
+        clocks.len(),
+        s.host_names().len(),
+        "sim: {} clocks for the hosts {:?}",
+        clocks.len(),
+        s.host_names()
+    );
     let ctx = Context::new(
         recorder,
-        clocks(s, seed, &wakeups),
+        clocks,
         resources,
         s.duration,
         "n1".into(),
@@ -205,6 +214,12 @@ fn stepping_for(wanted: Stepping, code: &LockCode) -> Stepping {
 /// turmoil's generator seeded with `seed`.
 fn build_sim(s: &Scenario, seed: u64, limit: Duration) -> turmoil::Sim<'static> {
     let latency = &s.network.latency;
+    assert!(
+        latency.lo <= latency.hi,
+        "sim: a network latency from {:?} down to {:?}",
+        latency.lo,
+        latency.hi
+    );
     let mut builder = turmoil::Builder::new();
     builder
         .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -316,6 +331,11 @@ fn add_sentinel(
             connector: Arc::new(Connector),
             on_failover: Arc::new(move |old: &str, new: &str| {
                 let (old, new) = (sentinel::split_addr(old).0, sentinel::split_addr(new).0);
+                // The sentinel promotes a replica: another node of the world.
+                assert!(
+                    old != new && hook_ctx.clocks.contains_key(new),
+                    "sim: a failover from {old} to {new}"
+                );
                 hook_ctx.set_master(new);
                 hook_ctx.record(
                     "sentinel",

@@ -45,7 +45,11 @@ impl<S> Paused<S> {
             }
             let now = sim_now();
             match self.clock.paused_until(now) {
-                Some(until) => self.wait = Some(self.clock.timer(until - now)),
+                Some(until) => {
+                    // A pause the host is in ends after now.
+                    assert!(until > now, "sim: paused at {now:?} until {until:?}");
+                    self.wait = Some(self.clock.timer(until - now));
+                }
                 None => return Poll::Ready(()),
             }
         }

@@ -368,6 +368,11 @@ impl Client {
         for seq in 1..=writes {
             if seq > 1 {
                 let due = start + gap * (seq - 1);
+                assert!(
+                    due <= start + hold,
+                    "sim: write {seq} of {writes} due at {due:?}, past the hold's end {:?}",
+                    start + hold
+                );
                 self.clock.sleep(due.saturating_sub(self.clock.now())).await;
                 self.ctx.pause_point(&self.name).await;
                 if !self.still_valid(&held, &dog) {
@@ -465,6 +470,12 @@ impl Client {
         seq: u32,
         fence: Option<u64>,
     ) {
+        assert!(
+            acq >= 1 && (1..=self.spec.writes).contains(&seq),
+            "sim: {}'s write {seq} of acquisition {acq}, of {} writes",
+            self.name,
+            self.spec.writes
+        );
         self.ctx.pause_point(&self.name).await;
         let fence_arg = fence.map_or("-".to_string(), |f| f.to_string());
         let cmd = Frame::command([
@@ -531,6 +542,8 @@ impl Client {
             let depth = from.depth + 1;
             match redlock.reenter(&from).await {
                 Ok(l) => {
+                    // The history's depth is the lock's.
+                    assert_eq!(l.depth, depth, "sim: a re-entry of depth {}", from.depth);
                     let nodes = l.nodes_locked;
                     nested.push(l);
                     self.ctx
@@ -552,9 +565,17 @@ impl Client {
         let Driver::BuiltIn(Some(redlock)) = driver else {
             return;
         };
+        let mut above: Option<u32> = None;
         for level in nested.into_iter().rev() {
             self.ctx.pause_point(&self.name).await;
             let depth = level.depth;
+            // Innermost first, one level at a time, down to 2.
+            assert!(
+                depth >= 2 && above.is_none_or(|a| a == depth + 1),
+                "sim: {} left depth {depth} after depth {above:?}",
+                self.name
+            );
+            above = Some(depth);
             let (_, nodes) = redlock.leave(&level).await;
             self.ctx
                 .record(&self.name, EventKind::ReentryReleased { acq, depth, nodes });

@@ -10,7 +10,7 @@ use crate::engine::cuts::{Cause, Cuts};
 use crate::engine::due::on_ms;
 use crate::engine::{self, PauseEnd};
 use crate::history::EventKind;
-use crate::scenario::DurRange;
+use crate::scenario::{DurRange, MAX_CLOCK_RATE, MIN_CLOCK_RATE};
 use redlock_node::persistence::SharedDisk;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -57,6 +57,10 @@ impl engine::World for SimWorld<'_> {
     /// its links are healed: a connect finds no listener and is refused at
     /// once. The disk keeps what the OS had, synced or not.
     async fn crash(&mut self, at: Duration, host: &str, kill: bool, cuts: &mut Cuts, cause: Cause) {
+        assert!(
+            self.disks.contains_key(host),
+            "sim: a crash of {host}, which is not a node"
+        );
         cuts.cut_off(host, cause);
         self.links.apply(&mut self.sim, cuts);
         self.sim.crash(host);
@@ -74,6 +78,10 @@ impl engine::World for SimWorld<'_> {
     }
 
     async fn restart(&mut self, host: &str) {
+        assert!(
+            self.disks.contains_key(host),
+            "sim: a restart of {host}, which is not a node"
+        );
         self.sim.bounce(host);
         self.ctx.node_down(host, false);
     }
@@ -81,6 +89,10 @@ impl engine::World for SimWorld<'_> {
     /// The host's clock and sockets wait it out (see [`super::pause`]);
     /// the network keeps delivering what it sent before.
     fn pause(&mut self, host: &str, from: Duration, until: Duration) -> PauseEnd {
+        assert!(
+            self.ctx.clocks.contains_key(host),
+            "sim: a pause of {host}, which is not a host"
+        );
         self.ctx.add_pause(host, from, until);
         PauseEnd::Itself
     }
@@ -108,6 +120,11 @@ impl engine::World for SimWorld<'_> {
         let clock = self.ctx.clock(host);
         let mut model = clock.model().lock().unwrap_or_else(|e| e.into_inner());
         let from = model.rate();
+        // What the parser validated, and what the checker divides by.
+        assert!(
+            (MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&rate) && from > 0.0,
+            "sim: {host}'s clock rate set from {from} to {rate}"
+        );
         model.set_rate(at, rate);
         from
     }
