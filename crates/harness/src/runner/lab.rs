@@ -157,6 +157,7 @@ pub fn run_lab(
         scenario.cluster.topology,
         scenario.cluster.nodes,
     );
+    check_counts(&outcome.history, &check);
     let causes = lab_causes(scenario, &outcome, &check);
     conclude(&mut check, causes);
     let run = Run {
@@ -175,6 +176,32 @@ pub fn run_lab(
         phases: outcome.phases,
     };
     Ok(LabRun { run, info })
+}
+
+/// `check`'s figures against the lab `history` it judged: its lock calls
+/// are the attempts, each acquisition (a `HELD`, or a spell of ownership
+/// of a client that says none) a hold, each refused write a rejected one.
+fn check_counts(history: &crate::history::History, check: &CheckResult) {
+    use crate::history::EventKind;
+    let count = |f: fn(&EventKind) -> bool| history.events.iter().filter(|e| f(&e.kind)).count();
+    let lock_calls = count(|k| matches!(k, EventKind::LockCall { .. })) as u64;
+    let held = count(|k| matches!(k, EventKind::Acquired { .. })) as u64;
+    let rejected = count(|k| matches!(k, EventKind::WriteRejected { .. })) as u64;
+    let live = &check.liveness;
+    assert_eq!(
+        live.attempts, lock_calls,
+        "lab: attempts against the history's lock calls"
+    );
+    assert!(
+        live.acquisitions >= held && check.holds.len() as u64 == live.acquisitions,
+        "lab: {} holds and {} acquisitions from {held} HELDs",
+        check.holds.len(),
+        live.acquisitions
+    );
+    assert_eq!(
+        check.rejected_writes, rejected,
+        "lab: rejected writes against the history's"
+    );
 }
 
 /// Why a lab run did not exercise what its scenario sets out to test, in

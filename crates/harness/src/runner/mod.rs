@@ -8,7 +8,7 @@ pub mod lab;
 
 use crate::check::verdict::{as_expected_of, conclude, never_acted, outcome_of};
 use crate::check::{self, CheckResult};
-use crate::history::{Event, History, Trace};
+use crate::history::{Event, EventKind, History, Trace};
 use crate::scenario::{self, Scenario, ScenarioError};
 use crate::sim::workload::LockCode;
 use crate::sim::Stepping;
@@ -75,12 +75,64 @@ pub fn simulate_keeping(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
     simulate_with(scenario, seed, true)
 }
 
-/// What the events of a run flow into: the checker, the trace, and the
-/// history when it is kept.
+/// What the events of a run flow into: the checker, the trace, the
+/// history when it is kept, and a count of the events the checker's
+/// figures answer for.
 struct Stream {
     checker: check::Checker,
     trace: Trace,
     kept: Option<Vec<Event>>,
+    counts: Counts,
+}
+
+/// How many events of each kind a run's checker was fed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Counts {
+    events: usize,
+    lock_calls: u64,
+    acquired: u64,
+    applied: usize,
+    rejected: u64,
+}
+
+impl Counts {
+    fn add(&mut self, e: &Event) {
+        self.events += 1;
+        match e.kind {
+            EventKind::LockCall { .. } => self.lock_calls += 1,
+            EventKind::Acquired { .. } => self.acquired += 1,
+            EventKind::WriteApplied { .. } => self.applied += 1,
+            EventKind::WriteRejected { .. } => self.rejected += 1,
+            _ => {}
+        }
+    }
+
+    /// Checks `check`'s figures against the events it was fed: a lock
+    /// call is an attempt, an acquisition a hold, a stale write one that
+    /// was applied, a rejected one refused.
+    fn check(&self, check: &CheckResult) {
+        let live = &check.liveness;
+        assert_eq!(
+            (live.attempts, live.acquisitions),
+            (self.lock_calls, self.acquired),
+            "runner: attempts and acquisitions against the history's lock calls and acquisitions"
+        );
+        assert_eq!(
+            check.holds.len() as u64,
+            self.acquired,
+            "runner: holds against the history's acquisitions"
+        );
+        assert_eq!(
+            check.rejected_writes, self.rejected,
+            "runner: rejected writes against the history's"
+        );
+        assert!(
+            check.stale_writes.len() <= self.applied,
+            "runner: {} stale writes of {} applied",
+            check.stale_writes.len(),
+            self.applied
+        );
+    }
 }
 
 fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failure> {
@@ -111,6 +163,7 @@ pub fn simulate_stepping(
         checker: check::Checker::default(),
         trace: Trace::default(),
         kept: keep.then(Vec::new),
+        counts: Counts::default(),
     }));
     let sink = stream.clone();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -120,6 +173,7 @@ pub fn simulate_stepping(
             Box::new(move |e| {
                 let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
                 s.checker.feed(&e);
+                s.counts.add(&e);
                 s.trace.add(&e);
                 if let Some(k) = &mut s.kept {
                     k.push(e);
@@ -129,19 +183,20 @@ pub fn simulate_stepping(
             stepping,
         )
     }));
+    let internal = |panic: Box<dyn std::any::Any + Send>| {
+        let whose = match code {
+            LockCode::BuiltIn => "a bug in redlock-sim",
+            LockCode::Own(_) => "a bug in the lock code or in redlock-sim",
+        };
+        Failure::Failed(format!(
+            "internal error: the simulation of {} with seed {seed} panicked: {} ({whose}, not in the scenario)",
+            scenario.name,
+            panic_message(panic.as_ref())
+        ))
+    };
     let faults = match result {
         Ok(r) => r.map_err(|e| Failure::Failed(e.to_string()))?,
-        Err(panic) => {
-            let whose = match code {
-                LockCode::BuiltIn => "a bug in redlock-sim",
-                LockCode::Own(_) => "a bug in the lock code or in redlock-sim",
-            };
-            return Err(Failure::Failed(format!(
-                "internal error: the simulation of {} with seed {seed} panicked: {} ({whose}, not in the scenario)",
-                scenario.name,
-                panic_message(panic.as_ref())
-            )));
-        }
+        Err(panic) => return Err(internal(panic)),
     };
     let stream = std::mem::replace(
         &mut *stream.lock().unwrap_or_else(|p| p.into_inner()),
@@ -149,19 +204,43 @@ pub fn simulate_stepping(
             checker: check::Checker::default(),
             trace: Trace::default(),
             kept: None,
+            counts: Counts::default(),
         },
     );
     let wall_ms = start.elapsed().as_secs_f64() * 1e3;
-    let mut check = stream.checker.finish();
+    let Stream {
+        checker,
+        trace,
+        kept,
+        counts,
+    } = stream;
+    // The checker's own invariants, and its figures against the events
+    // it was fed, hold at its end as during the run: a panic here is the
+    // same internal error.
+    let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let check = checker.finish();
+        counts.check(&check);
+        if let Some(k) = &kept {
+            assert_eq!(
+                k.len(),
+                counts.events,
+                "runner: a kept history of {} events, of {} fed",
+                k.len(),
+                counts.events
+            );
+        }
+        check
+    }));
+    let mut check = finished.map_err(internal)?;
     conclude(&mut check, never_acted(&scenario, &faults));
     Ok(Run {
         scenario,
         seed,
         history: History {
-            events: stream.kept.unwrap_or_default(),
+            events: kept.unwrap_or_default(),
         },
         check,
-        trace: stream.trace.hex(),
+        trace: trace.hex(),
         wall_ms,
         faults: faults.applied,
     })
