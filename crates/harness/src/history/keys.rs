@@ -357,7 +357,10 @@ pub(crate) fn next_expiry(node: &NodeKeys) -> Option<i64> {
     node.values()
         .flat_map(|s| {
             let members = s.marks.values().flatten().copied();
-            s.expires_at.map(|t| t + 1).into_iter().chain(members)
+            s.expires_at
+                .map(|t| t.saturating_add(1))
+                .into_iter()
+                .chain(members)
         })
         .min()
 }
