@@ -10,6 +10,7 @@ pub const Z95: f64 = 1.959_963_984_540_054;
 /// `(0, 0)` for no trials; always within [0, 1].
 pub fn wilson(k: u64, n: u64, z: f64) -> (f64, f64) {
     assert!(k <= n, "wilson: {k} successes in {n} trials");
+    assert!(z.is_finite() && z > 0.0, "wilson: z = {z}");
     if n == 0 {
         return (0.0, 0.0);
     }
@@ -19,7 +20,18 @@ pub fn wilson(k: u64, n: u64, z: f64) -> (f64, f64) {
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    let (low, high) = ((centre - half).max(0.0), (centre + half).min(1.0));
+    // Ordered, within [0, 1], and holding the observed rate (to rounding:
+    // at k = 0 the low end is 0 only up to an ulp).
+    assert!(
+        0.0 <= low && low <= high && high <= 1.0,
+        "wilson({k}, {n}): [{low}, {high}]"
+    );
+    assert!(
+        low <= p + 1e-12 && p <= high + 1e-12,
+        "wilson({k}, {n}): the rate {p} outside [{low}, {high}]"
+    );
+    (low, high)
 }
 
 /// The two-sided 95% quantile of Student's t with `df` degrees of freedom:
@@ -65,6 +77,12 @@ pub(crate) fn mean_interval(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
 
 /// Nearest-rank percentile of a sorted slice (0 when empty).
 pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+    assert!((0.0..=1.0).contains(&p), "percentile {p} outside [0, 1]");
+    // Both callers sort with `f64::total_cmp` just before: O(n), once.
+    assert!(
+        sorted.windows(2).all(|w| w[0].total_cmp(&w[1]).is_le()),
+        "percentile of an unsorted slice"
+    );
     if sorted.is_empty() {
         return 0.0;
     }
