@@ -43,6 +43,7 @@ mod parse;
 mod raw;
 mod sweep;
 mod types;
+mod valid;
 
 pub use sweep::render_vary_value;
 pub use types::*;
@@ -167,6 +168,7 @@ fn parse_tree(
         e.message.push_str(&cell_note(overrides));
         e
     })?;
+    scenario.assert_valid();
     if overrides.is_empty() {
         if let Some(sweep) = &scenario.sweep {
             for (path, values) in &sweep.vary {

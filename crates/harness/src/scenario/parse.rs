@@ -124,6 +124,11 @@ fn check_tick(
             ));
         }
     }
+    // The network's latency (written or the default) is always a bound.
+    assert!(
+        !bounds.is_empty(),
+        "the tick is checked against no latency bound"
+    );
     let Some(b) = bounds.iter().min_by_key(|b| b.lo) else {
         return Ok(());
     };
@@ -209,6 +214,12 @@ pub(super) fn build(root: &RawTable, file: &str) -> Checked<Scenario> {
         universe,
         base_ttl,
     } = clients_and_hosts(&cx, &top, universe)?;
+    // Faults and hosts were checked against the clients that exist.
+    assert_eq!(
+        universe.clients,
+        clients.len(),
+        "the hosts a scenario names are not its clients"
+    );
     super::clients::check(&cx, &top, &clients)?;
     let max_ttl = clients.iter().map(|c| c.ttl).max().unwrap_or(base_ttl);
     if let Some(v) = cluster_t.as_ref().and_then(|t| t.get("restart")) {
@@ -419,9 +430,13 @@ fn clients_and_hosts(cx: &FileErrors, top: &Tbl, mut universe: Hosts) -> Checked
             match kind {
                 Kind::Client(i) => {
                     ht.check_keys(cx, CLIENT_HOST_KEYS)?;
-                    if let Some(spec) = clients.get_mut(i - 1) {
-                        apply_client_keys(cx, &ht, spec)?;
-                    }
+                    assert!(
+                        (1..=clients.len()).contains(&i),
+                        "[hosts.{}] is client {i} of {}",
+                        e.key,
+                        clients.len()
+                    );
+                    apply_client_keys(cx, &ht, &mut clients[i - 1])?;
                 }
                 _ => ht.check_keys(cx, OTHER_HOST_KEYS)?,
             }
@@ -486,12 +501,15 @@ fn faults_of(
         for item in v.array(cx)? {
             let t = item.table(cx, "this [[faults]] entry")?;
             let f = fault(cx, &t, universe, max_ttl, duration)?;
-            if let (FaultAction::Latency { latency, .. }, Some(v)) = (&f.action, t.get("latency")) {
-                latency_bounds.push(LatencyBound {
+            if let FaultAction::Latency { latency, .. } = &f.action {
+                // `latency` is required: `fault` read it.
+                let v = t.get("latency");
+                assert!(v.is_some(), "a latency fault without `latency` passed");
+                latency_bounds.extend(v.map(|v| LatencyBound {
                     lo: latency.lo,
                     key: v.path.clone(),
                     line: v.line(),
-                });
+                }));
             }
             faults.push(f);
         }
@@ -631,11 +649,15 @@ fn fault_action(
             host: hosts.target(cx, &get("host")?, any_host, "")?,
             rate: rate(cx, &get("rate")?)?,
         },
-        _ => FaultAction::Latency {
-            between: between(cx, &get("between")?, hosts)?,
-            latency: get("latency")?.dur_range(cx)?,
-            for_,
-        },
+        _ => {
+            // `kind` is one of FAULT_KEYS' (`fault_table`): the last.
+            assert_eq!(kind, "latency", "a fault kind without its action");
+            FaultAction::Latency {
+                between: between(cx, &get("between")?, hosts)?,
+                latency: get("latency")?.dur_range(cx)?,
+                for_,
+            }
+        }
     })
 }
 

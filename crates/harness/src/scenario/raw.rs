@@ -330,6 +330,12 @@ pub(super) fn apply_override(
     line: Option<usize>,
 ) -> Result<(), String> {
     let segs = parse_path(path)?;
+    // Every part of a path starts with a name: the root table is entered
+    // by a key.
+    assert!(
+        matches!(segs.first(), Some(Seg::Key(_))),
+        "override path {path:?} parsed to {segs:?}"
+    );
     if segs.first() == Some(&Seg::Key("sweep".to_string())) {
         return Err("[sweep] itself cannot be varied".to_string());
     }

@@ -33,6 +33,14 @@ impl Sweep {
             out.push((path.clone(), values.get(rest % n)?.clone()));
             rest /= n;
         }
+        // index < cell_count, the product of the lists' lengths: every
+        // digit of the index was used.
+        assert_eq!(
+            rest,
+            0,
+            "sweep cell {index} past {} cells",
+            self.cell_count()
+        );
         out.reverse();
         Some(out)
     }

@@ -111,6 +111,12 @@ impl DurRange {
     /// Draws a value uniformly (nanosecond resolution); consumes no
     /// randomness when `lo == hi`.
     pub(crate) fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        assert!(
+            self.lo <= self.hi,
+            "drawing from a backwards range {:?}..{:?}",
+            self.lo,
+            self.hi
+        );
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let (lo, hi) = (nanos(self.lo), nanos(self.hi));
         if lo >= hi {
@@ -140,6 +146,13 @@ impl SignedRange {
 
     /// Draws a value uniformly; consumes no randomness when `lo == hi`.
     pub(crate) fn draw<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        // NaN compares false: a range of NaN fails too.
+        assert!(
+            self.lo_ms <= self.hi_ms,
+            "drawing from a backwards range {}ms..{}ms",
+            self.lo_ms,
+            self.hi_ms
+        );
         let finite = self.lo_ms.is_finite() && self.hi_ms.is_finite();
         if !finite || self.lo_ms >= self.hi_ms {
             return self.lo_ms;
