@@ -64,7 +64,15 @@ pub(crate) fn keeping_triggers(file: &[Fault], applied: &[Applied]) -> Vec<Fault
         .map(|f| Fault { line: 0, ..f })
         .collect();
     let triggered = |a: &&Applied| match a.origin {
-        Origin::File(i) => file.get(i).is_some_and(|f| f.after != Trigger::Start),
+        Origin::File(i) => {
+            // `applied` are the faults of a run of the scenario of `file`.
+            assert!(
+                i < file.len(),
+                "an applied fault of faults[{i}] of a file of {}",
+                file.len()
+            );
+            file[i].after != Trigger::Start
+        }
         Origin::Nemesis => false,
     };
     let rest: Vec<Applied> = applied.iter().filter(|a| !triggered(a)).cloned().collect();

@@ -385,6 +385,16 @@ pub(crate) fn try_value(
         }
         start = end + 1;
     }
+    // Whole batches up to the first violation, or every seed.
+    assert!(
+        violating <= runs
+            && runs <= n
+            && first.is_some() == (violating > 0)
+            && first.is_none_or(|s| (1..=runs).contains(&s))
+            && (violating > 0 || runs == n),
+        "value {}: {runs} runs of {n}, {violating} violating, first {first:?}",
+        value.show()
+    );
     Ok((runs, violating, first))
 }
 
@@ -414,6 +424,14 @@ pub fn search(
     c: &Checked,
     progress: &mut dyn FnMut(&Trial),
 ) -> Result<Frontier, Failure> {
+    // What `check` guarantees.
+    assert!(
+        c.from.kind == c.to.kind && c.from.x < c.to.x && c.resolution > 0.0,
+        "frontier from {:?} to {:?} at resolution {}",
+        c.from,
+        c.to,
+        c.resolution
+    );
     let mut trials: Vec<Trial> = Vec::new();
     let mut run = |value: Value, trials: &mut Vec<Trial>| -> Result<Trial, Failure> {
         let (runs, violating, seed) = try_value(c, &req.key, value, req.seeds, req.jobs)?;
@@ -443,12 +461,25 @@ pub fn search(
             break;
         };
         let t = run(mid, &mut trials)?;
+        let width = (good_end.value.x - bad_end.value.x).abs();
         if t.violates() {
             bad_end = t;
         } else {
             good_end = t;
         }
+        // The bracket narrows, keeps its ends' verdicts and its direction.
+        let narrower = (good_end.value.x - bad_end.value.x).abs();
+        assert!(
+            narrower < width
+                && bad_end.violates()
+                && !good_end.violates()
+                && (bad_end.value.x < good_end.value.x) == (direction == Direction::Stop),
+            "frontier bracket {} (violating) to {} (safe) from width {width}",
+            bad_end.value.show(),
+            good_end.value.show()
+        );
     }
+
     let outcome = Outcome::Found {
         direction,
         violating: bad_end,

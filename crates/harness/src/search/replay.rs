@@ -82,6 +82,7 @@ impl Replayer<'_> {
                 Some(Ok(false)) => {}
                 Some(Ok(true)) => {
                     self.used += i + 1;
+                    assert!(self.used <= self.budget, "replays past the budget");
                     return Ok(Some(i));
                 }
                 Some(Err(e)) => return Err(e),
@@ -94,6 +95,12 @@ impl Replayer<'_> {
             }
         }
         self.used += count;
+        assert!(
+            self.used <= self.budget,
+            "{} replays past the budget {}",
+            self.used,
+            self.budget
+        );
         Ok(None)
     }
 }

@@ -107,11 +107,24 @@ pub fn shrink_file(
         used: 0,
         budget: MAX_REPLAYS,
     };
-    let faults = steps::drop(&mut r, start)?;
-    let faults = steps::shorten(&mut r, faults)?;
-    let faults = steps::later(&mut r, faults, base.duration, base.max_ttl)?;
+    let n_explicit = start.len();
+    let dropped = steps::drop(&mut r, start)?;
+    assert!(
+        dropped.len() <= n_explicit,
+        "dropping grew {n_explicit} faults to {}",
+        dropped.len()
+    );
+    let shortened = steps::shorten(&mut r, dropped)?;
+    let moved = steps::later(&mut r, shortened, base.duration, base.max_ttl)?;
     // Shorter and later faults may leave one of them unneeded.
-    let faults = steps::drop(&mut r, faults)?;
+    let moved_n = moved.len();
+    let faults = steps::drop(&mut r, moved)?;
+    // Each step keeps or removes faults, never adds one.
+    assert!(
+        faults.len() <= moved_n && moved_n <= n_explicit,
+        "the shrink went from {n_explicit} to {moved_n} to {} faults",
+        faults.len()
+    );
 
     let name = format!("{}-shrunk-seed-{seed}", base.name);
     let description = describe(file, seed, sets, before, faults.len(), &base.description);

@@ -22,10 +22,18 @@ pub(crate) fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, 
     if cur.is_empty() || r.first_violating(&[Vec::new()])?.is_some() {
         return Ok(Vec::new());
     }
+    let given = cur.clone();
     let mut n = 2;
     while cur.len() > 1 && r.left() > 0 {
         let n_eff = n.min(cur.len());
         let bounds: Vec<usize> = (0..=n_eff).map(|k| k * cur.len() / n_eff).collect();
+        // 2 <= n_eff <= len: every chunk holds a fault, so every candidate
+        // is smaller than `cur`.
+        assert!(
+            n_eff >= 2 && bounds.windows(2).all(|w| w[0] < w[1]),
+            "ddmin: {} faults in {n_eff} chunks {bounds:?}",
+            cur.len()
+        );
         let without = |k: usize| -> Vec<Fault> {
             let (a, b) = (bounds[k], bounds[k + 1]);
             cur[..a].iter().chain(&cur[b..]).cloned().collect()
@@ -33,6 +41,12 @@ pub(crate) fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, 
         match r.first_violating_by(n_eff, without)? {
             Some(i) => {
                 let fewer = without(i);
+                assert!(
+                    fewer.len() < cur.len(),
+                    "a drop step kept {} of {} faults",
+                    fewer.len(),
+                    cur.len()
+                );
                 cur = fewer;
                 n = (n_eff - 1).max(2);
             }
@@ -40,6 +54,12 @@ pub(crate) fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, 
             None => n = (2 * n_eff).min(cur.len()),
         }
     }
+    // What is left is some of the faults given, unchanged, in their order.
+    let mut rest = given.iter();
+    assert!(
+        cur.iter().all(|f| rest.any(|g| g == f)),
+        "dropping faults changed or reordered them"
+    );
     Ok(cur)
 }
 
@@ -70,6 +90,10 @@ fn length(f: &Fault) -> Option<f64> {
 
 /// `f` with its length set to `ms` (a whole number of milliseconds).
 fn with_length(f: &Fault, ms: f64) -> Fault {
+    assert!(
+        ms >= 1.0 && ms.fract() == 0.0,
+        "a length of {ms}ms is not a whole number of milliseconds"
+    );
     let d = Duration::from_millis(ms as u64);
     let mut out = f.clone();
     match &mut out.action {
@@ -105,6 +129,18 @@ pub(crate) fn shorten(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault
             (x < len).then(|| (x, with_length(&cur[i], x)))
         };
         if let Some(f) = toward_zero(r, &cur, i, len, at)? {
+            assert!(
+                length(&f).is_some_and(|l| l < len),
+                "shortening fault {i} from {len}ms gave {:?}",
+                length(&f)
+            );
+            assert!(
+                f.at == cur[i].at
+                    && f.after == cur[i].after
+                    && f.action.kind() == cur[i].action.kind(),
+                "shortening fault {i} changed more than its length: {:?} to {f:?}",
+                cur[i]
+            );
             cur[i] = f;
         }
     }
@@ -124,6 +160,7 @@ pub(crate) fn later(
     end: Duration,
     ttl: Duration,
 ) -> Result<Vec<Fault>, Failure> {
+    let given = cur.clone();
     let mut order: Vec<usize> = (0..cur.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse((cur[i].after == Trigger::Start, cur[i].at, i)));
     for i in order {
@@ -170,6 +207,15 @@ pub(crate) fn later(
             continue;
         };
         let (got, above) = (times[k], if k == 0 { limit } else { times[k - 1] });
+        // Later, never past the next fault's time or the run's end (an
+        // untriggered fault stays within the duration, as parsing wants).
+        assert!(
+            t < got
+                && got <= above
+                && above <= limit
+                && (from[i].after != Trigger::Start || limit <= end),
+            "fault {i} moved from {t:?} to {got:?} (next tried {above:?}, limit {limit:?})"
+        );
         cur = candidates[k].clone();
         // Latest first.
         let finer: std::collections::BTreeSet<Duration> = (1..=3)
@@ -179,8 +225,22 @@ pub(crate) fn later(
         let candidates: Vec<Vec<Fault>> = finer.iter().rev().map(|&at| moved(at)).collect();
         if let Some(k) = r.first_violating(&candidates)? {
             cur = candidates[k].clone();
+            assert!(
+                got < cur[i].at && cur[i].at < above,
+                "fault {i} refined to {:?} outside ({got:?}, {above:?})",
+                cur[i].at
+            );
         }
     }
+    // Only times changed, and only later.
+    assert!(
+        cur.len() == given.len()
+            && cur
+                .iter()
+                .zip(&given)
+                .all(|(c, g)| c.at >= g.at && c.after == g.after && c.action == g.action),
+        "moving faults later changed more than their times"
+    );
     Ok(cur)
 }
 
@@ -227,6 +287,7 @@ fn toward_zero(
                 c
             })
             .collect();
+        let (lo0, hi0) = (lo, hi);
         match r.first_violating(&candidates)? {
             Some(k) => {
                 lo = if k == 0 { lo } else { tried[k - 1].0 };
@@ -235,6 +296,12 @@ fn toward_zero(
             }
             None => lo = tried.last().map_or(lo, |t| t.0),
         }
+        // The bracket (largest amount known not to violate, smallest that
+        // does) narrows every round and never turns over.
+        assert!(
+            lo0 <= lo && lo < hi && hi <= hi0 && hi - lo < hi0 - lo0,
+            "fault {i}: bracket ({lo0}, {hi0}) became ({lo}, {hi})"
+        );
     }
     Ok(best.map(|(_, f)| f))
 }
