@@ -123,6 +123,29 @@ pub fn against_spec(keys: &[String], rows: &[RunRow]) -> Vec<Caught> {
             .seeds
             .first()
             .map(|first| seeds.range(..=first).count() as u64);
+        // Each paired seed counted once: the variant's violations are the
+        // catches and those the spec client shared.
+        assert!(
+            c.paired == seeds.len() as u64
+                && c.violating == c.both + c.seeds.len() as u64
+                && c.violating <= c.paired
+                && c.both <= c.spec_violating
+                && c.spec_violating <= c.paired,
+            "{:?}: paired {}, violating {}, both {}, caught {}, spec violating {}",
+            c.values,
+            c.paired,
+            c.violating,
+            c.both,
+            c.seeds.len(),
+            c.spec_violating
+        );
+        assert!(
+            c.needed.is_none_or(|n| (1..=c.paired).contains(&n)),
+            "{:?}: {:?} seeds needed of {} paired",
+            c.values,
+            c.needed,
+            c.paired
+        );
     }
     out
 }

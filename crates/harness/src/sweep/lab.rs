@@ -82,6 +82,11 @@ pub fn run_seeds(
     for r in prefix.kept {
         rows.push(r?);
     }
+    // Each run is of the seed it was run with: the rows are the first seeds.
+    assert!(
+        rows.iter().zip(&all).all(|(r, &s)| r.seed == s),
+        "a lab sweep's rows are not its first seeds in order"
+    );
     let dropped = prefix.dropped.iter().map(|&i| list[i]).collect();
     Ok(finish(rows, stop_early, dropped))
 }

@@ -171,6 +171,11 @@ pub fn check_shards(marks: &[(String, ShardMark)]) -> Result<(usize, Vec<usize>)
     }
     let mut ks: Vec<usize> = held.into_iter().map(|(k, _)| k).collect();
     ks.sort_unstable();
+    // Marks are parsed K/N with 1 <= K <= N; no K twice.
+    assert!(
+        ks.windows(2).all(|w| w[0] < w[1]) && ks.iter().all(|k| (1..=n).contains(k)),
+        "shards {ks:?} of {n}"
+    );
     Ok((n, ks))
 }
 
@@ -223,7 +228,7 @@ pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
     };
     let refs: Vec<&RunRow> = rows.iter().collect();
     let row = summarize(Vec::new(), &refs);
-    let inconclusive = rows
+    let inconclusive: Vec<(u64, String)> = rows
         .iter()
         .filter(|r| !r.conclusive())
         .map(|r| (r.seed, r.inconclusive.clone()))
@@ -231,11 +236,21 @@ pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
     let rows: Vec<&RunRow> = rows.iter().filter(|r| r.conclusive()).collect();
     let acquisitions =
         rows.iter().map(|r| r.acquisitions as f64).sum::<f64>() / rows.len().max(1) as f64;
-    let violating = rows
+    let violating: Vec<u64> = rows
         .iter()
         .filter(|r| r.verdict == "violation")
         .map(|r| r.seed)
         .collect();
+    // The summary counts the same runs.
+    assert!(
+        violating.len() as u64 == row.violating_runs
+            && inconclusive.len() as u64 == row.inconclusive_runs,
+        "{dir}: {} violating and {} inconclusive runs, summarised as {} and {}",
+        violating.len(),
+        inconclusive.len(),
+        row.violating_runs,
+        row.inconclusive_runs
+    );
     let overlap = rows.iter().filter(|r| r.lock_overlaps > 0).count() as u64;
     let stale = rows.iter().filter(|r| r.stale_writes > 0).count() as u64;
     Swept {

@@ -60,6 +60,10 @@ pub struct Meta {
 
 impl Meta {
     pub fn of(plan: &Plan, shard: Option<(usize, usize)>) -> Meta {
+        assert!(
+            shard.is_none_or(|(k, n)| 1 <= k && k <= n),
+            "shard {shard:?}: --shard is parsed K/N with 1 <= K <= N"
+        );
         let total = plan.total_runs();
         Meta {
             scenario: plan.base.name.clone(),
@@ -200,6 +204,12 @@ pub(crate) fn merge_parts(dirs: &[(String, Option<Meta>, usize)]) -> String {
         present.sort();
         present.dedup();
         let missing: Vec<usize> = (1..=n).filter(|k| !present.contains(k)).collect();
+        // `read` refuses a K outside 1..=N: present and missing split 1..=N.
+        assert_eq!(
+            present.len() + missing.len(),
+            n,
+            "shards {present:?} present and {missing:?} missing of {n}"
+        );
         let unfinished: Vec<usize> = dirs
             .iter()
             .filter_map(|(_, m, rows)| m.as_ref().filter(|m| *rows < m.runs_shard))

@@ -100,14 +100,32 @@ impl Plan {
             }
             None => (Vec::new(), vec![(Vec::new(), Vec::new())], DEFAULT_SEEDS),
         };
-        Ok(Plan {
+        let plan = Plan {
             text,
             file,
             base,
             keys,
             cells,
             seeds: seeds.unwrap_or(file_seeds),
-        })
+        };
+        // Every combination is one cell, and no two show alike (each key's
+        // values render distinctly): a row's values name one cell.
+        assert!(
+            plan.cells.len() == plan.base.sweep.as_ref().map_or(1, |s| s.cell_count())
+                && plan.cell_index().len() == plan.cells.len(),
+            "{}: {} cells, {} distinct",
+            plan.file,
+            plan.cells.len(),
+            plan.cell_index().len()
+        );
+        // `--seeds`, `[sweep] seeds` and `sweep.json` are checked non-empty.
+        assert!(
+            !plan.seeds.is_empty(),
+            "{}: no seeds in {:?}",
+            plan.file,
+            plan.seeds
+        );
+        Ok(plan)
     }
 
     pub fn seed_count(&self) -> usize {
@@ -120,6 +138,11 @@ impl Plan {
 
     /// The combination and seed of run `i`.
     pub fn run_at(&self, i: usize) -> (usize, u64) {
+        assert!(
+            i < self.total_runs(),
+            "run {i} of a sweep of {}",
+            self.total_runs()
+        );
         let n = self.seed_count();
         (i / n, self.seeds.start() + (i % n) as u64)
     }
@@ -130,7 +153,16 @@ impl Plan {
         if !self.seeds.contains(&row.seed) {
             return None;
         }
-        Some(cell * self.seed_count() + (row.seed - self.seeds.start()) as usize)
+        let i = cell * self.seed_count() + (row.seed - self.seeds.start()) as usize;
+        // One run per (combination, seed), and back.
+        assert_eq!(
+            self.run_at(i),
+            (cell, row.seed),
+            "run {i} of {:?} seed {}",
+            row.values,
+            row.seed
+        );
+        Some(i)
     }
 
     /// Each combination's shown values, to its index.
@@ -228,9 +260,11 @@ pub fn execute(
     // A run's failure stops new runs; a failure of `on_row` (writing) also
     // stops handing rows over, and is the one returned.
     let (mut failed_run, mut failed_row): (Option<io::Error>, Option<io::Error>) = (None, None);
+    let mut handed = 0;
     for result in rx {
         match result {
             Ok(row) if failed_row.is_none() => {
+                handed += 1;
                 if let Err(e) = on_row(&row) {
                     failed_row = Some(e);
                     next.store(usize::MAX / 2, Ordering::SeqCst);
@@ -250,7 +284,11 @@ pub fn execute(
     }
     match failed_row.or(failed_run) {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => {
+            // Every worker took runs until none was left.
+            assert_eq!(handed, total, "a sweep without failures lost runs");
+            Ok(())
+        }
     }
 }
 

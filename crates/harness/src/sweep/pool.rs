@@ -39,7 +39,17 @@ pub(crate) fn map_in_order<T: Send>(
         results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
     };
     on_threads(count, jobs, &work);
-    results.into_inner().unwrap_or_else(|p| p.into_inner())
+    let results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    // Every index up to the first that stops ran, whatever the threads did.
+    let first_stop = stop.into_inner();
+    assert!(
+        results
+            .iter()
+            .take(first_stop.saturating_add(1))
+            .all(Option::is_some),
+        "an index before the first stop ({first_stop}) of {count} did not run"
+    );
+    results
 }
 
 /// What [`map_prefix`] kept and dropped.
@@ -98,6 +108,13 @@ pub(crate) fn map_prefix<T: Send>(
     on_threads(count, jobs, &work);
     let s = shared.into_inner().unwrap_or_else(|p| p.into_inner());
     let dropped: Vec<usize> = s.waiting.into_keys().collect();
+    // Without a prefix that is done, every index ran and was kept.
+    assert!(
+        s.finished || (s.kept.len() == count && dropped.is_empty()),
+        "{} of {count} kept, {} dropped, and no prefix done",
+        s.kept.len(),
+        dropped.len()
+    );
     assert!(
         dropped.iter().all(|&i| i >= s.kept.len()),
         "a run before the prefix's end was dropped"

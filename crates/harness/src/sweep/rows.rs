@@ -81,6 +81,12 @@ impl RunRow {
     /// The row of a finished run.
     pub(crate) fn from_run(run: &Run, values: Vec<String>) -> RunRow {
         let c = &run.check;
+        let stale_split = c.stale_split();
+        assert_eq!(
+            stale_split.iter().sum::<u64>(),
+            c.stale_writes.len() as u64,
+            "the kinds of the stale writes do not add up to them"
+        );
         RunRow {
             scenario: run.scenario.name.clone(),
             seed: run.seed,
@@ -98,7 +104,7 @@ impl RunRow {
             lock_calls_seen: true,
             trace: run.trace.clone(),
             wall_ms: run.wall_ms,
-            stale_split: c.stale_split(),
+            stale_split,
             inconclusive: causes_text(c),
         }
     }
@@ -121,11 +127,12 @@ impl RunRow {
     }
 
     /// The row of a finished lab run from its `summary.json` (what the
-    /// report writes of it); `None` if a figure is missing.
+    /// report writes of it); `None` if a figure is missing or the verdict
+    /// is none of the three.
     pub(crate) fn from_lab_summary(v: &serde_json::Value) -> Option<RunRow> {
         let n = |k: &str| v.get(k)?.as_u64();
         let text = |k: &str| Some(v.get(k)?.as_str()?.to_string());
-        let verdict = text("verdict")?;
+        let verdict = known_verdict(text("verdict")?)?;
         let causes: Vec<&str> = v
             .get("inconclusive")?
             .as_array()?
@@ -185,6 +192,11 @@ impl RunRow {
         ]);
         f.extend(self.stale_split.map(|n| n.to_string()));
         f.push(self.inconclusive.clone());
+        assert_eq!(
+            f.len(),
+            2 + self.values.len() + FIGURES.len(),
+            "a row's fields are not its columns"
+        );
         f
     }
 
@@ -197,7 +209,8 @@ impl RunRow {
         f
     }
 
-    /// Parses a record with `nkeys` varied columns; `None` if malformed.
+    /// Parses a record with `nkeys` varied columns; `None` if malformed
+    /// (a verdict that is none of the three is).
     /// The four figures of lock calls are all empty (not measured) or all
     /// numbers.
     pub(crate) fn parse(rec: &csv::StringRecord, nkeys: usize) -> Option<RunRow> {
@@ -216,11 +229,12 @@ impl RunRow {
         let f = |i: usize| g(i).parse::<f64>().ok();
         // A figure not measured reads as 0.
         let m = |i: usize| if seen { f(i) } else { Some(0.0) };
+        let verdict = known_verdict(g(b))?;
         Some(RunRow {
             scenario: g(0),
             seed: n(1)?,
             values: (2..b).map(g).collect(),
-            verdict: g(b),
+            verdict,
             lock_overlaps: n(b + 1)?,
             write_interleavings: n(b + 2)?,
             stale_writes: n(b + 3)?,
@@ -237,6 +251,16 @@ impl RunRow {
             inconclusive: g(b + 15),
         })
     }
+}
+
+/// `s` when it is a verdict ([`crate::check::Verdict`]'s spelling): a row
+/// of any other is malformed.
+fn known_verdict(s: String) -> Option<String> {
+    use crate::check::Verdict as V;
+    [V::Safe, V::Violation, V::Inconclusive]
+        .iter()
+        .any(|v| v.as_str() == s)
+        .then_some(s)
 }
 
 /// The causes of an inconclusive run, joined by `; `; empty otherwise.

@@ -75,7 +75,16 @@ pub(crate) fn replay(
     );
     // The first failure in `wanted`'s order, so the message is the same
     // whatever the threads did (slots past it were never started).
-    results.into_iter().flatten().collect()
+    let replayed: Vec<Replayed> = results.into_iter().flatten().collect::<Result<_, _>>()?;
+    // Without a failure nothing stopped: every run was replayed, in order.
+    assert!(
+        replayed.len() == wanted.len()
+            && replayed.iter().zip(wanted).all(|(r, w)| r.cell == w.cell),
+        "{} run reports replayed for {} wanted",
+        replayed.len(),
+        wanted.len()
+    );
+    Ok(replayed)
 }
 
 fn replay_one(plan: &Plan, w: &Wanted) -> Result<Replayed, ReplayError> {

@@ -12,6 +12,7 @@
 //! NaN, empty.
 
 use super::rows::RunRow;
+use crate::check::Verdict;
 use crate::stats::{mean_interval, percentile, wilson, Z95};
 
 /// One row of `summary.csv`: a combination of the varied values.
@@ -144,7 +145,7 @@ impl SummaryRow {
             f.extend([k.rate, k.ci_low, k.ci_high].map(|v| measured(v, 6)));
         }
         f.push(self.inconclusive_runs.to_string());
-        debug_assert_eq!(f.len(), SUMMARY_COLUMNS.len());
+        assert_eq!(f.len(), SUMMARY_COLUMNS.len(), "a summary row's fields");
         f
     }
 }
@@ -165,6 +166,20 @@ pub fn summarize(values: Vec<String>, rows: &[&RunRow]) -> SummaryRow {
     let mut row = summarize_all(values, &conclusive);
     row.runs = rows.len() as u64;
     row.inconclusive_runs = (rows.len() - conclusive.len()) as u64;
+    // A row's verdict is one of the three (`RunRow::parse` drops others).
+    let safe = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Safe.as_str())
+        .count() as u64;
+    assert_eq!(
+        row.violating_runs + safe + row.inconclusive_runs,
+        row.runs,
+        "{:?}: violating {} + safe {safe} + inconclusive {} runs are not all {} runs",
+        row.values,
+        row.violating_runs,
+        row.inconclusive_runs,
+        row.runs
+    );
     if conclusive.is_empty() {
         return SummaryRow {
             violation_rate: f64::NAN,

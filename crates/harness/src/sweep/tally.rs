@@ -59,6 +59,13 @@ pub fn tally(
     jobs: usize,
 ) -> io::Result<Tally> {
     let rows = in_run_order(plan, rows);
+    // One row per run: never more rows than runs.
+    assert!(
+        rows.len() <= plan.total_runs(),
+        "{} rows of a sweep of {} runs",
+        rows.len(),
+        plan.total_runs()
+    );
     let summary: Vec<SummaryRow> = plan
         .cells
         .iter()
