@@ -355,4 +355,33 @@ mod tests {
         let rec = csv::StringRecord::from(seen.fields());
         assert_eq!(RunRow::parse(&rec, 0), Some(seen));
     }
+
+    /// A summary counts each run as safe, violating or inconclusive: a row
+    /// of any other verdict (an edited `runs.csv`) is malformed, not a run.
+    #[test]
+    fn a_row_of_an_unknown_verdict_is_malformed() {
+        let at = 2 + FIGURES.iter().position(|c| *c == "verdict").unwrap();
+        for (verdict, known) in [
+            ("safe", true),
+            ("violation", true),
+            ("inconclusive", true),
+            ("degraded", false),
+            ("Safe", false),
+            ("", false),
+        ] {
+            let mut f = lab_row().fields();
+            f[at] = verdict.into();
+            let row = RunRow::parse(&csv::StringRecord::from(f), 0);
+            assert_eq!(row.is_some(), known, "{verdict:?}");
+        }
+        let mut json = serde_json::json!({
+            "scenario": "s", "seed": 3, "verdict": "safe", "inconclusive": [],
+            "lock_overlaps": 0, "write_interleavings": 0, "stale_writes": 0,
+            "rejected_writes": 0, "acquisitions": 1, "trace": "t", "wall_ms": 1.0,
+            "stale_in_flight": 0, "stale_sent_late": 0, "stale_in_overlap": 0,
+        });
+        assert!(RunRow::from_lab_summary(&json).is_some());
+        json["verdict"] = "degraded".into();
+        assert!(RunRow::from_lab_summary(&json).is_none());
+    }
 }
