@@ -479,7 +479,6 @@ pub fn search(
             good_end.value.show()
         );
     }
-
     let outcome = Outcome::Found {
         direction,
         violating: bad_end,
