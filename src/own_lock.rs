@@ -14,7 +14,7 @@
 pub use redlock_client::RedisConn;
 pub use redlock_harness::sim::own::{factory, Failure, Lease, LockEnv, OwnLock};
 
-use redlock_harness::runner::{self, Failure as RunFailure, Run};
+use redlock_harness::runner::{self, Run, RunError};
 use redlock_harness::scenario::{Scenario, ScenarioError};
 use redlock_harness::sim::own;
 use redlock_harness::sim::workload::LockCode;
@@ -55,17 +55,17 @@ pub fn simulate<L: OwnLock>(
     seed: u64,
     keep: bool,
     build: impl Fn(LockEnv) -> L + Send + Sync + 'static,
-) -> Result<Run, RunFailure> {
-    check(&scenario, None, "").map_err(RunFailure::BadInput)?;
+) -> Result<Run, RunError> {
+    check(&scenario, None, "").map_err(RunError::BadInput)?;
     runner::simulate_code(scenario, seed, keep, &LockCode::Own(factory(build)))
 }
 
 /// Loads `file` as `run` does, and refuses what a lock of one's own cannot
 /// run (see [`own::unsupported`]).
-pub(crate) fn load(file: &Path) -> Result<Scenario, RunFailure> {
+pub(crate) fn load(file: &Path) -> Result<Scenario, RunError> {
     let scenario = runner::load_file(file, &[])?;
     let text = std::fs::read_to_string(file).unwrap_or_default();
-    check(&scenario, Some(&text), &file.display().to_string()).map_err(RunFailure::BadInput)?;
+    check(&scenario, Some(&text), &file.display().to_string()).map_err(RunError::BadInput)?;
     Ok(scenario)
 }
 

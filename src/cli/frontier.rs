@@ -3,7 +3,7 @@
 
 use super::exit;
 use super::shrink::shrink_and_write;
-use redlock_harness::runner::Failure;
+use redlock_harness::runner::RunError;
 use redlock_harness::search::frontier::{
     check, default_out, fault_lines, search, Frontier, Minimal, Outcome, Request, Trial, Value,
 };
@@ -27,7 +27,7 @@ pub fn frontier_file(
     req: &Request,
     out: Option<PathBuf>,
     progress: &mut dyn FnMut(&Trial),
-) -> Result<Done, Failure> {
+) -> Result<Done, RunError> {
     let c = check(req)?;
     let frontier = search(req, &c, progress)?;
     let dir = out.unwrap_or_else(|| default_out(&c.scenario, &req.key));
@@ -43,7 +43,7 @@ pub fn frontier_file(
         minimal: &minimal,
     };
     write_frontier(&dir, &output).map_err(|e| {
-        Failure::Failed(format!(
+        RunError::Failed(format!(
             "cannot write the outputs to {}: {e}",
             dir.display()
         ))
@@ -59,10 +59,10 @@ pub fn frontier_file(
 /// (`key:`, `violating:`, `safe:`, then `result:` when there is no
 /// boundary, `minimal:` and `report:`; an error on stderr) and its exit
 /// code: 0 with a boundary, 1 without, 2 for bad input, 70 on failure.
-pub(crate) fn finish(result: Result<Done, Failure>) -> u8 {
+pub(crate) fn finish(result: Result<Done, RunError>) -> u8 {
     let done = match result {
         Ok(d) => d,
-        Err(Failure::BadInput(e)) => {
+        Err(RunError::BadInput(e)) => {
             eprintln!("{e}");
             return exit::BAD_INPUT;
         }

@@ -5,7 +5,7 @@
 //! `redlock-sim lab-client`, the built-in client as a lab client.
 
 use super::exit;
-use redlock_harness::runner::lab::{run_lab, LabFailure, LabRun, Servers};
+use redlock_harness::runner::lab::{run_lab, LabError, LabRun, Servers};
 use redlock_harness::scenario::Scenario;
 use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
@@ -93,16 +93,16 @@ pub(crate) fn main(args: Args) -> u8 {
 }
 
 /// Says why a lab run failed; its exit code.
-pub(crate) fn said(e: LabFailure) -> u8 {
+pub(crate) fn said(e: LabError) -> u8 {
     eprintln!("{e}");
     exit_code(&e)
 }
 
 /// The exit code of a lab run that failed.
-pub(crate) fn exit_code(e: &LabFailure) -> u8 {
+pub(crate) fn exit_code(e: &LabError) -> u8 {
     match e {
-        LabFailure::BadInput(_) => exit::BAD_INPUT,
-        LabFailure::Failed(_) => exit::SOFTWARE,
+        LabError::BadInput(_) => exit::BAD_INPUT,
+        LabError::Failed(_) => exit::SOFTWARE,
     }
 }
 
@@ -125,14 +125,14 @@ pub(crate) fn write(
     r: &LabRun,
     dir: &Path,
     sets: &[(String, toml::Value)],
-) -> Result<(), LabFailure> {
+) -> Result<(), LabError> {
     let output = RunOutput {
         sets,
         lab: Some(&r.info),
         ..RunOutput::of(&r.run)
     };
     redlock_report::write_run(dir, &output).map_err(|e| {
-        LabFailure::Failed(format!(
+        LabError::Failed(format!(
             "redlock-sim lab: cannot write the outputs to {}: {e}",
             dir.display()
         ))

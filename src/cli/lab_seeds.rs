@@ -11,7 +11,7 @@ use super::exit;
 use super::lab::{exit_code, load, write as write_run, Args};
 use super::sweep::write_summary;
 use super::sweep_files::write_rows;
-use redlock_harness::runner::lab::{LabFailure, LabRun};
+use redlock_harness::runner::lab::{LabError, LabRun};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::Swept;
 use redlock_harness::sweep::rows::RunRow;
@@ -89,12 +89,12 @@ pub(crate) fn run_seeds(
     before: Vec<RunRow>,
     dir: &Path,
 ) -> Result<Swept, u8> {
-    let each = |r: &Result<LabRun, LabFailure>, out: &Path| -> Result<(), LabFailure> {
+    let each = |r: &Result<LabRun, LabError>, out: &Path| -> Result<(), LabError> {
         let r = match r {
             Ok(r) => r,
             // Bad input (a refusal found as the run went) is the same for
             // every seed: said once, below, not once per job.
-            Err(LabFailure::BadInput(_)) => return Ok(()),
+            Err(LabError::BadInput(_)) => return Ok(()),
             Err(e) => {
                 eprintln!("{e}");
                 return Ok(());
@@ -119,7 +119,7 @@ pub(crate) fn run_seeds(
         each,
     )
     .map_err(|e| {
-        if let LabFailure::BadInput(_) = &e {
+        if let LabError::BadInput(_) = &e {
             eprintln!("{e}");
         }
         exit_code(&e)

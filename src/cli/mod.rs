@@ -53,7 +53,7 @@ enum Command {
     /// A killed sweep keeps its finished runs; rerunning skips them. With
     /// several files (--out required), each is swept into DIR/<name>/ and
     /// DIR gets a summary.csv and report of them all.
-    Sweep(sweep::Args),
+    Sweep(set::SweepArgs),
     /// Shrink one violating run into a minimal scenario: its faults become
     /// explicit `[[faults]]`, then are dropped, shortened and moved later while
     /// the run still violates. Writes DIR/minimal.toml and that run's report.
@@ -224,7 +224,7 @@ fn command(cli: Cli) -> ExitCode {
         Command::LabClient => ExitCode::from(lab::client_main()),
         Command::Matrix(args) => ExitCode::from(matrix::main(args)),
         Command::Run(args) => run::command(args),
-        Command::Sweep(args) => sweep::command(args),
+        Command::Sweep(args) => set::command(args),
         Command::Shrink(args) => shrink::command(args),
         Command::Frontier(args) => frontier::command(args),
         Command::Merge(args) => merge::command(args),

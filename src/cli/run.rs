@@ -3,7 +3,7 @@
 //! and pick the exit code.
 
 use super::exit;
-use redlock_harness::runner::{default_out, load_file, simulate_stepping, Failure, Run};
+use redlock_harness::runner::{default_out, load_file, simulate_stepping, Run, RunError};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sim::workload::LockCode;
 use redlock_harness::sim::Stepping;
@@ -48,7 +48,7 @@ pub(crate) fn run_file(
     out: Option<PathBuf>,
     overrides: &[(String, toml::Value)],
     stepping: Stepping,
-) -> Result<(Run, PathBuf), Failure> {
+) -> Result<(Run, PathBuf), RunError> {
     let scenario = load_file(file, overrides)?;
     run_scenario_with(scenario, seed, out, &LockCode::BuiltIn, overrides, stepping)
 }
@@ -61,7 +61,7 @@ pub(crate) fn run_scenario(
     seed: Option<u64>,
     out: Option<PathBuf>,
     code: &LockCode,
-) -> Result<(Run, PathBuf), Failure> {
+) -> Result<(Run, PathBuf), RunError> {
     run_scenario_with(scenario, seed, out, code, &[], Stepping::default())
 }
 
@@ -75,7 +75,7 @@ pub(crate) fn run_scenario_with(
     code: &LockCode,
     sets: &[(String, toml::Value)],
     stepping: Stepping,
-) -> Result<(Run, PathBuf), Failure> {
+) -> Result<(Run, PathBuf), RunError> {
     let seed = seed.unwrap_or(scenario.seed);
     let dir = out.unwrap_or_else(|| default_out(&scenario, seed, sets));
     let run = simulate_stepping(scenario, seed, true, code, stepping)?;
@@ -84,7 +84,7 @@ pub(crate) fn run_scenario_with(
         ..RunOutput::of(&run)
     };
     redlock_report::write_run(&dir, &output).map_err(|e| {
-        Failure::Failed(format!(
+        RunError::Failed(format!(
             "cannot write the outputs to {}: {e}",
             dir.display()
         ))
@@ -96,7 +96,7 @@ pub(crate) fn run_scenario_with(
 /// summary lines and the report's path on stdout; an error on stderr,
 /// `who` naming the command) and its exit code: 0 when the verdict matches
 /// `expect`, 1 when not, [`exit::BAD_INPUT`], [`exit::SOFTWARE`].
-pub(crate) fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> u8 {
+pub(crate) fn finish_run(result: Result<(Run, PathBuf), RunError>, who: &str) -> u8 {
     match result {
         Ok((run, dir)) => {
             print!("{}", redlock_report::summary_lines(&RunOutput::of(&run)));
@@ -107,7 +107,7 @@ pub(crate) fn finish_run(result: Result<(Run, PathBuf), Failure>, who: &str) -> 
                 1
             }
         }
-        Err(Failure::BadInput(e)) => {
+        Err(RunError::BadInput(e)) => {
             eprintln!("{e}");
             exit::BAD_INPUT
         }

@@ -1,6 +1,7 @@
-//! `redlock-sim sweep FILE... --out DIR` (or one file with `--expect`):
-//! each file swept into `DIR/<name>/` as `sweep FILE` would, then the set's
-//! `summary.csv` and report ([`redlock_report::set`]) in `DIR`.
+//! `redlock-sim sweep`: its arguments, and the sweep of several files
+//! (`sweep FILE... --out DIR`, or one file with `--expect`): each file swept
+//! into `DIR/<name>/` as `sweep FILE` would ([`super::sweep`]), then the
+//! set's `summary.csv` and report ([`redlock_report::set`]) in `DIR`.
 
 use super::exit;
 use super::sweep::{run_sweep, Finished, Options};
@@ -12,6 +13,62 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+
+/// `sweep FILE... [--seeds A..=B] [--jobs J] [--shard K/N] [--out DIR]
+/// [--strict] [--fresh] [--expect E] [--every-tick]`.
+#[derive(clap::Args)]
+pub(crate) struct SweepArgs {
+    /// The scenario file(s) (TOML).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Seeds to run, A..=B (or N for 1..=N); default: [sweep] seeds.
+    #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
+    seeds: Option<RangeInclusive<u64>>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Run only the K-th of N equal slices of the runs (for many machines;
+    /// join the shards with `merge`).
+    #[arg(long, value_parser = redlock_harness::sweep::parse_shard)]
+    shard: Option<(usize, usize)>,
+    /// Output directory (default: reports/<name>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Exit 1 if a combination had a violation although the scenario
+    /// expects safe.
+    #[arg(long)]
+    strict: bool,
+    /// Discard what --out holds of this scenario's sweep and run every
+    /// run again (without it a sweep resumes).
+    #[arg(long)]
+    fresh: bool,
+    /// Sweep only the files whose `expect` is this (safe, violation or
+    /// degraded); the others are named and left out.
+    #[arg(long, value_parser = ["safe", "violation", "degraded"])]
+    expect: Option<String>,
+    /// Step every run every tick (see `run --every-tick`).
+    #[arg(long)]
+    every_tick: bool,
+}
+
+/// `redlock-sim sweep`: one file ([`super::sweep::sweep_one`]) or several
+/// ([`sweep_set`]).
+pub(crate) fn command(args: SweepArgs) -> ExitCode {
+    let opts = Options {
+        jobs: super::jobs_or_cores(args.jobs),
+        shard: args.shard,
+        out: args.out.clone().unwrap_or_default(),
+        progress: true,
+        fresh: args.fresh,
+        stepping: super::stepping(args.every_tick),
+    };
+    if args.files.len() == 1 && args.expect.is_none() {
+        super::sweep::sweep_one(&args.files[0], args.seeds, args.out, opts, args.strict)
+    } else {
+        let expect = args.expect.as_deref();
+        sweep_set(&args.files, args.seeds, args.out, opts, args.strict, expect)
+    }
+}
 
 /// `sweep FILE... --out DIR` (or one file with `--expect`): every file
 /// (whose `expect` is `expect`, when given) is validated first, then swept

@@ -2,7 +2,7 @@
 //! and write `minimal.toml` with the report of its run beside it.
 
 use super::exit;
-use redlock_harness::runner::{self, Failure};
+use redlock_harness::runner::{self, RunError};
 use redlock_harness::search::shrink::{shrink_file, Shrunk};
 use redlock_report::RunOutput;
 use std::path::{Path, PathBuf};
@@ -17,12 +17,12 @@ pub(crate) fn shrink_and_write(
     sets: &[(String, toml::Value)],
     out: Option<PathBuf>,
     jobs: usize,
-) -> Result<Option<Shrunk>, Failure> {
+) -> Result<Option<Shrunk>, RunError> {
     let Some(done) = shrink_file(file, seed, sets, out, jobs)? else {
         return Ok(None);
     };
     let cannot = |e: std::io::Error| {
-        Failure::Failed(format!(
+        RunError::Failed(format!(
             "cannot write the outputs to {}: {e}",
             done.dir.display()
         ))
@@ -84,7 +84,7 @@ pub(crate) fn command(args: Args) -> ExitCode {
             );
             ExitCode::from(1)
         }
-        Err(Failure::BadInput(e)) => {
+        Err(RunError::BadInput(e)) => {
             eprintln!("{e}");
             ExitCode::from(exit::BAD_INPUT)
         }

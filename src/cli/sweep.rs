@@ -273,62 +273,6 @@ fn dirs_shown(dirs: &[PathBuf]) -> String {
         .join(", ")
 }
 
-/// `sweep FILE... [--seeds A..=B] [--jobs J] [--shard K/N] [--out DIR]
-/// [--strict] [--fresh] [--expect E] [--every-tick]`.
-#[derive(clap::Args)]
-pub(crate) struct Args {
-    /// The scenario file(s) (TOML).
-    #[arg(required = true, value_name = "FILE")]
-    files: Vec<PathBuf>,
-    /// Seeds to run, A..=B (or N for 1..=N); default: [sweep] seeds.
-    #[arg(long, value_parser = redlock_harness::sweep::parse_seeds)]
-    seeds: Option<RangeInclusive<u64>>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    jobs: Option<usize>,
-    /// Run only the K-th of N equal slices of the runs (for many machines;
-    /// join the shards with `merge`).
-    #[arg(long, value_parser = redlock_harness::sweep::parse_shard)]
-    shard: Option<(usize, usize)>,
-    /// Output directory (default: reports/<name>/).
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Exit 1 if a combination had a violation although the scenario
-    /// expects safe.
-    #[arg(long)]
-    strict: bool,
-    /// Discard what --out holds of this scenario's sweep and run every
-    /// run again (without it a sweep resumes).
-    #[arg(long)]
-    fresh: bool,
-    /// Sweep only the files whose `expect` is this (safe, violation or
-    /// degraded); the others are named and left out.
-    #[arg(long, value_parser = ["safe", "violation", "degraded"])]
-    expect: Option<String>,
-    /// Step every run every tick (see `run --every-tick`).
-    #[arg(long)]
-    every_tick: bool,
-}
-
-/// `redlock-sim sweep`: one file ([`sweep_one`]) or several
-/// ([`super::set::sweep_set`]).
-pub(crate) fn command(args: Args) -> ExitCode {
-    let opts = Options {
-        jobs: super::jobs_or_cores(args.jobs),
-        shard: args.shard,
-        out: args.out.clone().unwrap_or_default(),
-        progress: true,
-        fresh: args.fresh,
-        stepping: super::stepping(args.every_tick),
-    };
-    if args.files.len() == 1 && args.expect.is_none() {
-        sweep_one(&args.files[0], args.seeds, args.out, opts, args.strict)
-    } else {
-        let expect = args.expect.as_deref();
-        super::set::sweep_set(&args.files, args.seeds, args.out, opts, args.strict, expect)
-    }
-}
-
 /// `sweep FILE`: one scenario's sweep into `out` (default
 /// `reports/<name>/`).
 pub(crate) fn sweep_one(

@@ -143,7 +143,7 @@ fn libfaketimes_shared_memory_is_removed_after_an_end_and_a_kill() {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    // Killed: only the watchdog can clean up.
+    // Killed: only the reaper can clean up.
     lab.kill().unwrap();
     let status = lab.wait().unwrap();
     assert_eq!(status.signal(), Some(libc::SIGKILL));

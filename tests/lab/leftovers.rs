@@ -73,7 +73,7 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
-/// Waits up to 10 s for every one of `pids` to be gone: the watchdog
+/// Waits up to 10 s for every one of `pids` to be gone: the reaper
 /// kills at once, and a loaded machine may run it late.
 pub fn wait_gone(pids: &[i32]) {
     let t = Instant::now();
@@ -83,7 +83,7 @@ pub fn wait_gone(pids: &[i32]) {
 }
 
 /// Every noted process gone, and every noted port free, within 10 s (the
-/// watchdog acts on its own, at once; a loaded machine may run it late).
+/// reaper acts on its own, at once; a loaded machine may run it late).
 fn nothing_left(dir: &Path) {
     let (pids, addrs) = noted(dir);
     assert_eq!(

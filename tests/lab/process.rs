@@ -1,7 +1,7 @@
 //! The lab's client processes: a group that a pause stops and a stop ends,
 //! a client that ignores SIGTERM killed after its grace, an early exit seen.
 
-use redlock_harness::lab::process::{spawn, ClientProcess, Watchdog};
+use redlock_harness::lab::process::{spawn, ClientProcess, Reaper};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 const MS: Duration = Duration::from_millis(1);
 
-fn sh(script: &str, dir: &Path, watchdog: &Arc<Watchdog>) -> ClientProcess {
+fn sh(script: &str, dir: &Path, reaper: &Arc<Reaper>) -> ClientProcess {
     let argv = ["sh".to_string(), "-c".to_string(), script.to_string()];
     let env = [("REDLOCK_CLIENT".to_string(), "c1".to_string())];
-    spawn(&argv, &env, &[], &dir.join("c1.log"), watchdog).unwrap()
+    spawn(&argv, &env, &[], &dir.join("c1.log"), reaper).unwrap()
 }
 
 /// Waits until `cond` holds, failing after a generous deadline.
@@ -62,7 +62,7 @@ async fn a_paused_group_does_nothing_until_resumed_and_a_stop_ends_all_of_it() {
         "echo \"$REDLOCK_CLIENT\"; sleep 1000 & while :; do echo x >> {}; sleep 0.01; done",
         ticks.display()
     );
-    let w = Watchdog::start().unwrap();
+    let w = Reaper::start().unwrap();
     let mut p = sh(&script, &d, &w);
     until("running", || lines(&ticks) > 3).await;
     p.pause();
@@ -81,7 +81,7 @@ async fn a_paused_group_does_nothing_until_resumed_and_a_stop_ends_all_of_it() {
 #[tokio::test]
 async fn a_client_that_ignores_sigterm_is_killed_after_its_grace() {
     let d = dir("term");
-    let w = Watchdog::start().unwrap();
+    let w = Reaper::start().unwrap();
     let mut p = sh(
         "trap '' TERM; echo ready; while :; do sleep 0.05; done",
         &d,
@@ -104,7 +104,7 @@ async fn a_client_that_ignores_sigterm_is_killed_after_its_grace() {
 #[tokio::test]
 async fn an_early_exit_is_seen_and_a_stopped_client_is_still_ended() {
     let d = dir("exit");
-    let w = Watchdog::start().unwrap();
+    let w = Reaper::start().unwrap();
     let mut p = sh("sleep 1000 & exit 3", &d, &w);
     let pgid = p.pid();
     until("exit seen", || p.exited().is_some()).await;
@@ -122,11 +122,11 @@ async fn an_early_exit_is_seen_and_a_stopped_client_is_still_ended() {
 
 #[tokio::test]
 async fn the_watchdog_kills_the_groups_left_when_the_lab_goes() {
-    let d = dir("watchdog");
-    let w = Watchdog::start().unwrap();
+    let d = dir("reaper");
+    let w = Reaper::start().unwrap();
     let p = sh("sleep 1000 & while :; do sleep 0.05; done", &d, &w);
     let pgid = p.pid();
-    // The lab dies without dropping its clients: only the watchdog is left
+    // The lab dies without dropping its clients: only the reaper is left
     // to end them when its pipe closes.
     std::mem::forget(p);
     drop(w);
@@ -137,7 +137,7 @@ async fn the_watchdog_kills_the_groups_left_when_the_lab_goes() {
 async fn a_command_that_cannot_start_is_an_error() {
     let d = dir("missing");
     let argv = ["/nonexistent/driver".to_string()];
-    let w = Watchdog::start().unwrap();
+    let w = Reaper::start().unwrap();
     let e = spawn(&argv, &[], &[], &d.join("c1.log"), &w)
         .err()
         .expect("spawned a missing program");

@@ -8,7 +8,7 @@ use crate::common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use redlock_harness::runner::{self, Failure};
+use redlock_harness::runner::{self, RunError};
 use redlock_harness::scenario::{self, MAX_CLIENTS, MAX_NODES};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -563,7 +563,7 @@ fn a_panic_inside_a_run_is_a_failure_not_an_abort() {
     .unwrap();
     s.cluster.nodes = 0;
     match runner::simulate(s, 1) {
-        Err(Failure::Failed(m)) => assert!(m.contains("panicked"), "{m}"),
+        Err(RunError::Failed(m)) => assert!(m.contains("panicked"), "{m}"),
         Err(e) => panic!("not a failure of the program: {e}"),
         Ok(_) => panic!("a run without nodes succeeded"),
     }

@@ -241,7 +241,7 @@ fn bad_input_exits_2_and_writes_nothing() {
     let s = scenario::load(&renew).unwrap();
     assert!(matches!(
         own_lock::simulate(s, 1, false, harness::build),
-        Err(runner::Failure::BadInput(_))
+        Err(runner::RunError::BadInput(_))
     ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -366,7 +366,7 @@ impl own_lock::OwnLock for Stuck {
 fn a_panicking_lock_fails_the_run_and_a_stuck_one_does_not_hang_it() {
     let s = load("scenarios/crash_restart_delayed.toml");
     match own_lock::simulate(s.clone(), 1, false, |_| Panicking) {
-        Err(runner::Failure::Failed(e)) => {
+        Err(runner::RunError::Failed(e)) => {
             assert!(e.contains("the lock code gave up"), "{e}");
             assert!(e.contains("lock code"), "{e}");
         }

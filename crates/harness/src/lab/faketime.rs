@@ -19,7 +19,7 @@
 //!   `r'` at `T` rewrites the offset by `(T − S)(r − r')`, and both clocks
 //!   stay continuous, as a simulated host's do. Owning them, the lab also
 //!   unlinks them at the end (libfaketime leaves them behind when its first
-//!   process is killed); the watchdog does it if the lab is killed.
+//!   process is killed); the reaper does it if the lab is killed.
 //! - A `clock-jump` of a client is refused ([`super::refuse`]): a jump moves
 //!   the wall clock alone, and libfaketime moves the monotonic clock with
 //!   the wall clock's offset. Its `FAKETIME_DONT_FAKE_MONOTONIC` would leave
@@ -186,7 +186,7 @@ impl FakeClock {
         ]
     }
 
-    /// The files the watchdog removes if the lab dies before it does.
+    /// The files the reaper removes if the lab dies before it does.
     pub(crate) fn leftovers(&self) -> [String; 2] {
         [
             format!("/dev/shm{}", self.shm),

@@ -24,11 +24,11 @@
 //! - [`redis`]: the nodes as real `redis-server` processes and the sentinel
 //!   a real `redis-sentinel` (`--servers redis`), the history read from
 //!   them; [`rewrite`]: the ports the links around a real sentinel rewrite;
-//! - [`failure`]: why a run could not be made or judged.
+//! - [`error`]: why a run could not be made or judged.
 
 pub mod clock;
 pub mod driver;
-pub(crate) mod failure;
+pub(crate) mod error;
 pub mod faketime;
 pub(crate) mod gate;
 pub mod link;

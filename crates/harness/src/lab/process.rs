@@ -3,7 +3,7 @@
 //! end of the run (SIGTERM, then SIGKILL) reach everything it started.
 //!
 //! It dies with the lab, all of its group:
-//! - a [`Watchdog`], a small `sh` process in a group of its own that ignores
+//! - a [`Reaper`], a small `sh` process in a group of its own that ignores
 //!   the terminal's signals, holds a pipe from the lab and the list of the
 //!   groups started (each client writes its own, between fork and exec, so
 //!   a lab killed right after starting it leaves none unknown); when the
@@ -34,18 +34,18 @@ pub struct ClientProcess {
     pgid: libc::pid_t,
     exited: Option<ExitStatus>,
     /// The lab owns it: a client does not keep it alive.
-    watchdog: Weak<Watchdog>,
+    reaper: Weak<Reaper>,
 }
 
 /// Starts `argv` with `env` added to the lab's environment and `cleared`
-/// taken from it, its output to `log`, its group in `watchdog`'s care. An
+/// taken from it, its output to `log`, its group in `reaper`'s care. An
 /// error when it cannot be started (the lab's exit 2).
 pub fn spawn(
     argv: &[String],
     env: &[(String, String)],
     cleared: &[&str],
     log: &Path,
-    watchdog: &Arc<Watchdog>,
+    reaper: &Arc<Reaper>,
 ) -> io::Result<ClientProcess> {
     let (program, args) = argv
         .split_first()
@@ -64,7 +64,7 @@ pub fn spawn(
         .stderr(err)
         .process_group(0)
         .kill_on_drop(true);
-    let note_fd = watchdog.fd();
+    let note_fd = reaper.fd();
     // SAFETY: between fork and exec only async-signal-safe calls: prctl,
     // getppid, getpid, write, _exit; no allocation.
     unsafe {
@@ -78,7 +78,7 @@ pub fn spawn(
             }
             // The child notes its own group before it runs anything: a
             // lab killed right after the fork, before it could note it,
-            // leaves nothing the watchdog does not know of.
+            // leaves nothing the reaper does not know of.
             if let Some(fd) = note_fd {
                 let mut buf = [0u8; 24];
                 let line = group_line(libc::getpid(), &mut buf);
@@ -94,11 +94,11 @@ pub fn spawn(
         child,
         pgid,
         exited: None,
-        watchdog: Arc::downgrade(watchdog),
+        reaper: Arc::downgrade(reaper),
     })
 }
 
-/// `+<pid>\n`, the watchdog's line for a group, written into `buf`
+/// `+<pid>\n`, the reaper's line for a group, written into `buf`
 /// without allocating (the child writes it between fork and exec).
 fn group_line(pid: libc::pid_t, buf: &mut [u8; 24]) -> &[u8] {
     let mut digits = [0u8; 20];
@@ -189,7 +189,7 @@ impl ClientProcess {
     }
 
     /// The leader was reaped with `status`: the group is over, and the
-    /// watchdog told so, once.
+    /// reaper told so, once.
     fn reaped(&mut self, status: ExitStatus) {
         assert!(
             self.exited.is_none(),
@@ -197,7 +197,7 @@ impl ClientProcess {
             self.pgid
         );
         self.exited = Some(status);
-        if let Some(w) = self.watchdog.upgrade() {
+        if let Some(w) = self.reaper.upgrade() {
             w.note(&format!("-{}", self.pgid));
         }
     }
@@ -229,12 +229,12 @@ impl Drop for ClientProcess {
 /// (libfaketime's shared memory: the lab removes it itself when it can)
 /// and every directory noted `d<path>` (real servers' data, named
 /// `redlock-sim-*`).
-pub struct Watchdog {
+pub struct Reaper {
     pipe: std::sync::Mutex<Option<std::process::ChildStdin>>,
     child: std::sync::Mutex<std::process::Child>,
 }
 
-const WATCHDOG: &str = r#"trap '' INT TERM HUP
+const REAPER: &str = r#"trap '' INT TERM HUP
 gs=""
 while read -r l; do gs="$gs $l"; done
 for g in $gs; do
@@ -245,18 +245,18 @@ for g in $gs; do
   esac
 done"#;
 
-impl Watchdog {
-    pub fn start() -> io::Result<Arc<Watchdog>> {
+impl Reaper {
+    pub fn start() -> io::Result<Arc<Reaper>> {
         use std::os::unix::process::CommandExt;
         let mut child = std::process::Command::new("sh")
-            .args(["-c", WATCHDOG])
+            .args(["-c", REAPER])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()?;
         let pipe = child.stdin.take();
-        Ok(Arc::new(Watchdog {
+        Ok(Arc::new(Reaper {
             pipe: std::sync::Mutex::new(pipe),
             child: std::sync::Mutex::new(child),
         }))
@@ -281,7 +281,7 @@ impl Watchdog {
     }
 }
 
-impl Drop for Watchdog {
+impl Drop for Reaper {
     fn drop(&mut self) {
         // Closing the pipe is its signal; then reap it.
         drop(self.pipe.lock().unwrap_or_else(|e| e.into_inner()).take());

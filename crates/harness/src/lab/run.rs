@@ -22,7 +22,7 @@ use super::net::{LabNet, Route};
 use super::node::{NodeHost, Replica};
 use super::phases::Marks;
 pub use super::phases::Phases;
-use super::process::{self, Watchdog};
+use super::process::{self, Reaper};
 use super::record::LabRecorder;
 use super::redis::cluster;
 use super::redis::sentinel::RealSentinel;
@@ -88,10 +88,10 @@ pub(crate) struct Outcome {
 /// How long a client has, from its launch, to say `READY`.
 pub(crate) const READY_WAIT: Duration = Duration::from_secs(30);
 
-pub use super::failure::LabFailure;
+pub use super::error::LabError;
 
-fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabFailure + '_ {
-    move |e| LabFailure::Failed(format!("lab: {what}: {e}"))
+fn io_err(what: &str) -> impl Fn(std::io::Error) -> LabError + '_ {
+    move |e| LabError::Failed(format!("lab: {what}: {e}"))
 }
 
 /// Everything of one run.
@@ -116,11 +116,11 @@ pub(crate) struct Lab {
 /// Runs `setup` to its end. Clients are started from the calling thread,
 /// which must live as long as the run (their parent-death signal follows
 /// it): call it from `block_on`, not from a spawned task.
-pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outcome, LabFailure> {
+pub(crate) async fn run(setup: &Setup, reaper: &Arc<Reaper>) -> Result<Outcome, LabError> {
     let begun = Instant::now();
-    let mut lab = Lab::start(setup, watchdog).await?;
+    let mut lab = Lab::start(setup, reaper).await?;
     let mut marks = Marks::from(begun);
-    lab.spawn_clients(setup, watchdog)?;
+    lab.spawn_clients(setup, reaper)?;
     let driven = match lab.wait_ready().await {
         Ok(()) => {
             marks.ready = Instant::now();
@@ -146,7 +146,7 @@ pub(crate) async fn run(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Outco
 }
 
 impl Lab {
-    async fn start(setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<Lab, LabFailure> {
+    async fn start(setup: &Setup, reaper: &Arc<Reaper>) -> Result<Lab, LabError> {
         let s = &setup.scenario;
         let origin = Instant::now();
         let mut resources: Vec<String> = s.clients.iter().map(|c| c.resource.clone()).collect();
@@ -175,10 +175,10 @@ impl Lab {
         let clocks = clocks(s, setup.seed, origin);
         let real = setup.servers == Servers::Redis;
         let (nodes, data) = if real {
-            let root = DataRoot::new(watchdog).map_err(io_err("a data directory"))?;
+            let root = DataRoot::new(reaper).map_err(io_err("a data directory"))?;
             let logs = server_logs(&setup.logs);
             let nodes =
-                cluster::start_servers(s, setup.seed, &rec, &net, &root, &logs, watchdog).await?;
+                cluster::start_servers(s, setup.seed, &rec, &net, &root, &logs, reaper).await?;
             (nodes, Some(root))
         } else {
             (start_nodes(s, &rec, &net, &clocks, &master).await?, None)
@@ -198,7 +198,7 @@ impl Lab {
             cluster::replicate(s, &mut net, &nodes, &maps).await?;
             let logs = server_logs(&setup.logs);
             let sentinel =
-                cluster::start_sentinel(s, &net, &rec, &master, root, &logs, watchdog).await?;
+                cluster::start_sentinel(s, &net, &rec, &master, root, &logs, reaper).await?;
             cluster::open_sentinel_links(s, setup.seed, &mut net, &sentinel).await?;
             real_sentinel = Some(sentinel);
         }
@@ -235,7 +235,7 @@ impl Lab {
 
     /// The sentinel, one listener per client, each naming a node at the
     /// address that client reaches it through.
-    async fn start_sentinel(&mut self, clock: LabClock, logs: &Path) -> Result<(), LabFailure> {
+    async fn start_sentinel(&mut self, clock: LabClock, logs: &Path) -> Result<(), LabError> {
         let node_addrs: Vec<String> = (1..=self.scenario.cluster.nodes)
             .map(|i| format!("n{i}:{NODE_PORT}"))
             .collect();
@@ -300,7 +300,7 @@ impl Lab {
         Ok(())
     }
 
-    fn spawn_clients(&mut self, setup: &Setup, watchdog: &Arc<Watchdog>) -> Result<(), LabFailure> {
+    fn spawn_clients(&mut self, setup: &Setup, reaper: &Arc<Reaper>) -> Result<(), LabError> {
         assert!(
             self.world.clients.is_empty() && self.ends.is_empty(),
             "a run's clients are spawned once"
@@ -309,14 +309,14 @@ impl Lab {
             let mut env = client_env(&self.scenario, spec, setup.seed, &self.world.net);
             let log = setup.logs.join(format!("{}.log", spec.name));
             let mut cleared: &[&str] = &[];
-            if let Some(clock) = self.fake_clock(setup, &spec.name, watchdog)? {
+            if let Some(clock) = self.fake_clock(setup, &spec.name, reaper)? {
                 env.extend(clock.env());
                 cleared = &super::faketime::CLEARED;
                 self.world.clocks.insert(spec.name.clone(), clock);
                 self.unreached.push(spec.name.clone());
             }
-            let p = process::spawn(&setup.cmd, &env, cleared, &log, watchdog).map_err(|e| {
-                LabFailure::BadInput(format!(
+            let p = process::spawn(&setup.cmd, &env, cleared, &log, reaper).map_err(|e| {
+                LabError::BadInput(format!(
                     "lab: cannot start the client command `{}`: {e}",
                     setup.cmd.join(" ")
                 ))
@@ -343,8 +343,8 @@ impl Lab {
         &self,
         setup: &Setup,
         client: &str,
-        watchdog: &Watchdog,
-    ) -> Result<Option<FakeClock>, LabFailure> {
+        reaper: &Reaper,
+    ) -> Result<Option<FakeClock>, LabError> {
         let s = &self.scenario;
         if !faketime::needed(s, setup.seed, client) {
             return Ok(None);
@@ -361,9 +361,9 @@ impl Lab {
         let (offset, rate) = clock_draws(s, setup.seed)[client];
         let file = setup.logs.join(format!("{client}.faketime"));
         let clock = FakeClock::start(&lib, &file, client, offset, rate)
-            .map_err(|e| LabFailure::Failed(format!("lab: cannot set {client}'s clock: {e}")))?;
+            .map_err(|e| LabError::Failed(format!("lab: cannot set {client}'s clock: {e}")))?;
         for f in clock.leftovers() {
-            watchdog.note(&format!("f{f}"));
+            reaper.note(&format!("f{f}"));
         }
         Ok(Some(clock))
     }
@@ -374,7 +374,7 @@ impl Lab {
     /// the run's clock then started at the clients' launch, and nothing
     /// waits. A client not ready [`READY_WAIT`] after its launch is a cause
     /// of an inconclusive run; the others go on.
-    async fn wait_ready(&mut self) -> Result<(), LabFailure> {
+    async fn wait_ready(&mut self) -> Result<(), LabError> {
         assert_eq!(
             self.ends.len(),
             self.scenario.clients.len(),
@@ -420,7 +420,7 @@ impl Lab {
     /// error when a client's clock turns out to be out of libfaketime's
     /// reach. Two TTLs after the end, the clients still running are
     /// stopped (SIGTERM, then SIGKILL a second later).
-    async fn drive(&mut self, marks: &mut Marks) -> Result<(), LabFailure> {
+    async fn drive(&mut self, marks: &mut Marks) -> Result<(), LabError> {
         let end = self.scenario.duration;
         let limit = end + self.scenario.max_ttl * 2;
         let mut ended = false;
@@ -450,7 +450,7 @@ impl Lab {
     /// Looks, once, at the processes of each client with a clock of its
     /// own when it is first heard from (its program is running by then):
     /// a process libfaketime cannot reach refuses the run.
-    fn check_reach(&mut self) -> Result<(), LabFailure> {
+    fn check_reach(&mut self) -> Result<(), LabError> {
         if self.unreached.is_empty() {
             return Ok(());
         }
@@ -471,7 +471,7 @@ impl Lab {
             if let Some(why) = super::reach::unreachable_in_group(pgid, &lib) {
                 let (key, _) = super::refuse::client_clock_key(&self.scenario, "")
                     .expect("a client with a clock of its own has a key that set it");
-                return Err(LabFailure::BadInput(format!(
+                return Err(LabError::BadInput(format!(
                     "redlock-sim lab: scenario {}: {key}: the lab sets client {client}'s clock \
                      through libfaketime, and cannot reach it: {why}; the run is refused \
                      rather than run as if the clock had moved",
@@ -560,7 +560,7 @@ fn server_errors(rec: &LabRecorder) -> super::net::ServerErrors {
 
 /// The node's sentinel's events, each line the run's time in ms and the
 /// event as Redis Sentinel logs it, in `<servers>/sentinel.log`.
-fn sentinel_log(servers: &Path, rec: &LabRecorder) -> Result<sentinel::EventHook, LabFailure> {
+fn sentinel_log(servers: &Path, rec: &LabRecorder) -> Result<sentinel::EventHook, LabError> {
     use std::io::Write;
     std::fs::create_dir_all(servers).map_err(io_err("creating the servers' log folder"))?;
     let file = std::fs::File::create(servers.join("sentinel.log"))
@@ -599,7 +599,7 @@ async fn start_nodes(
     net: &LabNet,
     clocks: &BTreeMap<String, LabClock>,
     master: &Arc<Mutex<String>>,
-) -> Result<BTreeMap<String, LabNode>, LabFailure> {
+) -> Result<BTreeMap<String, LabNode>, LabError> {
     let names: Vec<String> = (1..=s.cluster.nodes).map(|i| format!("n{i}")).collect();
     let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
     let mut nodes = BTreeMap::new();
@@ -647,7 +647,7 @@ async fn open_links(
     nodes: &BTreeMap<String, LabNode>,
     store: &Store,
     real: bool,
-) -> Result<Vec<(String, PortMap, PortMap)>, LabFailure> {
+) -> Result<Vec<(String, PortMap, PortMap)>, LabError> {
     let mut pairs: Vec<(String, String, std::net::SocketAddr)> = Vec::new();
     for c in &s.clients {
         for (n, host) in nodes {

@@ -5,13 +5,13 @@
 //! ([`crate::check::outside`]). Writes nothing but the clients' logs
 //! (their processes write them): the command layer writes the report.
 
-use super::{load_file, Failure, Run};
+use super::{load_file, Run, RunError};
 use crate::check::outside;
 use crate::check::verdict::{conclude, never_acted, Cause, CauseKind};
 use crate::check::CheckResult;
-use crate::lab::process::Watchdog;
+use crate::lab::process::Reaper;
 pub use crate::lab::redis::Servers;
-pub use crate::lab::run::LabFailure;
+pub use crate::lab::run::LabError;
 pub use crate::lab::run::Phases;
 use crate::lab::run::{self, ClientEnd, Setup};
 use crate::scenario::Scenario;
@@ -42,15 +42,15 @@ pub struct LabRun {
 pub fn load(
     file: &Path,
     sets: &[(String, toml::Value)],
-) -> Result<(Scenario, Vec<String>), LabFailure> {
+) -> Result<(Scenario, Vec<String>), LabError> {
     let scenario = match load_file(file, sets) {
         Ok(s) => s,
-        Err(Failure::BadInput(e)) => return Err(LabFailure::BadInput(e.to_string())),
-        Err(e) => return Err(LabFailure::Failed(format!("redlock-sim lab: {e}"))),
+        Err(RunError::BadInput(e)) => return Err(LabError::BadInput(e.to_string())),
+        Err(e) => return Err(LabError::Failed(format!("redlock-sim lab: {e}"))),
     };
     let text = std::fs::read_to_string(file).unwrap_or_default();
     let notes = crate::lab::refuse::check(&scenario, &text, &file.display().to_string())
-        .map_err(|e| LabFailure::BadInput(e.to_string()))?;
+        .map_err(|e| LabError::BadInput(e.to_string()))?;
     Ok((scenario, notes))
 }
 
@@ -64,7 +64,7 @@ pub fn check_clock_reach(
     scenario: &Scenario,
     cmd: &[String],
     sets: &[(String, toml::Value)],
-) -> Result<(), LabFailure> {
+) -> Result<(), LabError> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     let Some((key, line)) = crate::lab::refuse::client_clock_key(scenario, &text) else {
         return Ok(());
@@ -97,13 +97,13 @@ pub fn check_clock_reach(
             program.display()
         ),
     };
-    Err(LabFailure::BadInput(error.to_string()))
+    Err(LabError::BadInput(error.to_string()))
 }
 
 /// `cmd` names a program that exists (on `PATH`, or as a path).
-pub fn check_command(cmd: &[String]) -> Result<(), LabFailure> {
+pub fn check_command(cmd: &[String]) -> Result<(), LabError> {
     findable(cmd).map_err(|e| {
-        LabFailure::BadInput(format!(
+        LabError::BadInput(format!(
             "redlock-sim lab: cannot start the client command: {e}"
         ))
     })
@@ -125,11 +125,11 @@ pub fn run_lab(
     cmd: &[String],
     logs: PathBuf,
     servers: Servers,
-) -> Result<LabRun, LabFailure> {
+) -> Result<LabRun, LabError> {
     let described = describe(servers)?;
     let created = first_missing(&logs);
     std::fs::create_dir_all(&logs).map_err(|e| {
-        LabFailure::Failed(format!(
+        LabError::Failed(format!(
             "redlock-sim lab: cannot create {}: {e}",
             logs.display()
         ))
@@ -146,7 +146,7 @@ pub fn run_lab(
         Ok(o) => o,
         Err(e) => {
             // Bad input writes nothing: what this run created goes.
-            if let (LabFailure::BadInput(_), Some(dir)) = (&e, created) {
+            if let (LabError::BadInput(_), Some(dir)) = (&e, created) {
                 let _ = std::fs::remove_dir_all(dir);
             }
             return Err(e);
@@ -272,25 +272,25 @@ fn server_errors(history: &crate::history::History) -> Vec<Cause> {
 }
 
 /// What serves the nodes, as the summary names it.
-pub fn describe(servers: Servers) -> Result<String, LabFailure> {
+pub fn describe(servers: Servers) -> Result<String, LabError> {
     match servers {
         Servers::Node => Ok("redlock-sim node".to_string()),
-        Servers::Redis => crate::lab::redis::version().map_err(LabFailure::BadInput),
+        Servers::Redis => crate::lab::redis::version().map_err(LabError::BadInput),
     }
 }
 
 /// With `--servers redis`: the programs are installed, and `scenario`
 /// (read from `file`) asks nothing of them that they cannot do as the
 /// simulation means it.
-pub fn check_servers(file: &Path, scenario: &Scenario, servers: Servers) -> Result<(), LabFailure> {
+pub fn check_servers(file: &Path, scenario: &Scenario, servers: Servers) -> Result<(), LabError> {
     if servers == Servers::Node {
         return Ok(());
     }
-    crate::lab::redis::check_installed(scenario.cluster.topology).map_err(LabFailure::BadInput)?;
+    crate::lab::redis::check_installed(scenario.cluster.topology).map_err(LabError::BadInput)?;
     describe(servers)?;
     let text = std::fs::read_to_string(file).unwrap_or_default();
     crate::lab::redis::refused(scenario, &text, &file.display().to_string())
-        .map_err(|e| LabFailure::BadInput(e.to_string()))
+        .map_err(|e| LabError::BadInput(e.to_string()))
 }
 
 /// The outermost directory of `dir` that does not exist yet, if any.
@@ -307,13 +307,13 @@ fn first_missing(dir: &Path) -> Option<PathBuf> {
 
 /// One lab run on a runtime of its own, in this thread (the clients'
 /// parent-death signal follows the thread that started them).
-fn in_runtime(setup: &Setup) -> Result<run::Outcome, LabFailure> {
+fn in_runtime(setup: &Setup) -> Result<run::Outcome, LabError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| LabFailure::Failed(format!("lab: a runtime: {e}")))?;
-    let watchdog: Arc<Watchdog> =
-        Watchdog::start().map_err(|e| LabFailure::Failed(format!("lab: the watchdog: {e}")))?;
-    rt.block_on(run::run(setup, &watchdog))
+        .map_err(|e| LabError::Failed(format!("lab: a runtime: {e}")))?;
+    let reaper: Arc<Reaper> =
+        Reaper::start().map_err(|e| LabError::Failed(format!("lab: the reaper: {e}")))?;
+    rt.block_on(run::run(setup, &reaper))
 }

@@ -18,18 +18,18 @@ use std::time::Instant;
 
 /// Why `run` could not produce a verdict.
 #[derive(Debug)]
-pub enum Failure {
+pub enum RunError {
     /// The scenario file is unreadable or invalid (exit code 2).
     BadInput(ScenarioError),
     /// The simulation or writing the outputs failed.
     Failed(String),
 }
 
-impl std::fmt::Display for Failure {
+impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Failure::BadInput(e) => write!(f, "{e}"),
-            Failure::Failed(e) => write!(f, "{e}"),
+            RunError::BadInput(e) => write!(f, "{e}"),
+            RunError::Failed(e) => write!(f, "{e}"),
         }
     }
 }
@@ -64,14 +64,14 @@ impl Run {
 /// they come: nothing of the history is kept (`Run::history` is empty), so
 /// memory does not grow with the simulated duration. For sweeps. A panic
 /// inside the simulation (a bug) is caught and returned as
-/// [`Failure::Failed`], so that the caller exits 70 and a sweep's other
+/// [`RunError::Failed`], so that the caller exits 70 and a sweep's other
 /// runs are not lost.
-pub fn simulate(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
+pub fn simulate(scenario: Scenario, seed: u64) -> Result<Run, RunError> {
     simulate_with(scenario, seed, false)
 }
 
 /// [`simulate`], keeping the whole history for the run's report.
-pub fn simulate_keeping(scenario: Scenario, seed: u64) -> Result<Run, Failure> {
+pub fn simulate_keeping(scenario: Scenario, seed: u64) -> Result<Run, RunError> {
     simulate_with(scenario, seed, true)
 }
 
@@ -135,7 +135,7 @@ impl Counts {
     }
 }
 
-fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, Failure> {
+fn simulate_with(scenario: Scenario, seed: u64, keep: bool) -> Result<Run, RunError> {
     simulate_code(scenario, seed, keep, &LockCode::BuiltIn)
 }
 
@@ -146,7 +146,7 @@ pub fn simulate_code(
     seed: u64,
     keep: bool,
     code: &LockCode,
-) -> Result<Run, Failure> {
+) -> Result<Run, RunError> {
     simulate_stepping(scenario, seed, keep, code, Stepping::default())
 }
 
@@ -157,7 +157,7 @@ pub fn simulate_stepping(
     keep: bool,
     code: &LockCode,
     stepping: Stepping,
-) -> Result<Run, Failure> {
+) -> Result<Run, RunError> {
     let start = Instant::now();
     let stream = Arc::new(Mutex::new(Stream {
         checker: check::Checker::default(),
@@ -188,14 +188,14 @@ pub fn simulate_stepping(
             LockCode::BuiltIn => "a bug in redlock-sim",
             LockCode::Own(_) => "a bug in the lock code or in redlock-sim",
         };
-        Failure::Failed(format!(
+        RunError::Failed(format!(
             "internal error: the simulation of {} with seed {seed} panicked: {} ({whose}, not in the scenario)",
             scenario.name,
             panic_message(panic.as_ref())
         ))
     };
     let faults = match result {
-        Ok(r) => r.map_err(|e| Failure::Failed(e.to_string()))?,
+        Ok(r) => r.map_err(|e| RunError::Failed(e.to_string()))?,
         Err(panic) => return Err(internal(panic)),
     };
     let stream = std::mem::replace(
@@ -330,14 +330,14 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 /// Reads and validates a scenario file as `run` does, with `--set`
-/// overrides (bad input: [`Failure::BadInput`]).
-pub fn load_file(file: &Path, overrides: &[(String, toml::Value)]) -> Result<Scenario, Failure> {
+/// overrides (bad input: [`RunError::BadInput`]).
+pub fn load_file(file: &Path, overrides: &[(String, toml::Value)]) -> Result<Scenario, RunError> {
     let name = file.display().to_string();
     match std::fs::read_to_string(file) {
         Ok(text) => scenario::parse_with_overrides(&text, &name, overrides),
         Err(_) => scenario::load(file),
     }
-    .map_err(Failure::BadInput)
+    .map_err(RunError::BadInput)
 }
 
 /// `redlock-sim check FILE...`: validates each file (every sweep cell too).

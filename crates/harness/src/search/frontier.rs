@@ -13,7 +13,7 @@
 //! its first violation, so what was run (and the smallest violating seed) is
 //! the same whatever `--jobs` is. A safe value runs all `N` seeds.
 
-use crate::runner::{self, Failure};
+use crate::runner::{self, RunError};
 use crate::scenario::{self, Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -230,8 +230,8 @@ pub struct Frontier {
     pub outcome: Outcome,
 }
 
-fn bad(file: &str, key: &str, message: String) -> Failure {
-    Failure::BadInput(ScenarioError {
+fn bad(file: &str, key: &str, message: String) -> RunError {
+    RunError::BadInput(ScenarioError {
         file: file.to_string(),
         key: key.to_string(),
         line: None,
@@ -253,8 +253,8 @@ pub struct Checked {
 /// Checks everything before anything runs: the file, the key (it must exist
 /// and take numbers: a text it accepts whatever it is, like `name`, is
 /// refused), both values (of one kind, accepted by the key, `from` < `to`),
-/// the seeds and the resolution. Errors are [`Failure::BadInput`].
-pub fn check(req: &Request) -> Result<Checked, Failure> {
+/// the seeds and the resolution. Errors are [`RunError::BadInput`].
+pub fn check(req: &Request) -> Result<Checked, RunError> {
     let file = req.file.display().to_string();
     let scenario = runner::load_file(&req.file, &[])?;
     let text = std::fs::read_to_string(&req.file)
@@ -313,7 +313,7 @@ pub fn check(req: &Request) -> Result<Checked, Failure> {
     }
     for v in [from, to] {
         scenario::parse_with_overrides(&text, &file, &[(key.to_string(), v.to_toml())])
-            .map_err(|e| Failure::BadInput(as_set(e, key, v)))?;
+            .map_err(|e| RunError::BadInput(as_set(e, key, v)))?;
     }
     let resolution = match &req.resolution {
         None => (to.x - from.x) / RESOLUTION_PARTS,
@@ -365,9 +365,9 @@ pub(crate) fn try_value(
     value: Value,
     n: u64,
     jobs: usize,
-) -> Result<(u64, u64, Option<u64>), Failure> {
+) -> Result<(u64, u64, Option<u64>), RunError> {
     let s = scenario::parse_with_overrides(&c.text, &c.file, &[(key.to_string(), value.to_toml())])
-        .map_err(|e| Failure::BadInput(as_set(e, key, value)))?;
+        .map_err(|e| RunError::BadInput(as_set(e, key, value)))?;
     let (mut runs, mut violating, mut first) = (0u64, 0u64, None);
     let mut start = 1u64;
     while start <= n {
@@ -400,7 +400,7 @@ pub(crate) fn try_value(
 
 /// Whether each seed of `start..=end` violates, run on `jobs` threads; the
 /// result is in seed order whatever the scheduling.
-fn run_batch(s: &Scenario, start: u64, end: u64, jobs: usize) -> Result<Vec<bool>, Failure> {
+fn run_batch(s: &Scenario, start: u64, end: u64, jobs: usize) -> Result<Vec<bool>, RunError> {
     let count = (end - start + 1) as usize;
     let results = crate::sweep::pool::map_in_order(
         count,
@@ -413,7 +413,7 @@ fn run_batch(s: &Scenario, start: u64, end: u64, jobs: usize) -> Result<Vec<bool
     );
     results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Failure::Failed("a worker thread died".into()))))
+        .map(|r| r.unwrap_or_else(|| Err(RunError::Failed("a worker thread died".into()))))
         .collect()
 }
 
@@ -423,7 +423,7 @@ pub fn search(
     req: &Request,
     c: &Checked,
     progress: &mut dyn FnMut(&Trial),
-) -> Result<Frontier, Failure> {
+) -> Result<Frontier, RunError> {
     // What `check` guarantees.
     assert!(
         c.from.kind == c.to.kind && c.from.x < c.to.x && c.resolution > 0.0,
@@ -433,7 +433,7 @@ pub fn search(
         c.resolution
     );
     let mut trials: Vec<Trial> = Vec::new();
-    let mut run = |value: Value, trials: &mut Vec<Trial>| -> Result<Trial, Failure> {
+    let mut run = |value: Value, trials: &mut Vec<Trial>| -> Result<Trial, RunError> {
         let (runs, violating, seed) = try_value(c, &req.key, value, req.seeds, req.jobs)?;
         let t = Trial {
             value,

@@ -8,7 +8,7 @@
 //! whatever the threads' timing, and whatever their number.
 
 use crate::check::Verdict;
-use crate::runner::{self, Failure};
+use crate::runner::{self, RunError};
 use crate::scenario::{Fault, Scenario};
 use crate::sweep::pool;
 
@@ -23,7 +23,7 @@ pub(crate) fn scenario_with(base: &Scenario, faults: &[Fault]) -> Scenario {
 }
 
 /// Does the run of `base` with `faults` at `seed` violate?
-pub(crate) fn violates(base: &Scenario, faults: &[Fault], seed: u64) -> Result<bool, Failure> {
+pub(crate) fn violates(base: &Scenario, faults: &[Fault], seed: u64) -> Result<bool, RunError> {
     let run = runner::simulate(scenario_with(base, faults), seed)?;
     Ok(run.check.verdict == Verdict::Violation)
 }
@@ -53,7 +53,7 @@ impl Replayer<'_> {
     pub(crate) fn first_violating(
         &mut self,
         candidates: &[Vec<Fault>],
-    ) -> Result<Option<usize>, Failure> {
+    ) -> Result<Option<usize>, RunError> {
         self.first_violating_by(candidates.len(), |i| candidates[i].clone())
     }
 
@@ -64,7 +64,7 @@ impl Replayer<'_> {
         &mut self,
         count: usize,
         make: impl Fn(usize) -> Vec<Fault> + Sync,
-    ) -> Result<Option<usize>, Failure> {
+    ) -> Result<Option<usize>, RunError> {
         let count = count.min(self.left());
         if count == 0 {
             return Ok(None);
@@ -88,7 +88,7 @@ impl Replayer<'_> {
                 Some(Err(e)) => return Err(e),
                 // Not run: only past an answer, which came first.
                 None => {
-                    return Err(Failure::Failed(format!(
+                    return Err(RunError::Failed(format!(
                         "internal error: shrink candidate {i} was not replayed"
                     )))
                 }

@@ -25,7 +25,7 @@
 use super::replay::{self, Replayer};
 use super::{explicit, steps, toml_out};
 use crate::check::Verdict;
-use crate::runner::{self, Failure};
+use crate::runner::{self, RunError};
 use crate::scenario::{self, Expect, Fault, Scenario};
 use std::path::{Path, PathBuf};
 
@@ -77,14 +77,14 @@ pub fn shrink_file(
     sets: &[(String, toml::Value)],
     out: Option<PathBuf>,
     jobs: usize,
-) -> Result<Option<Shrunk>, Failure> {
+) -> Result<Option<Shrunk>, RunError> {
     let base = runner::load_file(file, sets)?;
     // load_file read it: a file that cannot be read again is a failure.
     let source = std::fs::read_to_string(file)
-        .map_err(|e| Failure::Failed(format!("cannot read {} again: {e}", file.display())))?;
+        .map_err(|e| RunError::Failed(format!("cannot read {} again: {e}", file.display())))?;
     let seed = seed.unwrap_or(base.seed);
     if i64::try_from(seed).is_err() {
-        return Err(Failure::BadInput(scenario::ScenarioError {
+        return Err(RunError::BadInput(scenario::ScenarioError {
             file: file.display().to_string(),
             key: "seed".into(),
             line: None,
@@ -134,13 +134,13 @@ pub fn shrink_file(
         seed,
     };
     let text = toml_out::minimal(&source, sets, &header, &faults)
-        .map_err(|e| Failure::Failed(format!("internal error: writing minimal.toml: {e}")))?;
+        .map_err(|e| RunError::Failed(format!("internal error: writing minimal.toml: {e}")))?;
     let dir = out.unwrap_or_else(|| default_out(&base, seed, sets));
     let path = dir.join("minimal.toml");
     let minimal = written_as_meant(&text, &path, &base, &header, &faults)?;
     let last = runner::simulate_keeping(minimal, seed)?;
     if last.check.verdict != Verdict::Violation {
-        return Err(Failure::Failed(format!(
+        return Err(RunError::Failed(format!(
             "internal error: the minimal scenario does not violate when replayed from its text (seed {seed}); nothing written"
         )));
     }
@@ -160,7 +160,7 @@ fn explicit_faults(
     base: &Scenario,
     applied: &[crate::engine::due::Applied],
     seed: u64,
-) -> Result<Vec<Fault>, Failure> {
+) -> Result<Vec<Fault>, RunError> {
     let all = explicit::absolute(applied);
     if replay::violates(base, &all, seed)? {
         return Ok(all);
@@ -169,7 +169,7 @@ fn explicit_faults(
     if kept != all && replay::violates(base, &kept, seed)? {
         return Ok(kept);
     }
-    Err(Failure::Failed(format!(
+    Err(RunError::Failed(format!(
         "internal error: the run of {} with seed {seed} violates, but not when its {} applied faults are replayed as explicit [[faults]] (a bug in redlock-sim); nothing written",
         base.name,
         applied.len()
@@ -211,9 +211,9 @@ fn written_as_meant(
     base: &Scenario,
     header: &toml_out::Header,
     faults: &[Fault],
-) -> Result<Scenario, Failure> {
+) -> Result<Scenario, RunError> {
     let parsed = scenario::parse_str(text, &path.display().to_string()).map_err(|e| {
-        Failure::Failed(format!(
+        RunError::Failed(format!(
             "internal error: the minimal scenario does not parse: {e}; nothing written"
         ))
     })?;
@@ -236,7 +236,7 @@ fn written_as_meant(
         ..s.clone()
     };
     if unlined(&parsed) != unlined(&meant) {
-        return Err(Failure::Failed(
+        return Err(RunError::Failed(
             "internal error: minimal.toml would not mean the scenario that was shrunk; nothing written".into(),
         ));
     }

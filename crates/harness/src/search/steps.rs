@@ -8,7 +8,7 @@
 //! chooses are whole milliseconds.
 
 use super::replay::Replayer;
-use crate::runner::Failure;
+use crate::runner::RunError;
 use crate::scenario::{Fault, FaultAction, Restart, Trigger};
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ const ROUNDS: usize = 2;
 /// Drops faults while the run still violates: first all of them, then
 /// (ddmin) each of `n` chunks, `n` doubling when no chunk can go, until no
 /// single fault can be dropped (or the budget ends).
-pub(crate) fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure> {
+pub(crate) fn drop(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, RunError> {
     if cur.is_empty() || r.first_violating(&[Vec::new()])?.is_some() {
         return Ok(Vec::new());
     }
@@ -118,7 +118,7 @@ fn with_length(f: &Fault, ms: f64) -> Fault {
 }
 
 /// Shortens each fault that has a length (see [`length`]), in order.
-pub(crate) fn shorten(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, Failure> {
+pub(crate) fn shorten(r: &mut Replayer, mut cur: Vec<Fault>) -> Result<Vec<Fault>, RunError> {
     for i in 0..cur.len() {
         let Some(len) = length(&cur[i]) else { continue };
         if r.left() == 0 {
@@ -159,7 +159,7 @@ pub(crate) fn later(
     mut cur: Vec<Fault>,
     end: Duration,
     ttl: Duration,
-) -> Result<Vec<Fault>, Failure> {
+) -> Result<Vec<Fault>, RunError> {
     let given = cur.clone();
     let mut order: Vec<usize> = (0..cur.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse((cur[i].after == Trigger::Start, cur[i].at, i)));
@@ -257,7 +257,7 @@ fn toward_zero(
     i: usize,
     x0: f64,
     make: impl Fn(f64) -> Option<(f64, Fault)>,
-) -> Result<Option<Fault>, Failure> {
+) -> Result<Option<Fault>, RunError> {
     let mut best: Option<(f64, Fault)> = None;
     let (mut lo, mut hi) = (0.0, x0);
     for round in 0..ROUNDS {

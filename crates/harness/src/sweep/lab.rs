@@ -7,7 +7,7 @@
 use super::pool::map_prefix;
 use super::rows::RunRow;
 use super::settle::{settled, stop_point, Stop};
-use crate::runner::lab::{run_lab, LabFailure, LabRun, Servers};
+use crate::runner::lab::{run_lab, LabError, LabRun, Servers};
 use crate::scenario::Scenario;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -40,8 +40,8 @@ pub fn run_seeds(
     dir: &Path,
     servers: Servers,
     stop_early: bool,
-    each: impl Fn(&Result<LabRun, LabFailure>, &Path) -> Result<(), LabFailure> + Sync,
-) -> Result<Swept, LabFailure> {
+    each: impl Fn(&Result<LabRun, LabError>, &Path) -> Result<(), LabError> + Sync,
+) -> Result<Swept, LabError> {
     let all: Vec<u64> = seeds.collect();
     assert!(
         before.len() <= all.len() && before.iter().zip(&all).all(|(r, &s)| r.seed == s),
@@ -53,7 +53,7 @@ pub fn run_seeds(
     if settled_by(&before) || list.is_empty() {
         return Ok(finish(before, stop_early, past));
     }
-    let done = |results: &[Result<RunRow, LabFailure>]| match results.last() {
+    let done = |results: &[Result<RunRow, LabError>]| match results.last() {
         Some(Err(_)) => true,
         _ => {
             let mut rows = before.clone();

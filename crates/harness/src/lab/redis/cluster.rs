@@ -11,10 +11,10 @@ use super::DataRoot;
 use crate::engine::setup::clock_draws;
 use crate::history::EventKind;
 use crate::lab::clock::NodeTime;
-use crate::lab::failure::LabFailure;
+use crate::lab::error::LabError;
 use crate::lab::faketime::{self, FakeClock};
 use crate::lab::net::LabNet;
-use crate::lab::process::Watchdog;
+use crate::lab::process::Reaper;
 use crate::lab::record::LabRecorder;
 use crate::lab::rewrite::PortMap;
 use crate::lab::world::LabNode;
@@ -25,8 +25,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-fn failed(what: &str) -> impl Fn(std::io::Error) -> LabFailure + '_ {
-    move |e| LabFailure::Failed(format!("lab: {what}: {e}"))
+fn failed(what: &str) -> impl Fn(std::io::Error) -> LabError + '_ {
+    move |e| LabError::Failed(format!("lab: {what}: {e}"))
 }
 
 /// Every node's server, started and observed, its output in `logs`.
@@ -37,8 +37,8 @@ pub(crate) async fn start_servers(
     net: &LabNet,
     root: &DataRoot,
     logs: &Path,
-    watchdog: &Arc<Watchdog>,
-) -> Result<BTreeMap<String, LabNode>, LabFailure> {
+    reaper: &Arc<Reaper>,
+) -> Result<BTreeMap<String, LabNode>, LabError> {
     std::fs::create_dir_all(logs).map_err(failed("creating the servers' logs"))?;
     let draws = clock_draws(s, seed);
     let mut nodes = BTreeMap::new();
@@ -48,7 +48,7 @@ pub(crate) async fn start_servers(
         std::fs::create_dir_all(&dir).map_err(failed("creating a data directory"))?;
         let clock = if super::clock_needed(s, seed, &name) {
             let lib = faketime::library().ok_or_else(|| {
-                LabFailure::BadInput(format!(
+                LabError::BadInput(format!(
                     "redlock-sim lab: scenario {}: with --servers redis, {name}'s clock is set \
                      through libfaketime, which is not installed: sudo apt-get install faketime",
                     s.name
@@ -59,7 +59,7 @@ pub(crate) async fn start_servers(
             let c = FakeClock::start(&lib, &file, &name, offset, rate)
                 .map_err(failed("setting a server's clock"))?;
             for f in c.leftovers() {
-                watchdog.note(&format!("f{f}"));
+                reaper.note(&format!("f{f}"));
             }
             Some(c)
         } else {
@@ -68,7 +68,7 @@ pub(crate) async fn start_servers(
         let config = ServerConfig {
             persistence: s.cluster.persistence,
         };
-        let server = RedisHost::start(&name, &dir, logs, &config, clock, watchdog)
+        let server = RedisHost::start(&name, &dir, logs, &config, clock, reaper)
             .await
             .map_err(failed("starting redis-server"))?;
         let node = RedisNode::observe(server, net.peers.clone(), rec.clone())
@@ -113,7 +113,7 @@ pub(crate) async fn replicate(
     net: &mut LabNet,
     nodes: &BTreeMap<String, LabNode>,
     sentinel_maps: &[(String, PortMap, PortMap)],
-) -> Result<(), LabFailure> {
+) -> Result<(), LabError> {
     assert_eq!(
         s.cluster.topology,
         crate::scenario::Topology::Single,
@@ -149,7 +149,7 @@ pub(crate) async fn replicate(
                 .map_err(failed("configuring replication"))?
             {
                 Frame::Error(e) => {
-                    return Err(LabFailure::Failed(format!("lab: {}: {e}", c.join(" "))))
+                    return Err(LabError::Failed(format!("lab: {}: {e}", c.join(" "))))
                 }
                 _ => continue,
             }
@@ -163,7 +163,7 @@ pub(crate) async fn replicate(
 }
 
 /// Waits until the replica at `addr` has its master's link up.
-async fn synced(name: &str, addr: std::net::SocketAddr) -> Result<(), LabFailure> {
+async fn synced(name: &str, addr: std::net::SocketAddr) -> Result<(), LabError> {
     for _ in 0..500 {
         if let Ok(Frame::Bulk(info)) = query(addr, &["INFO", "replication"]).await {
             if String::from_utf8_lossy(&info).contains("master_link_status:up") {
@@ -172,7 +172,7 @@ async fn synced(name: &str, addr: std::net::SocketAddr) -> Result<(), LabFailure
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    Err(LabFailure::Failed(format!(
+    Err(LabError::Failed(format!(
         "lab: {name} did not sync with n1 in 5 s"
     )))
 }
@@ -186,8 +186,8 @@ pub(crate) async fn start_sentinel(
     master: &Arc<Mutex<String>>,
     root: &DataRoot,
     logs: &Path,
-    watchdog: &Arc<Watchdog>,
-) -> Result<RealSentinel, LabFailure> {
+    reaper: &Arc<Reaper>,
+) -> Result<RealSentinel, LabError> {
     let by_port: BTreeMap<u16, String> = (1..=s.cluster.nodes)
         .map(|i| format!("n{i}"))
         .map(|n| (port(net, "sentinel", &n), n))
@@ -221,7 +221,7 @@ pub(crate) async fn start_sentinel(
         s.cluster
             .failover_after
             .unwrap_or(Duration::from_secs(86_400)),
-        watchdog,
+        reaper,
         on_switch,
     )
     .await
@@ -235,7 +235,7 @@ pub(crate) async fn open_sentinel_links(
     seed: u64,
     net: &mut LabNet,
     sentinel: &RealSentinel,
-) -> Result<(), LabFailure> {
+) -> Result<(), LabError> {
     for c in &s.clients {
         let map = PortMap::default();
         for i in 1..=s.cluster.nodes {

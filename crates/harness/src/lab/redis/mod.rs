@@ -196,17 +196,17 @@ pub(crate) fn clock_needed(s: &Scenario, seed: u64, node: &str) -> bool {
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// A run's directory for its servers' data, removed when dropped (and by
-/// the watchdog, should the lab be killed).
+/// the reaper, should the lab be killed).
 pub(crate) struct DataRoot {
     pub(crate) path: PathBuf,
 }
 
 impl DataRoot {
-    pub(crate) fn new(watchdog: &super::process::Watchdog) -> std::io::Result<DataRoot> {
+    pub(crate) fn new(reaper: &super::process::Reaper) -> std::io::Result<DataRoot> {
         let run = RUNS.fetch_add(1, Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!("redlock-sim-{}-{run}", std::process::id()));
         std::fs::create_dir_all(&path)?;
-        watchdog.note(&format!("d{}", path.display()));
+        reaper.note(&format!("d{}", path.display()));
         Ok(DataRoot { path })
     }
 }

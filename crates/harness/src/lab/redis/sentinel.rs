@@ -15,7 +15,7 @@
 
 use super::observe::query;
 use super::server::Launch;
-use crate::lab::process::{ClientProcess, Watchdog};
+use crate::lab::process::{ClientProcess, Reaper};
 use bytes::{Buf, BytesMut};
 use redlock_node::sentinel::FAILOVER_TIMEOUT;
 use redlock_proto::resp::{self, Frame};
@@ -47,7 +47,7 @@ impl RealSentinel {
         master_port: u16,
         replica_ports: &[u16],
         failover_after: Duration,
-        watchdog: &Arc<Watchdog>,
+        reaper: &Arc<Reaper>,
         on_switch: OnSwitch,
     ) -> io::Result<RealSentinel> {
         assert!(
@@ -76,7 +76,7 @@ impl RealSentinel {
             conf: &conf,
             env: &[],
             cleared: &[],
-            watchdog,
+            reaper,
         };
         let log = |attempt: u32| logs.join(format!("sentinel.{attempt}.log"));
         let (p, addr, _) = launch

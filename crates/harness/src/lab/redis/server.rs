@@ -1,6 +1,6 @@
 //! A lab node that is a real `redis-server` process (`--servers redis`):
 //! started on 127.0.0.1 with a configuration file in a data directory of
-//! its own, in a process group of its own in the watchdog's care.
+//! its own, in a process group of its own in the reaper's care.
 //! - `crash`: SIGKILL; what the kernel had of its files stays (a process
 //!   that dies is not a machine that loses power, see [`super`]);
 //! - `restart`: `redis-server` again on the same directory and
@@ -11,7 +11,7 @@
 //!   ([`crate::lab::faketime`]): Redis reads time through libc.
 
 use crate::lab::faketime::{self, FakeClock};
-use crate::lab::process::{self, ClientProcess, Watchdog};
+use crate::lab::process::{self, ClientProcess, Reaper};
 use crate::scenario::Persistence;
 use redlock_proto::resp::Frame;
 use std::io;
@@ -34,7 +34,7 @@ pub(crate) struct RedisHost {
     process: Option<ClientProcess>,
     addr: Option<SocketAddr>,
     pub(crate) clock: Option<FakeClock>,
-    watchdog: Arc<Watchdog>,
+    reaper: Arc<Reaper>,
     boots: u32,
 }
 
@@ -49,7 +49,7 @@ impl RedisHost {
         logs: &Path,
         config: &ServerConfig,
         clock: Option<FakeClock>,
-        watchdog: &Arc<Watchdog>,
+        reaper: &Arc<Reaper>,
     ) -> io::Result<RedisHost> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("redis.conf"), config_text(dir, config))?;
@@ -60,7 +60,7 @@ impl RedisHost {
             process: None,
             addr: None,
             clock,
-            watchdog: watchdog.clone(),
+            reaper: reaper.clone(),
             boots: 0,
         };
         host.boot().await?;
@@ -138,7 +138,7 @@ impl RedisHost {
             conf: &conf,
             env: &env,
             cleared,
-            watchdog: &self.watchdog,
+            reaper: &self.reaper,
         };
         let (p, addr, attempts) = launch.start(log).await.map_err(|e| {
             io::Error::other(format!("redis-server for {} did not start: {e}", self.name))
@@ -162,7 +162,7 @@ pub(crate) struct Launch<'a> {
     pub(crate) conf: &'a Path,
     pub(crate) env: &'a [(String, String)],
     pub(crate) cleared: &'a [&'a str],
-    pub(crate) watchdog: &'a Arc<Watchdog>,
+    pub(crate) reaper: &'a Arc<Reaper>,
 }
 
 impl Launch<'_> {
@@ -183,8 +183,7 @@ impl Launch<'_> {
                 "--port".to_string(),
                 port.to_string(),
             ];
-            let mut p =
-                process::spawn(&argv, self.env, self.cleared, &log(attempt), self.watchdog)?;
+            let mut p = process::spawn(&argv, self.env, self.cleared, &log(attempt), self.reaper)?;
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             match ready(addr, &mut p).await {
                 Ok(()) => return Ok((p, addr, attempt)),
