@@ -207,16 +207,17 @@ cargo clippy --release --workspace --exclude turmoil --all-targets -- -D warning
 # adds up their results; the script exits 1 if any failed.
 log="$(mktemp)"
 lab_log="$(mktemp)"
+redis_log="$(mktemp)"
 json="$(mktemp)"
-trap 'rm -f "$log" "$lab_log" "$json"' EXIT
-# The test executables cargo built, as "package directory<TAB>path".
+trap 'rm -f "$log" "$lab_log" "$redis_log" "$json"' EXIT
+# The test executables cargo built, as "package directory<TAB>path<TAB>target".
 test_binaries() {
     python3 -c '
 import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["profile"]["test"] and m.get("executable"):
-        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
+        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"] + "\t" + m["target"]["name"])
 ' <"$json"
 }
 build_tests() {
@@ -234,14 +235,23 @@ run_binary() {
 }
 echo "scripts/test.sh: [${SECONDS} s] cargo test --release --no-run --test lab"
 build_tests --test lab
-IFS=$'\t' read -r lab_dir lab_exe < <(test_binaries)
+IFS=$'\t' read -r lab_dir lab_exe _ < <(test_binaries)
 drivers_built
 echo "scripts/test.sh: [${SECONDS} s] tests/lab in the background; cargo test --release --workspace --exclude turmoil --no-run"
 run_binary "$lab_dir" "$lab_exe" "$lab_log" &
 lab_pid=$!
 build_tests
-while IFS=$'\t' read -r dir exe; do
+# tests/redis (real redis-server and sentinel, mostly waiting) goes in the
+# background too, beside the simulation's tests.
+redis_pid=""
+while IFS=$'\t' read -r dir exe target; do
     [ "$exe" = "$lab_exe" ] && continue
+    if [ "$target" = redis ]; then
+        echo "scripts/test.sh: [${SECONDS} s] tests/redis in the background"
+        run_binary "$dir" "$exe" "$redis_log" &
+        redis_pid=$!
+        continue
+    fi
     echo "scripts/test.sh: [${SECONDS} s] $(basename "$exe")"
     run_binary "$dir" "$exe" "$log" || failed=1
     tail -n 3 "$log" | grep '^test result' || true
@@ -249,10 +259,11 @@ done < <(test_binaries)
 echo "scripts/test.sh: [${SECONDS} s] the doc tests"
 cargo test --release --workspace --exclude turmoil --doc 2>&1 | tee -a "$log" | grep -E '^(test result|error)' || true
 [ "${PIPESTATUS[0]}" = 0 ] || failed=1
-echo "scripts/test.sh: [${SECONDS} s] waiting for tests/lab"
+echo "scripts/test.sh: [${SECONDS} s] waiting for tests/redis and tests/lab"
+if [ -n "$redis_pid" ]; then wait "$redis_pid" || failed=1; fi
 wait "$lab_pid" || failed=1
-cat "$log" "$lab_log" | grep -vE '^test .* \.\.\. ok$' || true
-cat "$lab_log" >>"$log"
+cat "$log" "$redis_log" "$lab_log" | grep -vE '^test .* \.\.\. ok$' || true
+cat "$redis_log" "$lab_log" >>"$log"
 echo "scripts/test.sh: [${SECONDS} s] done"
 awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i; if ($(i+1) ~ /^ignored;?$/) g += $i } }
      END { printf "(%d ignored: our exploring tests, run by hand with --ignored)\nsuite: %d passed, %d failed\n", g, p, f }' "$log"

@@ -19,7 +19,7 @@ type Name = u32;
 type Key = (Name, u64);
 
 /// One acquisition as the events tell it so far.
-struct Acc {
+struct Acquisition {
     client: Name,
     acq: u64,
     resource: Name,
@@ -65,7 +65,7 @@ struct Pending {
 pub(crate) struct Checker {
     names: Vec<String>,
     ids: BTreeMap<String, Name>,
-    accs: Vec<Acc>,
+    accs: Vec<Acquisition>,
     /// Per client, the index in `accs` of its acquisition `n` at `n - 1`
     /// (clients number them 1, 2, 3, ...).
     index: BTreeMap<Name, Vec<usize>>,
@@ -282,7 +282,7 @@ impl Checker {
             starts.last()
         );
         starts.push(t);
-        self.accs.push(Acc {
+        self.accs.push(Acquisition {
             client: host,
             acq,
             resource,
@@ -326,7 +326,7 @@ impl Checker {
         seq.copied().or_else(|| self.odd.get(&k).copied())
     }
 
-    fn acc_mut(&mut self, k: Key) -> Option<&mut Acc> {
+    fn acc_mut(&mut self, k: Key) -> Option<&mut Acquisition> {
         let i = self.find(k)?;
         self.accs.get_mut(i)
     }
@@ -538,7 +538,7 @@ impl Checker {
 }
 
 /// An acquisition's hold, the history having ended at `run_end`.
-fn hold_of(a: Acc, run_end: Duration, names: &[String]) -> Hold {
+fn hold_of(a: Acquisition, run_end: Duration, names: &[String]) -> Hold {
     // Every end the history gives is at or after the acquisition (events
     // come in time order); only `valid_until`, which the client computes,
     // may fall before it, and the hold then has no length.

@@ -55,7 +55,7 @@ pub(super) fn join(path: &str, key: &str) -> String {
 }
 
 /// A table being validated, with its path and how to name it in messages.
-pub(super) struct Tbl<'a> {
+pub(super) struct TableAt<'a> {
     pub(super) path: String,
     pub(super) table: &'a RawTable,
     pub(super) line: Option<usize>,
@@ -63,15 +63,15 @@ pub(super) struct Tbl<'a> {
 }
 
 /// A value being validated, with its path.
-pub(super) struct Val<'a> {
+pub(super) struct ValueAt<'a> {
     pub(super) path: String,
     pub(super) node: &'a RawNode,
     pub(super) key_line: Option<usize>,
 }
 
-impl<'a> Tbl<'a> {
+impl<'a> TableAt<'a> {
     pub(super) fn root(table: &'a RawTable) -> Self {
-        Tbl {
+        TableAt {
             path: String::new(),
             table,
             line: None,
@@ -79,15 +79,15 @@ impl<'a> Tbl<'a> {
         }
     }
 
-    pub(super) fn get(&self, key: &str) -> Option<Val<'a>> {
-        self.table.get(key).map(|e| Val {
+    pub(super) fn get(&self, key: &str) -> Option<ValueAt<'a>> {
+        self.table.get(key).map(|e| ValueAt {
             path: join(&self.path, key),
             node: &e.value,
             key_line: e.key_line,
         })
     }
 
-    pub(super) fn require(&self, cx: &FileErrors, key: &str) -> Checked<Val<'a>> {
+    pub(super) fn require(&self, cx: &FileErrors, key: &str) -> Checked<ValueAt<'a>> {
         self.get(key).ok_or_else(|| {
             cx.err(
                 &join(&self.path, key),
@@ -120,7 +120,7 @@ impl<'a> Tbl<'a> {
     }
 
     /// The sub-table `key`, if present (error if it is not a table).
-    pub(super) fn table(&self, cx: &FileErrors, key: &str) -> Checked<Option<Tbl<'a>>> {
+    pub(super) fn table(&self, cx: &FileErrors, key: &str) -> Checked<Option<TableAt<'a>>> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => v
@@ -172,7 +172,7 @@ pub(super) fn preview(node: &RawNode) -> String {
     }
 }
 
-impl<'a> Val<'a> {
+impl<'a> ValueAt<'a> {
     pub(super) fn line(&self) -> Option<usize> {
         self.node.line.or(self.key_line)
     }
@@ -231,12 +231,12 @@ impl<'a> Val<'a> {
         }
     }
 
-    pub(super) fn array(&self, cx: &FileErrors) -> Checked<Vec<Val<'a>>> {
+    pub(super) fn array(&self, cx: &FileErrors) -> Checked<Vec<ValueAt<'a>>> {
         match &self.node.kind {
             RawKind::Array(items) => Ok(items
                 .iter()
                 .enumerate()
-                .map(|(i, node)| Val {
+                .map(|(i, node)| ValueAt {
                     path: format!("{}[{i}]", self.path),
                     node,
                     key_line: node.line,
@@ -246,9 +246,9 @@ impl<'a> Val<'a> {
         }
     }
 
-    pub(super) fn table(&self, cx: &FileErrors, what: &str) -> Checked<Tbl<'a>> {
+    pub(super) fn table(&self, cx: &FileErrors, what: &str) -> Checked<TableAt<'a>> {
         match &self.node.kind {
-            RawKind::Table(table) => Ok(Tbl {
+            RawKind::Table(table) => Ok(TableAt {
                 path: self.path.clone(),
                 table,
                 line: self.line(),
@@ -481,7 +481,7 @@ impl Hosts {
     }
 
     /// A host name value.
-    pub(super) fn host(&self, cx: &FileErrors, v: &Val) -> Checked<(String, Kind)> {
+    pub(super) fn host(&self, cx: &FileErrors, v: &ValueAt) -> Checked<(String, Kind)> {
         let name = v.str(cx)?;
         match self.kind(name) {
             Some(k) => Ok((name.to_string(), k)),
@@ -493,7 +493,7 @@ impl Hosts {
     pub(super) fn target(
         &self,
         cx: &FileErrors,
-        v: &Val,
+        v: &ValueAt,
         allow: fn(Kind) -> bool,
         what: &str,
     ) -> Checked<Target> {

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::check::{Checked, FileErrors, Tbl, Val};
+use super::check::{Checked, FileErrors, TableAt, ValueAt};
 use super::types::*;
 
 pub(super) const CLIENT_KEYS: &[&str] = &[
@@ -80,7 +80,7 @@ pub(super) fn default_client(i: usize) -> ClientSpec {
 }
 
 /// Applies the client keys present in `t` to `spec` (not `count`, not clock keys).
-pub(super) fn apply_client_keys(cx: &FileErrors, t: &Tbl, spec: &mut ClientSpec) -> Checked<()> {
+pub(super) fn apply_client_keys(cx: &FileErrors, t: &TableAt, spec: &mut ClientSpec) -> Checked<()> {
     for e in &t.table.entries {
         let Some(v) = t.get(&e.key) else { continue };
         match e.key.as_str() {
@@ -159,7 +159,7 @@ const SET_NX_ONLY: &[(Variant, &str)] = &[
 ];
 
 /// Checks every client's `lock`, `reentry` and `variant` together.
-pub(super) fn check(cx: &FileErrors, top: &Tbl, clients: &[ClientSpec]) -> Checked<()> {
+pub(super) fn check(cx: &FileErrors, top: &TableAt, clients: &[ClientSpec]) -> Checked<()> {
     for c in clients {
         let at = |key: &str| where_set(cx, top, &c.name, key);
         if c.reentry > 0 && c.lock != LockKind::Reentrant {
@@ -194,7 +194,7 @@ pub(super) fn check(cx: &FileErrors, top: &Tbl, clients: &[ClientSpec]) -> Check
 
 /// The value of a client key as written for `client`: in `[hosts.<client>]`
 /// when set there, else in `[clients]`.
-fn where_set<'a>(cx: &FileErrors, top: &Tbl<'a>, client: &str, key: &str) -> Option<Val<'a>> {
+fn where_set<'a>(cx: &FileErrors, top: &TableAt<'a>, client: &str, key: &str) -> Option<ValueAt<'a>> {
     let host = top
         .table(cx, "hosts")
         .ok()

@@ -67,7 +67,7 @@ const FAULT_KEYS: &[(&str, &[&str], &[&str])] = &[
 ];
 
 /// Clock keys of a `[hosts.X]` table, if any.
-fn host_clock(cx: &FileErrors, t: &Tbl) -> Checked<Option<HostClock>> {
+fn host_clock(cx: &FileErrors, t: &TableAt) -> Checked<Option<HostClock>> {
     let clock_rate = match t.get("clock_rate") {
         Some(v) => Some(rate(cx, &v)?),
         None => None,
@@ -85,7 +85,7 @@ fn host_clock(cx: &FileErrors, t: &Tbl) -> Checked<Option<HostClock>> {
 }
 
 /// A clock rate, in [`MIN_CLOCK_RATE`, `MAX_CLOCK_RATE`].
-fn rate(cx: &FileErrors, v: &Val) -> Checked<f64> {
+fn rate(cx: &FileErrors, v: &ValueAt) -> Checked<f64> {
     let r = v.float(cx)?;
     if !(MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&r) {
         return Err(v.err(
@@ -112,7 +112,7 @@ struct LatencyBound {
 fn check_tick(
     cx: &FileErrors,
     tick: Duration,
-    tick_v: Option<&Val>,
+    tick_v: Option<&ValueAt>,
     bounds: &[LatencyBound],
 ) -> Checked<()> {
     if tick < MIN_TICK {
@@ -174,7 +174,7 @@ fn check_tick(
 /// reported is always the same.
 pub(super) fn build(root: &RawTable, file: &str) -> Checked<Scenario> {
     let cx = FileErrors { file };
-    let top = Tbl::root(root);
+    let top = TableAt::root(root);
     top.check_keys(&cx, TOP_KEYS)?;
     let name = scenario_name(&cx, &top, file)?;
     let description = match top.get("description") {
@@ -257,7 +257,7 @@ pub(super) fn build(root: &RawTable, file: &str) -> Checked<Scenario> {
 
 /// `name`, or the file's stem: it names output directories, so it must be
 /// a plain path component.
-fn scenario_name(cx: &FileErrors, top: &Tbl, file: &str) -> Checked<String> {
+fn scenario_name(cx: &FileErrors, top: &TableAt, file: &str) -> Checked<String> {
     Ok(match top.get("name") {
         Some(v) => {
             let s = v.str(cx)?;
@@ -281,7 +281,7 @@ fn scenario_name(cx: &FileErrors, top: &Tbl, file: &str) -> Checked<String> {
 }
 
 /// `expect` (default `safe`).
-fn expect_of(cx: &FileErrors, top: &Tbl) -> Checked<Expect> {
+fn expect_of(cx: &FileErrors, top: &TableAt) -> Checked<Expect> {
     Ok(match top.get("expect") {
         Some(v) => v.choice(
             cx,
@@ -297,7 +297,7 @@ fn expect_of(cx: &FileErrors, top: &Tbl) -> Checked<Expect> {
 
 /// `[cluster]`, but for `restart`, which needs the TTL (left `immediate`
 /// here; the caller reads it once the clients are known).
-fn cluster_of(cx: &FileErrors, cluster_t: Option<&Tbl>) -> Checked<Cluster> {
+fn cluster_of(cx: &FileErrors, cluster_t: Option<&TableAt>) -> Checked<Cluster> {
     if let Some(t) = cluster_t {
         t.check_keys(cx, CLUSTER_KEYS)?;
     }
@@ -346,7 +346,7 @@ fn cluster_of(cx: &FileErrors, cluster_t: Option<&Tbl>) -> Checked<Cluster> {
 /// against the tick).
 fn network_of(
     cx: &FileErrors,
-    top: &Tbl,
+    top: &TableAt,
     latency_bounds: &mut Vec<LatencyBound>,
 ) -> Checked<Network> {
     let network = match top.table(cx, "network")? {
@@ -400,7 +400,7 @@ struct ClientsAndHosts {
 }
 
 /// `[clients]` and `[hosts.X]`.
-fn clients_and_hosts(cx: &FileErrors, top: &Tbl, mut universe: Hosts) -> Checked<ClientsAndHosts> {
+fn clients_and_hosts(cx: &FileErrors, top: &TableAt, mut universe: Hosts) -> Checked<ClientsAndHosts> {
     let clients_t = top.table(cx, "clients")?;
     let mut base = default_client(0);
     let mut count = 2;
@@ -454,7 +454,7 @@ fn clients_and_hosts(cx: &FileErrors, top: &Tbl, mut universe: Hosts) -> Checked
 }
 
 /// `[clocks]`.
-fn clocks_of(cx: &FileErrors, top: &Tbl) -> Checked<Clocks> {
+fn clocks_of(cx: &FileErrors, top: &TableAt) -> Checked<Clocks> {
     let mut clocks = Clocks {
         drift: 0.0,
         offset: SignedRange::fixed(0.0),
@@ -484,7 +484,7 @@ fn clocks_of(cx: &FileErrors, top: &Tbl) -> Checked<Clocks> {
 /// `[[faults]]`; a latency fault's lower bound joins `latency_bounds`.
 fn faults_of(
     cx: &FileErrors,
-    top: &Tbl,
+    top: &TableAt,
     universe: &Hosts,
     max_ttl: Duration,
     duration: Duration,
@@ -520,7 +520,7 @@ fn faults_of(
 /// One `[[faults]]` table.
 fn fault(
     cx: &FileErrors,
-    t: &Tbl,
+    t: &TableAt,
     hosts: &Hosts,
     ttl: Duration,
     duration: Duration,
@@ -558,7 +558,7 @@ fn fault(
 
 /// The fault's kind (`do`, one of [`FaultAction::KINDS`]) and its table,
 /// named by its kind, checked for keys the kind does not take.
-fn fault_table<'a>(cx: &FileErrors, t: &Tbl<'a>) -> Checked<(&'static str, Tbl<'a>)> {
+fn fault_table<'a>(cx: &FileErrors, t: &TableAt<'a>) -> Checked<(&'static str, TableAt<'a>)> {
     let do_v = t.require(cx, "do")?;
     let kind = do_v.str(cx)?;
     let Some((kind, required, optional)) = FAULT_KEYS.iter().find(|(k, _, _)| *k == kind) else {
@@ -576,7 +576,7 @@ fn fault_table<'a>(cx: &FileErrors, t: &Tbl<'a>) -> Checked<(&'static str, Tbl<'
     let mut allowed = vec!["at", "after", "do"];
     allowed.extend_from_slice(required);
     allowed.extend_from_slice(optional);
-    let t = Tbl {
+    let t = TableAt {
         path: t.path.clone(),
         table: t.table,
         line: t.line,
@@ -590,7 +590,7 @@ fn fault_table<'a>(cx: &FileErrors, t: &Tbl<'a>) -> Checked<(&'static str, Tbl<'
 /// there).
 fn fault_action(
     cx: &FileErrors,
-    t: &Tbl,
+    t: &TableAt,
     kind: &str,
     hosts: &Hosts,
     ttl: Duration,
@@ -662,7 +662,7 @@ fn fault_action(
 }
 
 /// A latency fault's `between`: two different hosts.
-fn between(cx: &FileErrors, between: &Val, hosts: &Hosts) -> Checked<(String, String)> {
+fn between(cx: &FileErrors, between: &ValueAt, hosts: &Hosts) -> Checked<(String, String)> {
     let items = between.array(cx)?;
     if items.len() != 2 {
         return Err(between.err(
@@ -682,7 +682,7 @@ fn between(cx: &FileErrors, between: &Val, hosts: &Hosts) -> Checked<(String, St
 }
 
 /// `after = "c1:acquired"`.
-fn trigger(cx: &FileErrors, v: &Val, hosts: &Hosts) -> Checked<Trigger> {
+fn trigger(cx: &FileErrors, v: &ValueAt, hosts: &Hosts) -> Checked<Trigger> {
     let s = v.str(cx)?;
     let usage = "write it as \"CLIENT:EVENT\", like \"c1:acquired\", with EVENT one of acquired, released, lost (or \"c1:lock_call@1864ms\": the first acquired, extended, release_start or lock_call at or after a time)";
     let Some((client, event)) = s.split_once(':') else {
@@ -714,7 +714,7 @@ fn trigger(cx: &FileErrors, v: &Val, hosts: &Hosts) -> Checked<Trigger> {
 /// after `from`.
 fn instant_trigger(
     cx: &FileErrors,
-    v: &Val,
+    v: &ValueAt,
     client: String,
     event: &str,
     from: &str,
@@ -734,7 +734,7 @@ fn instant_trigger(
 }
 
 /// A partition's `sides`.
-fn sides(cx: &FileErrors, v: &Val, hosts: &Hosts, oneway: bool) -> Checked<Vec<Vec<String>>> {
+fn sides(cx: &FileErrors, v: &ValueAt, hosts: &Hosts, oneway: bool) -> Checked<Vec<Vec<String>>> {
     let list = v.array(cx)?;
     if list.len() < 2 {
         return Err(v.err(
@@ -777,7 +777,7 @@ fn sides(cx: &FileErrors, v: &Val, hosts: &Hosts, oneway: bool) -> Checked<Vec<V
 }
 
 /// `[nemesis]`, defaults as documented on [`Nemesis`].
-fn nemesis(cx: &FileErrors, t: &Tbl, hosts: &Hosts) -> Checked<Nemesis> {
+fn nemesis(cx: &FileErrors, t: &TableAt, hosts: &Hosts) -> Checked<Nemesis> {
     t.check_keys(cx, NEMESIS_KEYS)?;
     let every = |key: &str| -> Checked<Option<Duration>> {
         match t.get(key) {

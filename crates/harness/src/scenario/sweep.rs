@@ -1,7 +1,7 @@
 //! `[sweep]`: seeds, the values to vary, their combinations, and how a
 //! varied value is shown in CSV columns.
 
-use super::check::{join, Checked, Tbl};
+use super::check::{join, Checked, TableAt};
 use super::raw::{self, RawKind};
 use super::types::Sweep;
 
@@ -56,7 +56,7 @@ pub fn render_vary_value(value: &toml::Value) -> String {
 }
 
 /// `[sweep]`.
-pub(super) fn sweep(cx: &super::check::FileErrors, t: &Tbl) -> Checked<Sweep> {
+pub(super) fn sweep(cx: &super::check::FileErrors, t: &TableAt) -> Checked<Sweep> {
     t.check_keys(cx, SWEEP_KEYS)?;
     let seeds = match t.get("seeds") {
         None => 1..=100,
