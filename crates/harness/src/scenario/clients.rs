@@ -80,7 +80,11 @@ pub(super) fn default_client(i: usize) -> ClientSpec {
 }
 
 /// Applies the client keys present in `t` to `spec` (not `count`, not clock keys).
-pub(super) fn apply_client_keys(cx: &FileErrors, t: &TableAt, spec: &mut ClientSpec) -> Checked<()> {
+pub(super) fn apply_client_keys(
+    cx: &FileErrors,
+    t: &TableAt,
+    spec: &mut ClientSpec,
+) -> Checked<()> {
     for e in &t.table.entries {
         let Some(v) = t.get(&e.key) else { continue };
         match e.key.as_str() {
@@ -194,7 +198,12 @@ pub(super) fn check(cx: &FileErrors, top: &TableAt, clients: &[ClientSpec]) -> C
 
 /// The value of a client key as written for `client`: in `[hosts.<client>]`
 /// when set there, else in `[clients]`.
-fn where_set<'a>(cx: &FileErrors, top: &TableAt<'a>, client: &str, key: &str) -> Option<ValueAt<'a>> {
+fn where_set<'a>(
+    cx: &FileErrors,
+    top: &TableAt<'a>,
+    client: &str,
+    key: &str,
+) -> Option<ValueAt<'a>> {
     let host = top
         .table(cx, "hosts")
         .ok()

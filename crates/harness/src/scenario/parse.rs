@@ -400,7 +400,11 @@ struct ClientsAndHosts {
 }
 
 /// `[clients]` and `[hosts.X]`.
-fn clients_and_hosts(cx: &FileErrors, top: &TableAt, mut universe: Hosts) -> Checked<ClientsAndHosts> {
+fn clients_and_hosts(
+    cx: &FileErrors,
+    top: &TableAt,
+    mut universe: Hosts,
+) -> Checked<ClientsAndHosts> {
     let clients_t = top.table(cx, "clients")?;
     let mut base = default_client(0);
     let mut count = 2;
