@@ -136,46 +136,57 @@ fn catch_table(max: u64, jobs: u64) {
     );
 }
 
+/// The wall time of `redlock-sim frontier` as a user runs it (the search,
+/// the shrink of the boundary's violation, the report), its values and runs
+/// read from the `frontier.csv` it wrote, its answer from what it printed.
 fn frontier_time(jobs: u64) {
     let out: PathBuf =
         std::env::temp_dir().join(format!("redlock-sim-bench-frontier-{}", std::process::id()));
-    let req = frontier::Request {
-        file: PathBuf::from("scenarios/delayed_restart_guidance.toml"),
-        key: "cluster.restart".into(),
-        from: "0.5ttl".into(),
-        to: "1.5ttl".into(),
-        seeds: frontier::DEFAULT_SEEDS,
-        jobs: jobs as usize,
-        resolution: None,
-    };
-    let start = Instant::now();
-    let done = redlock_sim::cli::frontier::frontier_file(&req, Some(out.clone()), &mut |_| {});
-    let secs = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&out);
-    match done {
-        Ok(d) => {
-            let runs: u64 = d.frontier.trials.iter().map(|t| t.runs).sum();
-            let found = match &d.frontier.outcome {
-                frontier::Outcome::Found {
-                    violating, safe, ..
-                } => format!(
-                    "violating {} (seed {}), safe {}",
-                    violating.value.show(),
-                    violating.seed.unwrap_or(0),
-                    safe.value.show()
-                ),
-                frontier::Outcome::AllViolate => "every value violated".into(),
-                frontier::Outcome::NoneViolate => "no value violated".into(),
-            };
-            println!(
-                "frontier cluster.restart 0.5ttl..1.5ttl, {} seeds, {jobs} jobs: {:.0} s wall ({} values, {runs} runs, shrink included): {found}",
-                frontier::DEFAULT_SEEDS,
-                secs,
-                d.frontier.trials.len(),
-            );
-        }
-        Err(e) => println!("frontier failed: {e}"),
+    let start = Instant::now();
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_redlock-sim"))
+        .args(["frontier", "scenarios/delayed_restart_guidance.toml"])
+        .args([
+            "--key",
+            "cluster.restart",
+            "--from",
+            "0.5ttl",
+            "--to",
+            "1.5ttl",
+        ])
+        .args(["--seeds", &frontier::DEFAULT_SEEDS.to_string()])
+        .args(["--jobs", &jobs.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    let csv = std::fs::read_to_string(out.join("frontier.csv")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&out);
+    if csv.is_empty() {
+        return println!("frontier failed: {}", String::from_utf8_lossy(&done.stderr));
     }
+    // frontier.csv: value,order,runs,... a row per value tried.
+    let trials: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(2)?.parse().ok())
+        .collect();
+    let runs: u64 = trials.iter().sum();
+    let printed = String::from_utf8_lossy(&done.stdout);
+    let found: Vec<&str> = printed
+        .lines()
+        .filter(|l| {
+            l.starts_with("violating:") || l.starts_with("safe:") || l.starts_with("result:")
+        })
+        .collect();
+    println!(
+        "frontier cluster.restart 0.5ttl..1.5ttl, {} seeds, {jobs} jobs: {:.0} s wall ({} values, {runs} runs, shrink included): {}",
+        frontier::DEFAULT_SEEDS,
+        secs,
+        trials.len(),
+        found.join(", ")
+    );
 }
 
 fn main() {

@@ -124,35 +124,38 @@ fn sweep_seconds(text: &str, seeds: u64, jobs: usize) -> f64 {
     sweep_seconds_by(text, seeds, jobs, Stepping::Skip)
 }
 
+/// The wall time of `redlock-sim sweep` on `text` (written to a scratch
+/// file), seeds 1..=`seeds`, as a user runs it: every run, `runs.csv`, the
+/// summary, the run reports and the sweep's report.
 fn sweep_seconds_by(text: &str, seeds: u64, jobs: usize, stepping: Stepping) -> f64 {
-    let plan = std::sync::Arc::new(
-        redlock_harness::sweep::Plan::from_text(
-            text.to_string(),
-            "benches/standard.toml".into(),
-            Some(1..=seeds),
-        )
-        .unwrap(),
-    );
-    let out = std::env::temp_dir().join(format!(
+    let dir = std::env::temp_dir().join(format!(
         "redlock-sim-bench-{}-{jobs}-{stepping:?}",
         std::process::id()
     ));
-    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("standard.toml");
+    std::fs::write(&file, text).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_redlock-sim"));
+    cmd.arg("sweep")
+        .arg(&file)
+        .args([
+            "--seeds",
+            &format!("1..={seeds}"),
+            "--jobs",
+            &jobs.to_string(),
+        ])
+        .arg("--out")
+        .arg(dir.join("out"))
+        .stdout(std::process::Stdio::null());
+    if stepping == Stepping::EveryTick {
+        cmd.arg("--every-tick");
+    }
     let start = Instant::now();
-    redlock_sim::cli::sweep::sweep(
-        &plan,
-        &redlock_sim::cli::sweep::Options {
-            jobs,
-            shard: None,
-            out: out.clone(),
-            progress: false,
-            fresh: false,
-            stepping,
-        },
-    )
-    .unwrap();
+    let status = cmd.status().unwrap();
     let secs = start.elapsed().as_secs_f64();
-    let _ = std::fs::remove_dir_all(&out);
+    assert!(status.success(), "redlock-sim sweep: {status}");
+    let _ = std::fs::remove_dir_all(&dir);
     secs
 }
 

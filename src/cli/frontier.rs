@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// A search written out: the search, its minimal scenario and the
 /// directory of its report.
-pub struct Done {
+pub(crate) struct Done {
     pub frontier: Frontier,
     pub minimal: Minimal,
     pub dir: PathBuf,
@@ -23,7 +23,7 @@ pub struct Done {
 /// `DIR/shrink-seed-<S>/` with [`shrink_and_write`] (when
 /// that fails the report says why) and writes the report into `out`
 /// (default: [`default_out`]).
-pub fn frontier_file(
+pub(crate) fn frontier_file(
     req: &Request,
     out: Option<PathBuf>,
     progress: &mut dyn FnMut(&Trial),

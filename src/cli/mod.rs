@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) mod exit;
-pub mod frontier;
+pub(crate) mod frontier;
 pub(crate) mod lab;
 pub(crate) mod lab_seeds;
 pub(crate) mod matrix;
@@ -24,7 +24,7 @@ pub(crate) mod progress;
 pub(crate) mod run;
 pub(crate) mod set;
 pub(crate) mod shrink;
-pub mod sweep;
+pub(crate) mod sweep;
 pub(crate) mod sweep_files;
 
 #[derive(Parser)]

@@ -1,5 +1,6 @@
 //! `redlock-sim sweep FILE` and `merge`: prepare the output directory,
-//! run the sweep ([`redlock_harness::sweep`]) appending each row to `runs.csv` as it
+//! run the sweep ([`redlock_harness::sweep`]: [`resume`] says which runs are
+//! left) appending each row to `runs.csv` as it
 //! comes (a killed sweep keeps them; rerunning skips them), then write
 //! `runs.csv` in run order, `summary.csv`, the run reports and the sweep's
 //! report from its [`Tally`], print the answer and pick the exit code.
@@ -12,7 +13,7 @@ use redlock_harness::sim::Stepping;
 use redlock_harness::sweep::rows::{self, RunRow};
 use redlock_harness::sweep::stats::{SummaryRow, SUMMARY_COLUMNS};
 use redlock_harness::sweep::tally::{tally, Coverage, Tally};
-use redlock_harness::sweep::{self, meta, run_reports::Replayed, Plan, SCENARIO_COPY};
+use redlock_harness::sweep::{self, meta, resume, run_reports::Replayed, Plan, SCENARIO_COPY};
 use redlock_report::sweep::{conclusions, stdout_line, write_sweep, SweepOutput};
 use redlock_report::RunOutput;
 use std::collections::BTreeSet;
@@ -23,7 +24,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// How a sweep runs.
-pub struct Options {
+pub(crate) struct Options {
     pub jobs: usize,
     pub shard: Option<(usize, usize)>,
     pub out: PathBuf,
@@ -36,7 +37,7 @@ pub struct Options {
 }
 
 /// What a finished sweep or merge produced.
-pub struct Finished {
+pub(crate) struct Finished {
     pub rows: Vec<RunRow>,
     pub(crate) summary: Vec<SummaryRow>,
     pub(crate) conclusions: Vec<String>,
@@ -62,7 +63,7 @@ impl Finished {
 
 /// Runs the sweep, resuming from the rows already in `out/runs.csv` (see
 /// [`meta::check`] for what is refused, and what `--fresh` deletes).
-pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
+pub(crate) fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     std::fs::create_dir_all(&opts.out).map_err(|e| {
         io::Error::new(
             e.kind(),
@@ -83,10 +84,7 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     let path = opts.out.join("runs.csv");
     let done = done_runs(plan, &path)?;
     write_meta(&opts.out, &meta)?;
-    let todo: Vec<usize> = (0..plan.total_runs())
-        .filter(|i| opts.shard.is_none_or(|(k, n)| i % n == k - 1))
-        .filter(|i| !done.contains(i))
-        .collect();
+    let todo = resume::todo(plan, opts.shard, &done);
     let ran = todo.len();
     append_runs(plan, todo, opts, &path)?;
     let rows = rows::read(&path, &plan.keys)?;
@@ -95,34 +93,17 @@ pub fn sweep(plan: &Arc<Plan>, opts: &Options) -> io::Result<Finished> {
     write_all(plan, t, &opts.out, ran)
 }
 
-/// The runs `runs.csv` already holds (a missing file is created with the
-/// header); rows of another sweep are refused (`InvalidInput`: exit 2).
+/// The runs `runs.csv` already holds ([`resume::done_runs`]): a missing
+/// file is created with the header, an unfinished last line dropped first.
 fn done_runs(plan: &Plan, path: &Path) -> io::Result<BTreeSet<usize>> {
-    let mut done = BTreeSet::new();
     if !path.exists() {
         let mut w = csv::Writer::from_path(path)?;
         w.write_record(rows::header(&plan.keys))?;
         w.flush()?;
-        return Ok(done);
+        return Ok(BTreeSet::new());
     }
     truncate_partial_line(path)?;
-    let by_values = plan.cell_index();
-    for row in rows::read(path, &plan.keys)? {
-        // Never drop finished runs: a different sweep wrote these.
-        let Some(i) = plan.index_of(&by_values, &row) else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{} holds runs of another sweep (seed {} with {:?}); choose another --out",
-                    path.display(),
-                    row.seed,
-                    row.values
-                ),
-            ));
-        };
-        done.insert(i);
-    }
-    Ok(done)
+    resume::done_runs(plan, path)
 }
 
 /// Drops the last line of `path` when a killed sweep left it unfinished.

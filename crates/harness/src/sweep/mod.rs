@@ -9,7 +9,8 @@
 //! keeps it). [`tally::tally`] puts the rows in run order, so the outputs
 //! are byte-identical (but `wall_ms`) whatever `--jobs` was, and computes
 //! the summary and the run reports' runs from them. [`read_shards`] reads
-//! the shards a `merge` joins. Nothing here writes a file (the command
+//! the shards a `merge` joins; [`resume`] which runs a sweep has left to
+//! do. Nothing here writes a file (the command
 //! layer does, `cli::sweep` and `cli::sweep_files`).
 
 pub mod baseline;
@@ -17,6 +18,7 @@ pub mod lab;
 pub mod matrix;
 pub mod meta;
 pub(crate) mod pool;
+pub mod resume;
 pub mod rows;
 pub mod run_reports;
 pub mod settle;
