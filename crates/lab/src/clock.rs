@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 /// One lab host's clock; clones share it, and the lab changes its model.
 #[derive(Clone)]
-pub struct LabClock {
+pub(crate) struct LabClock {
     origin: Instant,
     model: Arc<Mutex<ClockModel>>,
     paused: Arc<watch::Sender<bool>>,
@@ -28,7 +28,7 @@ pub struct LabClock {
 impl LabClock {
     /// A clock of rate `rate` whose wall time is `epoch_ms + offset_ms` at
     /// `origin` (the start of the run).
-    pub fn new(origin: Instant, epoch_ms: i64, offset_ms: f64, rate: f64) -> LabClock {
+    pub(crate) fn new(origin: Instant, epoch_ms: i64, offset_ms: f64, rate: f64) -> LabClock {
         assert!(
             rate > 0.0 && offset_ms.is_finite(),
             "a lab clock of rate {rate} and offset {offset_ms} ms"

@@ -32,25 +32,25 @@
 // renders the private items they link to.
 #![allow(rustdoc::private_intra_doc_links)]
 
-pub mod clock;
+pub(crate) mod clock;
 pub mod driver;
 pub(crate) mod error;
 pub mod faketime;
 pub(crate) mod gate;
 pub mod link;
 pub(crate) mod net;
-pub mod node;
+pub(crate) mod node;
 pub(crate) mod phases;
 pub mod process;
 pub mod reach;
-pub mod record;
+pub(crate) mod record;
 pub mod redis;
 pub mod refuse;
 pub(crate) mod replies;
 pub(crate) mod rewrite;
 pub mod run;
 pub(crate) mod sent;
-pub mod store;
+pub(crate) mod store;
 pub(crate) mod world;
 
 use std::future::Future;

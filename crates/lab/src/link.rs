@@ -506,3 +506,6 @@ fn draw(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> Duration {
     }
     lo + (hi - lo).mul_f64(rng.random::<f64>())
 }
+
+#[cfg(test)]
+mod tests;

@@ -32,7 +32,7 @@ use tokio::task::JoinSet;
 /// them (None for the active expiry, replication or a command the lab
 /// ran), the effects. A key a command finds expired is deleted in that
 /// command: that `DEL` carries the command's peer.
-pub type Sink = Arc<dyn Fn(&str, Option<&str>, &[Vec<Bytes>]) + Send + Sync>;
+pub(crate) type Sink = Arc<dyn Fn(&str, Option<&str>, &[Vec<Bytes>]) + Send + Sync>;
 
 tokio::task_local! {
     /// The peer whose connection this task serves.
@@ -40,7 +40,7 @@ tokio::task_local! {
 }
 
 /// One lab node, up or down.
-pub struct NodeHost {
+pub(crate) struct NodeHost {
     pub(crate) name: String,
     pub(crate) clock: LabClock,
     disk: SharedDisk,
@@ -82,8 +82,10 @@ fn lock(tasks: &Tasks) -> std::sync::MutexGuard<'_, Boot> {
 }
 
 impl NodeHost {
-    /// Starts a node with a port for each of `peers`.
-    pub async fn start(
+    /// Starts a node with a port for each of `peers`, no replica (the
+    /// tests' node).
+    #[cfg(test)]
+    pub(crate) async fn start(
         name: &str,
         peers: &[String],
         clock: LabClock,
@@ -93,7 +95,8 @@ impl NodeHost {
         Self::start_replica(name, peers, clock, mode, sink, None).await
     }
 
-    /// [`NodeHost::start`], replicating as `replica` says.
+    /// Starts a node with a port for each of `peers`, replicating as
+    /// `replica` says.
     pub(crate) async fn start_replica(
         name: &str,
         peers: &[String],
@@ -126,7 +129,7 @@ impl NodeHost {
     /// The address `peer` reaches this node at now: it changes at each
     /// restart (a port of its own might be taken meanwhile by any
     /// connection's local port), so links follow it.
-    pub fn addr(&self, peer: &str) -> Option<SocketAddr> {
+    pub(crate) fn addr(&self, peer: &str) -> Option<SocketAddr> {
         self.ports.iter().find(|(p, _)| p == peer).map(|(_, a)| *a)
     }
 
@@ -138,7 +141,7 @@ impl NodeHost {
     /// Power loss: when it returns, every task of the node has ended (no
     /// command runs or answers after it), its sockets are closed, and the
     /// disk kept what was synced. False if it was already down.
-    pub async fn crash(&mut self) -> bool {
+    pub(crate) async fn crash(&mut self) -> bool {
         let Some((_, tasks)) = self.up.take() else {
             return false;
         };
@@ -157,7 +160,7 @@ impl NodeHost {
 
     /// Comes back, on new ports, with what the disk kept; false if it was
     /// up.
-    pub async fn restart(&mut self) -> io::Result<bool> {
+    pub(crate) async fn restart(&mut self) -> io::Result<bool> {
         if self.up.is_some() {
             return Ok(false);
         }
@@ -166,7 +169,7 @@ impl NodeHost {
     }
 
     /// Stops or resumes the process (its clock's timers wait too).
-    pub fn set_paused(&self, paused: bool) {
+    pub(crate) fn set_paused(&self, paused: bool) {
         self.clock.set_paused(paused);
     }
 
@@ -281,3 +284,6 @@ async fn accept(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

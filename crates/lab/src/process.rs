@@ -290,12 +290,4 @@ impl Drop for Reaper {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn a_group_line_is_the_pid_after_a_plus() {
-        let mut buf = [0u8; 24];
-        assert_eq!(super::group_line(7, &mut buf), b"+7\n");
-        assert_eq!(super::group_line(4194304, &mut buf), b"+4194304\n");
-        assert_eq!(super::group_line(i32::MAX, &mut buf), b"+2147483647\n");
-    }
-}
+mod tests;

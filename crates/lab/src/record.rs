@@ -39,7 +39,7 @@ use std::time::Instant;
 
 /// Where every host of one lab run records. Cheap to clone.
 #[derive(Clone)]
-pub struct LabRecorder {
+pub(crate) struct LabRecorder {
     origin: Arc<std::sync::RwLock<Instant>>,
     state: Arc<Mutex<State>>,
 }
@@ -123,7 +123,7 @@ impl Acquisitions {
 impl LabRecorder {
     /// A history that starts at `origin`, for clients of these resources
     /// (each is its own lock key until a driver says otherwise).
-    pub fn new(
+    pub(crate) fn new(
         origin: Instant,
         resources: &[String],
         topology: Topology,
@@ -197,7 +197,7 @@ impl LabRecorder {
     }
 
     /// Records `kind` for `host` now.
-    pub fn record(&self, host: &str, kind: EventKind) {
+    pub(crate) fn record(&self, host: &str, kind: EventKind) {
         let mut state = self.lock();
         let time = self.now();
         push(&mut state, time, host, kind);
@@ -277,7 +277,7 @@ impl LabRecorder {
 
     /// What a driver did at the store; a write, with its `write_sent` at
     /// the time it was sent.
-    pub fn store(&self, e: StoreEvent) {
+    pub(crate) fn store(&self, e: StoreEvent) {
         let mut state = self.lock();
         state.heard.insert(e.client().to_string());
         match &e {
@@ -357,7 +357,7 @@ impl LabRecorder {
     }
 
     /// Everything recorded so far.
-    pub fn history(&self) -> History {
+    pub(crate) fn history(&self) -> History {
         History {
             events: self.lock().events.clone(),
         }

@@ -126,26 +126,4 @@ impl Early {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn a_command_is_sent_when_the_chunk_holding_its_first_byte_was_read() {
-        let times = SendTimes::default();
-        let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
-        let t0 = Instant::now();
-        let t = |ms| t0 + Duration::from_millis(ms);
-        times.open(peer, vec![(0, t(0))]);
-        times.read(peer, 10, t(5));
-        times.read(peer, 30, t(9));
-        assert_eq!(times.sent_at(peer, 3), Some(t(0)));
-        assert_eq!(times.sent_at(peer, 10), Some(t(5)));
-        assert_eq!(times.sent_at(peer, 29), Some(t(5)));
-        assert_eq!(times.sent_at(peer, 40), Some(t(9)));
-        let other: SocketAddr = "127.0.0.1:10".parse().unwrap();
-        assert_eq!(times.sent_at(other, 0), None);
-        times.close(peer);
-        assert_eq!(times.sent_at(peer, 40), None);
-    }
-}
+mod tests;

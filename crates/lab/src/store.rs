@@ -45,7 +45,7 @@ use tokio::task::JoinSet;
 
 /// What a client did at the store, in the order the store did it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum StoreEvent {
+pub(crate) enum StoreEvent {
     LockKey {
         client: String,
         resource: String,
@@ -108,7 +108,7 @@ impl StoreEvent {
     /// When the link it came through read its first byte, for a write,
     /// `HELD` and `RELEASED` (`None` for a command that came through no
     /// link).
-    pub fn sent(&self) -> Option<Instant> {
+    pub(crate) fn sent(&self) -> Option<Instant> {
         match self {
             StoreEvent::Write { sent, .. }
             | StoreEvent::Held { sent, .. }
@@ -121,7 +121,7 @@ impl StoreEvent {
     }
 
     /// The client that sent it.
-    pub fn client(&self) -> &str {
+    pub(crate) fn client(&self) -> &str {
         match self {
             StoreEvent::LockKey { client, .. }
             | StoreEvent::Write { client, .. }
@@ -135,10 +135,10 @@ impl StoreEvent {
 }
 
 /// Receives each store event as the store applies it.
-pub type Sink = Arc<dyn Fn(StoreEvent) + Send + Sync>;
+pub(crate) type Sink = Arc<dyn Fn(StoreEvent) + Send + Sync>;
 
 /// The running store; dropping it closes every port and connection.
-pub struct Store {
+pub(crate) struct Store {
     ports: Vec<(String, SocketAddr)>,
     paused: watch::Sender<bool>,
     /// Opened when the run's clock starts: every `READY` is answered.
@@ -149,7 +149,7 @@ pub struct Store {
 
 impl Store {
     /// Listens on a port of its own for each of `clients`.
-    pub async fn start(clients: &[String], sink: Sink) -> io::Result<Store> {
+    pub(crate) async fn start(clients: &[String], sink: Sink) -> io::Result<Store> {
         // One port per client: the client is known by its port.
         let mut names: Vec<&String> = clients.iter().collect();
         names.sort();
@@ -193,7 +193,7 @@ impl Store {
     }
 
     /// Where `client` reaches the store.
-    pub fn addr(&self, client: &str) -> Option<SocketAddr> {
+    pub(crate) fn addr(&self, client: &str) -> Option<SocketAddr> {
         self.ports
             .iter()
             .find(|(c, _)| c == client)
@@ -202,19 +202,19 @@ impl Store {
 
     /// Where the links to the store keep when they read each chunk, for
     /// the store to tell when each write was sent.
-    pub fn send_times(&self) -> SendTimes {
+    pub(crate) fn send_times(&self) -> SendTimes {
         self.times.clone()
     }
 
     /// A paused store (a slow database) reads nothing; writes wait in its
     /// sockets and are applied, in order, when it resumes.
-    pub fn set_paused(&self, paused: bool) {
+    pub(crate) fn set_paused(&self, paused: bool) {
         self.paused.send_replace(paused);
     }
 
     /// The run's clock starts: every `READY` waiting is answered, and every
     /// later one at once.
-    pub fn open_ready(&self) {
+    pub(crate) fn open_ready(&self) {
         self.ready.send_replace(true);
     }
 }
@@ -231,7 +231,7 @@ type Highest = Arc<Mutex<BTreeMap<String, u64>>>;
 /// send in a run; the ones after are refused (not applied: the history
 /// stays what the store did) and reported once. A client that floods the
 /// store cannot grow the history without bound.
-pub const MAX_COMMANDS: u64 = 200_000;
+pub(crate) const MAX_COMMANDS: u64 = 200_000;
 
 /// One client's port: who it is, and what the store shares.
 #[derive(Clone)]
@@ -507,3 +507,6 @@ fn apply(port: &Port, event: StoreEvent, sent: Option<Instant>) -> Frame {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,10 @@
 //! The lab's link: latency each way, holds that keep and deliver in order,
 //! a connect that waits for the heal, nothing left after a drop.
 
-use redlock_harness::lab::link::{Link, Setting};
+// A connect across a cut, with redis-py against the lab's node.
+mod connect;
+
+use crate::link::{Link, Setting};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

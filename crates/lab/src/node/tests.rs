@@ -1,8 +1,8 @@
 //! The lab's node: who wrote, what a crash keeps by persistence, a pause
 //! that answers nothing, a fast clock that expires keys early.
 
-use redlock_harness::lab::clock::LabClock;
-use redlock_harness::lab::node::{NodeHost, Sink};
+use crate::clock::LabClock;
+use crate::node::{NodeHost, Sink};
 use redlock_node::persistence::Mode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

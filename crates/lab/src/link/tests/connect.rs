@@ -7,9 +7,9 @@
 //! The simulation's side of the same case is tests/sim/network.rs's
 //! `a_connect_across_a_held_link_waits_and_leaves_nothing_when_given_up`.
 
-use redlock_harness::lab::clock::LabClock;
-use redlock_harness::lab::link::{Link, Setting};
-use redlock_harness::lab::node::{NodeHost, Sink};
+use crate::clock::LabClock;
+use crate::link::{Link, Setting};
+use crate::node::{NodeHost, Sink};
 use redlock_node::persistence::Mode;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +19,21 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 const MS: Duration = Duration::from_millis(1);
+
+/// redis-py's venv, made by `bash scripts/test.sh`.
+fn python() -> &'static str {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/libs/python/.venv/bin/python"
+    );
+    assert!(
+        std::path::Path::new(p).exists(),
+        "redis-py is missing: `bash scripts/test.sh` installs it (python3 -m venv \
+         tests/libs/python/.venv && tests/libs/python/.venv/bin/pip install -r \
+         drivers/python/requirements.txt)"
+    );
+    p
+}
 /// Far above what an idle machine needs for a hop on loopback.
 const SLACK: Duration = Duration::from_millis(400);
 
@@ -90,7 +105,7 @@ except (redis.TimeoutError, redis.ConnectionError) as e:
     print("GAVE UP", type(e).__name__, round((time.monotonic() - start) * 1000))
 r.close()
 "#;
-        let mut child = tokio::process::Command::new(crate::runs::python())
+        let mut child = tokio::process::Command::new(python())
             .args(["-c", script, &addr.ip().to_string()])
             .arg(addr.port().to_string())
             .arg(timeout_ms.to_string())

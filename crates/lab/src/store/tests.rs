@@ -2,7 +2,7 @@
 //! taken from the port, bad commands answered and reported, a Redis client
 //! library's handshake, a pause that holds writes.
 
-use redlock_harness::lab::store::{Sink, Store, StoreEvent};
+use crate::store::{Sink, Store, StoreEvent};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -176,7 +176,7 @@ async fn a_paused_store_applies_the_writes_it_holds_when_it_resumes() {
 
 #[tokio::test]
 async fn a_client_that_floods_the_store_is_refused_past_its_share_and_reported_once() {
-    use redlock_harness::lab::store::MAX_COMMANDS;
+    use crate::store::MAX_COMMANDS;
     let (store, seen) = store().await;
     let mut c1 = redis(&store, "c1").await;
     let extra = 3;

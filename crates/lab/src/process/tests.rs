@@ -1,7 +1,7 @@
 //! The lab's client processes: a group that a pause stops and a stop ends,
 //! a client that ignores SIGTERM killed after its grace, an early exit seen.
 
-use redlock_harness::lab::process::{spawn, ClientProcess, Reaper};
+use crate::process::{spawn, ClientProcess, Reaper};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -27,8 +27,27 @@ async fn until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-fn dir(name: &str) -> crate::common::Scratch {
-    crate::common::Scratch::dir(&format!("sim-lab-{name}"))
+/// A fresh directory for one test's logs, removed when the test ends.
+struct Scratch(std::path::PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn dir(name: &str) -> Scratch {
+    let path = std::env::temp_dir().join(format!("redlock-sim-lab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    std::fs::create_dir_all(&path).unwrap();
+    Scratch(path)
 }
 
 /// Whether any process of group `pgid` is alive (zombies aside).
@@ -142,4 +161,12 @@ async fn a_command_that_cannot_start_is_an_error() {
         .err()
         .expect("spawned a missing program");
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[test]
+fn a_group_line_is_the_pid_after_a_plus() {
+    let mut buf = [0u8; 24];
+    assert_eq!(super::group_line(7, &mut buf), b"+7\n");
+    assert_eq!(super::group_line(4194304, &mut buf), b"+4194304\n");
+    assert_eq!(super::group_line(i32::MAX, &mut buf), b"+2147483647\n");
 }
