@@ -58,7 +58,7 @@ pub struct Config {
 }
 
 /// The lock taken on each node (the scenario format's `clients.lock`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LockKind {
     /// `SET key token NX PX ttl`, compare-and-delete, compare-and-pexpire:
     /// the lock of the Redis distributed-locks page.
@@ -68,6 +68,19 @@ pub enum LockKind {
     /// released by count and renewed by Redisson's scripts
     /// ([`super::reentrant`]).
     Reentrant,
+}
+
+impl LockKind {
+    /// Every kind, the default first.
+    pub const ALL: [LockKind; 2] = [LockKind::SetNx, LockKind::Reentrant];
+
+    /// The spelling used in scenario files (`clients.lock`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockKind::SetNx => "set-nx",
+            LockKind::Reentrant => "reentrant",
+        }
+    }
 }
 
 impl Default for Config {

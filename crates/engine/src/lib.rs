@@ -16,6 +16,7 @@
 pub mod aim;
 pub mod cuts;
 pub mod due;
+pub mod fencing;
 pub(crate) mod nemesis;
 pub mod plan;
 pub mod setup;

@@ -31,10 +31,10 @@
 use super::gate::Gated;
 use super::sent::SendTimes;
 use bytes::Bytes;
+use redlock_engine::fencing::{refusal, Admission, Fencing};
 use redlock_node::{session, Node};
 use redlock_proto::clock::SystemClock;
 use redlock_proto::resp::{Connection, Frame};
-use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -161,7 +161,7 @@ impl Store {
         );
         let (paused, _) = watch::channel(false);
         let (ready, _) = watch::channel(false);
-        let highest: Highest = Arc::default();
+        let fencing: Shared = Arc::default();
         let fences: Arc<Mutex<u64>> = Arc::default();
         // The handshake's answers come from a node nobody writes to.
         let node = Node::new(Arc::new(SystemClock::new()));
@@ -178,7 +178,7 @@ impl Store {
             let port = Port {
                 client: client.clone(),
                 sink: sink.clone(),
-                highest: highest.clone(),
+                fencing: fencing.clone(),
                 node: node.clone(),
                 sent: Arc::default(),
                 fences: fences.clone(),
@@ -225,7 +225,8 @@ impl Drop for Store {
     }
 }
 
-type Highest = Arc<Mutex<BTreeMap<String, u64>>>;
+/// The store's fencing rule, shared by every port.
+type Shared = Arc<Mutex<Fencing>>;
 
 /// Store commands (`LOCKKEY`, `WRITE`, `HELD`, `RELEASED`) one client may
 /// send in a run; the ones after are refused (not applied: the history
@@ -238,7 +239,7 @@ pub(crate) const MAX_COMMANDS: u64 = 200_000;
 struct Port {
     client: String,
     sink: Sink,
-    highest: Highest,
+    fencing: Shared,
     node: Node,
     /// Store commands this client sent so far.
     sent: Arc<std::sync::atomic::AtomicU64>,
@@ -473,38 +474,20 @@ fn apply(port: &Port, event: StoreEvent, sent: Option<Instant>) -> Frame {
         (port.sink)(event.sent_at(sent));
         return Frame::ok();
     };
-    let mut highest = port.highest.lock().unwrap_or_else(|e| e.into_inner());
-    let top = highest.entry(resource.clone()).or_insert(0);
-    let before = *top;
-    let applied = fence.is_none_or(|f| f >= before);
-    if let (true, Some(f)) = (applied, fence) {
-        *top = f;
-    }
-    // The fencing rule: the highest token accepted never goes down, and
-    // only a token below it is rejected.
-    assert!(
-        *top >= before,
-        "{resource}: the highest token went from {before} to {top}"
-    );
-    assert!(
-        applied || fence.is_some_and(|f| f < before),
-        "{resource}: a write with token {fence:?} rejected, the highest being {before}"
-    );
+    let mut fencing = port.fencing.lock().unwrap_or_else(|e| e.into_inner());
+    let Admission { applied, highest } = fencing.admit(&resource, fence);
     // Reported under the lock: the sink sees writes in the order applied.
     (port.sink)(StoreEvent::Write {
         client,
         resource,
         fence,
         applied,
-        highest: before,
+        highest,
         sent,
     });
     match (applied, fence) {
         (true, _) => Frame::ok(),
-        (false, f) => Frame::err(format!(
-            "REJECTED fencing token {} is lower than {before}",
-            f.unwrap_or(0)
-        )),
+        (false, f) => Frame::err(refusal(f.unwrap_or(0), highest)),
     }
 }
 

@@ -51,6 +51,7 @@ mod sweep;
 mod types;
 mod valid;
 
+pub use raw::{parse_path, Seg};
 pub use sweep::render_vary_value;
 pub use types::*;
 

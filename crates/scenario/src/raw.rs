@@ -273,15 +273,17 @@ pub(super) fn vary_line(root: &RawTable, path: &str) -> Option<usize> {
 /// Most dotted parts in an override path (real ones have at most three).
 const MAX_PATH_PARTS: usize = 8;
 
-/// One step of an override path.
+/// One step of a key path (`--set`, `[sweep.vary]`): a key or an index.
 #[derive(Debug, PartialEq)]
-enum Seg {
+pub enum Seg {
     Key(String),
     Index(usize),
 }
 
-/// Splits `"hosts.n2.clock_rate"` or `"faults[0].at"` into steps.
-fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
+/// Splits `"hosts.n2.clock_rate"` or `"faults[0].at"` into steps; the one
+/// reading of a key path, which the scenario's overrides and a found run's
+/// TOML share.
+pub fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
     let bad = || {
         format!("`{path}` is not a key path: write dotted keys like \"cluster.restart\" or \"faults[0].at\"")
     };

@@ -309,27 +309,9 @@ impl Hold {}
 /// Most nested re-acquisitions per hold (`clients.reentry`).
 pub(crate) const MAX_REENTRY: u32 = 1000;
 
-/// `clients.lock`: the lock taken on each node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LockKind {
-    /// `SET key token NX PX ttl`, compare-and-delete (the distlock page).
-    SetNx,
-    /// Redisson's reentrant lock: a hash `{owner: count}` and its scripts.
-    Reentrant,
-}
-
-impl LockKind {
-    /// Every kind, the default first.
-    pub const ALL: [LockKind; 2] = [LockKind::SetNx, LockKind::Reentrant];
-
-    /// The spelling used in files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LockKind::SetNx => "set-nx",
-            LockKind::Reentrant => "reentrant",
-        }
-    }
-}
+/// `clients.lock`: the lock taken on each node, the client's own type
+/// ([`redlock_client::LockKind`]): the scenario names it, the client takes it.
+pub use redlock_client::LockKind;
 
 /// `[clocks]`.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,5 +1,5 @@
 //! The simulated hosts' TCP: turmoil's, opened through the client's
-//! [`Connector`] seam, and its listeners.
+//! [`Connector`] seam (`redlock_proto`'s `SimConnector`), and its listeners.
 //!
 //! Nothing is needed beyond turmoil's (as patched in `vendor/turmoil`, see
 //! its PATCH.md): a connection's bytes arrive in order whatever the link's
@@ -11,20 +11,11 @@
 //! crashed node's links lose what is in flight, and a crash ends its
 //! sockets anyway.
 
-use redlock_proto::connection::{BoxStream, ConnectFuture};
 use std::io;
 
-/// Opens turmoil streams from the current host.
-pub(crate) struct Connector;
-
-impl redlock_client::Connector for Connector {
-    fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a> {
-        Box::pin(async move {
-            let s = turmoil::net::TcpStream::connect(addr).await?;
-            Ok(Box::new(s) as BoxStream)
-        })
-    }
-}
+/// Opens turmoil streams from the current host: the protocol crate's,
+/// the one turmoil connector of the workspace.
+pub(crate) use redlock_proto::transport::SimConnector as Connector;
 
 /// A listener on `port` of every address of the current host.
 pub(crate) async fn bind(port: u16) -> io::Result<turmoil::net::TcpListener> {

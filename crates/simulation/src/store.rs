@@ -1,11 +1,14 @@
 //! The protected resource: a host that applies writes in arrival order and
-//! records each one; a `pause` of the store holds them until it ends. With fencing, a write whose token is lower than the
-//! highest the store has accepted for that resource is refused.
+//! records each one; a `pause` of the store holds them until it ends. With
+//! fencing, the fencing rule (`redlock_engine::fencing`, the lab's store
+//! applies the same) refuses a write whose token is lower than the highest
+//! the store has accepted for that resource.
 //!
 //! Protocol (RESP): `WRITE client acq seq fence|- resource`, answered `+OK`
 //! or `-REJECTED ...`.
 
 use super::context::Context;
+use redlock_engine::fencing::{refusal, Fencing};
 use redlock_history::EventKind;
 use redlock_proto::resp::{Connection, Frame};
 use std::collections::BTreeMap;
@@ -16,7 +19,7 @@ pub(crate) const PORT: u16 = 7000;
 /// The store host's program.
 pub(crate) async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
     let listener = super::sockets::bind(PORT).await?;
-    let highest: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
+    let fencing: Arc<Mutex<Fencing>> = Arc::default();
     let latest: Arc<Mutex<Latest>> = Arc::default();
     let clock = ctx.clock("store");
     loop {
@@ -25,11 +28,11 @@ pub(crate) async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
         // order, when it runs again.
         let (stream, _) = listener.accept().await?;
         let stream = super::pause::Paused::new(stream, clock.clone());
-        let (ctx, highest, latest) = (ctx.clone(), highest.clone(), latest.clone());
+        let (ctx, fencing, latest) = (ctx.clone(), fencing.clone(), latest.clone());
         tokio::spawn(async move {
             let mut conn = Connection::new(stream);
             while let Ok(Some(args)) = conn.read_request().await {
-                let reply = apply(&ctx, &highest, &latest, &args);
+                let reply = apply(&ctx, &fencing, &latest, &args);
                 if conn.write_frame(&reply).await.is_err() {
                     return;
                 }
@@ -68,7 +71,7 @@ fn check_tokens(latest: &Mutex<Latest>, client: &str, acq: u64, fence: Option<u6
 
 fn apply(
     ctx: &Context,
-    highest: &Mutex<BTreeMap<String, u64>>,
+    fencing: &Mutex<Fencing>,
     latest: &Mutex<Latest>,
     args: &[bytes::Bytes],
 ) -> Frame {
@@ -87,24 +90,24 @@ fn apply(
     }
     let fence = fence.parse::<u64>().ok();
     check_tokens(latest, client, acq, fence);
-    let mut highest = highest.lock().unwrap_or_else(|e| e.into_inner());
-    let top = highest.entry(resource.clone()).or_insert(0);
-    if let Some(f) = fence {
-        if f < *top {
-            ctx.record(
-                "store",
-                EventKind::WriteRejected {
-                    client: client.clone(),
-                    acq,
-                    seq,
-                    fence: f,
-                    highest: *top,
-                    resource: resource.clone(),
-                },
-            );
-            return Frame::err(format!("REJECTED fencing token {f} is lower than {top}"));
-        }
-        *top = f;
+    let admitted = fencing
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .admit(resource, fence);
+    if !admitted.applied {
+        let f = fence.expect("the fencing rule rejects only a write with a token");
+        ctx.record(
+            "store",
+            EventKind::WriteRejected {
+                client: client.clone(),
+                acq,
+                seq,
+                fence: f,
+                highest: admitted.highest,
+                resource: resource.clone(),
+            },
+        );
+        return Frame::err(refusal(f, admitted.highest));
     }
     ctx.record(
         "store",

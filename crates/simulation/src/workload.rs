@@ -254,14 +254,6 @@ fn single_topology(nodes: &Option<Vec<String>>) -> Topology {
     }
 }
 
-/// The client's lock kind for a scenario's `lock`.
-pub(crate) fn lock_of(kind: redlock_scenario::LockKind) -> redlock_client::LockKind {
-    match kind {
-        redlock_scenario::LockKind::SetNx => redlock_client::LockKind::SetNx,
-        redlock_scenario::LockKind::Reentrant => redlock_client::LockKind::Reentrant,
-    }
-}
-
 impl Client {
     /// The network as this client sees it: nothing moves on its sockets
     /// while it is paused.
@@ -277,7 +269,7 @@ impl Client {
             request_timeout: self.spec.request_timeout,
             drift_factor: self.spec.drift_factor,
             variant: self.spec.variant,
-            lock: lock_of(self.spec.lock),
+            lock: self.spec.lock,
             reconnect_backoff: self.spec.reconnect_backoff,
         };
         let token_seed = self.seed ^ fnv(&self.name) ^ fnv("tokens").wrapping_add(self.generation);

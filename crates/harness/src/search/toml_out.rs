@@ -5,7 +5,7 @@
 //! faults as explicit `[[faults]]` entries.
 
 use super::explicit;
-use crate::scenario::Fault;
+use crate::scenario::{parse_path, Fault, Seg};
 use toml_edit::{DocumentMut, Item, Table};
 
 /// What replaces the file's own top-level keys.
@@ -56,38 +56,14 @@ fn put(root: &mut Table, key: &str, item: Item) {
     }
 }
 
-/// One step of a `--set` path (`hosts.c2.start`, `faults[0].at`).
-enum Seg<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-fn segments(path: &str) -> Result<Vec<Seg<'_>>, String> {
-    let bad = || format!("--set {path}: not a key path");
-    let mut out = Vec::new();
-    for part in path.split('.') {
-        let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
-        out.push(Seg::Key(name));
-        while let Some(inner) = rest.strip_prefix('[') {
-            let close = inner.find(']').ok_or_else(bad)?;
-            out.push(Seg::Index(inner[..close].parse().map_err(|_| bad())?));
-            rest = &inner[close + 1..];
-        }
-        if !rest.is_empty() {
-            return Err(bad());
-        }
-    }
-    Ok(out)
-}
-
 /// Applies one `--set` to the document as the scenario parser applies it
 /// to its own tree: intermediate tables are created. Paths into `[nemesis]`,
 /// `[sweep]` or `[[faults]]` are skipped (those go: the run's faults are
 /// written out explicitly).
 fn set(root: &mut Table, path: &str, value: &toml::Value) -> Result<(), String> {
-    let segs = segments(path)?;
+    let segs = parse_path(path)?;
     if let Some(Seg::Key(k)) = segs.first() {
-        if ["nemesis", "sweep", "faults"].contains(k) {
+        if ["nemesis", "sweep", "faults"].contains(&k.as_str()) {
             return Ok(());
         }
     }
