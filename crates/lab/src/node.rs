@@ -16,7 +16,7 @@
 //! - clock faults act on its [`LabClock`], the clock it expires keys by.
 
 use super::clock::LabClock;
-use super::gate::{running, Gated};
+use super::gate::{gated, running};
 use bytes::Bytes;
 use redlock_node::persistence::{self, SharedDisk};
 use redlock_node::{Node, EXPIRY_PERIOD};
@@ -271,7 +271,7 @@ async fn accept(
                     continue;
                 };
                 let _ = stream.set_nodelay(true);
-                let stream = Gated::new(stream, paused.clone());
+                let stream = gated(stream, paused.clone());
                 let serve = PEER.scope(peer.clone(), redlock_node::handle_connection(node.clone(), stream));
                 let mut boot = lock(&tasks);
                 if boot.dead {

@@ -28,7 +28,7 @@
 //! measured ([`super::sent`]: the store's [`Store::send_times`], given to
 //! the links to the store); none when it came straight in.
 
-use super::gate::Gated;
+use super::gate::{gated, Gated};
 use super::sent::SendTimes;
 use bytes::Bytes;
 use redlock_engine::fencing::{refusal, Admission, Fencing};
@@ -263,7 +263,7 @@ async fn accept(listener: TcpListener, port: Port, paused: watch::Receiver<bool>
 /// One connection: store commands here, the rest as the node answers them.
 async fn serve(stream: tokio::net::TcpStream, paused: watch::Receiver<bool>, port: Port) {
     let peer = stream.peer_addr().ok();
-    let conn = Connection::new(Gated::new(stream, paused));
+    let conn = Connection::new(gated(stream, paused));
     serve_requests(conn, &port, peer).await;
     if let Some(peer) = peer {
         port.times.close(peer);

@@ -1,9 +1,9 @@
-//! What every simulated host shares with the driver: the history recorder,
+//! What every simulated host shares with the stepper: the history recorder,
 //! each host's clock, pause windows, the sentinel's current master, the
 //! fencing-token service, and the faults waiting on a trigger.
 //!
 //! Hosts run inside turmoil; they read global simulated time with
-//! [`redlock_proto::clock::sim_now`]. The driver reads and changes this context
+//! [`redlock_proto::clock::sim_now`]. The stepper reads and changes this context
 //! between steps. Everything here is ordered (`BTreeMap`, `Vec`), so a run
 //! depends on nothing but the scenario and the seed.
 
@@ -21,14 +21,14 @@ use std::time::Duration;
 struct State {
     master: String,
     waiting: Vec<Waiting>,
-    /// Triggered faults, to be applied by the driver in order.
+    /// Triggered faults, to be applied by the stepper in order.
     due: Vec<Due>,
     /// The aimed nemesis, when `[nemesis] aim = "lock"`.
     aimer: Option<Aimer>,
     /// Directed links a host held in the middle of a step for a fault due
-    /// at that instant, for the driver to bring to their wanted state.
+    /// at that instant, for the stepper to bring to their wanted state.
     held: Vec<(String, String)>,
-    /// The nodes that are down now (kept by the driver).
+    /// The nodes that are down now (kept by the stepper).
     down: BTreeSet<String>,
 }
 
@@ -146,7 +146,7 @@ impl Context {
         now_due.sort_by_key(|w| !matches!(w.trigger, Trigger::Event { .. }));
         for w in now_due {
             let instant = matches!(w.trigger, Trigger::Event { .. });
-            // Due on a whole millisecond, as the driver has it.
+            // Due on a whole millisecond, as the stepper has it.
             let due = Due {
                 time: time + w.at,
                 action: w.action,
@@ -155,9 +155,9 @@ impl Context {
             }
             .on_ms();
             // The recording host's own pause stops it before its next
-            // instruction; any other host's waits for the driver, which
+            // instruction; any other host's waits for the stepper, which
             // skips it if that host is down. An instant trigger's pause
-            // waits for the driver too, as the aimed nemesis's does.
+            // waits for the stepper too, as the aimed nemesis's does.
             if let FaultAction::Pause {
                 host: redlock_scenario::Target::Host(h),
                 for_,
@@ -175,15 +175,15 @@ impl Context {
     /// A fault released by an event is due at the event's instant when its
     /// offset is zero (every fault time is rounded up to a whole millisecond,
     /// and events fall on whole milliseconds when latencies do), but the
-    /// driver applies faults between steps, after the hosts have run the rest
+    /// stepper applies faults between steps, after the hosts have run the rest
     /// of this one. What they can do in it that the fault must catch is send:
     /// so, from inside the host, this holds every link the fault cuts or
     /// slows (a crashed node's and an isolated host's both ways, a
-    /// partition's cut directions, a slowed link both ways), and the driver,
+    /// partition's cut directions, a slowed link both ways), and the stepper,
     /// applying the fault as of `time`, then brings those links to their
     /// wanted state; a message sent after the event meets the fault as if it
     /// had been in place (a slowed link times it from its sending). Nothing
-    /// is held outside a host's step (the driver records events too) or for
+    /// is held outside a host's step (the stepper records events too) or for
     /// a fault due later.
     fn hold_for(&self, st: &mut State, time: Duration, due: &Due) {
         // Released by the event at `time`, or placed from it: never before.
@@ -203,7 +203,7 @@ impl Context {
 
     /// The directed links `action` cuts or slows: both directions, but side
     /// 1 -> side 2 only for a one-way partition; none for a crash of a node
-    /// that is down (the driver skips it).
+    /// that is down (the stepper skips it).
     fn links_of(&self, st: &State, action: &FaultAction) -> Vec<(String, String)> {
         let master = st.master.as_str();
         let resolve = |t: &Target| match t {

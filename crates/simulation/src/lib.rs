@@ -1,9 +1,9 @@
 //! The simulated world: one turmoil simulation per run of a scenario.
 //!
-//! - [`context`]: what hosts share with the driver (history, clocks, pauses);
+//! - [`context`]: what hosts share with the stepper (history, clocks, pauses);
 //!   [`pause`]: a paused host's sockets wait out its pauses;
 //!   [`sockets`]: turmoil's TCP through the client's connector seam;
-//! - [`driver`]: the driver loop, stepping turmoil and the fault engine
+//! - [`stepper`]: the loop, stepping turmoil and the fault engine
 //!   ([`redlock_engine`]); [`world`]: what a fault does to the simulated
 //!   hosts; [`links`]: turmoil's links brought to the engine's cuts;
 //! - host programs: [`nodes`] (the real node), [`sentinel`] (failover in the
@@ -23,13 +23,13 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub(crate) mod context;
-pub(crate) mod driver;
 pub(crate) mod links;
 pub(crate) mod nodes;
 pub mod own;
 pub(crate) mod pause;
 pub mod sentinel;
 pub(crate) mod sockets;
+pub(crate) mod stepper;
 pub(crate) mod store;
 pub(crate) mod store_link;
 pub mod workload;
@@ -37,7 +37,6 @@ pub(crate) mod world;
 
 use bytes::Bytes;
 use context::Context;
-pub use driver::{RunError, Stepping};
 use redlock_engine::plan::fault_plan;
 use redlock_engine::setup::{clock_draws, persistence_mode, NODE_PORT};
 use redlock_engine::Engine;
@@ -52,6 +51,7 @@ use sockets::Connector;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
+pub use stepper::{RunError, Stepping};
 use workload::{ClientParams, LockCode};
 
 /// Seconds since the Unix epoch at which every simulation starts.
@@ -170,7 +170,7 @@ fn run_into(
         waiting,
         aimer,
     );
-    // The driver stops here whatever the clients do; turmoil's own cap lies
+    // The stepper stops here whatever the clients do; turmoil's own cap lies
     // beyond it, so it never fires.
     let limit = s.duration + s.max_ttl * 2 + Duration::from_secs(30);
     let mut sim = build_sim(s, seed, limit);
@@ -193,7 +193,7 @@ fn run_into(
         disks,
         latency: s.network.latency,
     };
-    let mut driver = driver::Driver {
+    let mut stepper = stepper::Stepper {
         world,
         engine: Engine::new(s, seed, queue),
         scenario: s.clone(),
@@ -201,8 +201,8 @@ fn run_into(
         wakeups,
         stepping: stepping_for(stepping, code),
     };
-    driver.run()?;
-    Ok(driver.engine.into_faults())
+    stepper.run()?;
+    Ok(stepper.engine.into_faults())
 }
 
 /// How a run with `code` moves time. Skipping trusts that every timer of

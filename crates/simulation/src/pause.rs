@@ -14,82 +14,30 @@
 use redlock_node::Listener;
 use redlock_proto::clock::{sim_now, SimClock, SimSleep};
 use redlock_proto::connection::{BoxStream, ConnectFuture, Connector};
-use std::future::Future;
+use redlock_proto::gate::{Gate, Gated};
 use std::io;
-use std::pin::Pin;
-use std::task::{ready, Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// A stream of a host that can be paused: every operation first waits until
-/// the host is not paused.
-pub(crate) struct Paused<S> {
-    inner: S,
-    clock: SimClock,
-    wait: Option<SimSleep>,
-}
+/// A simulated host's pause windows, on its clock.
+pub(crate) struct Windows(SimClock);
 
-impl<S> Paused<S> {
-    pub(crate) fn new(inner: S, clock: SimClock) -> Self {
-        Paused {
-            inner,
-            clock,
-            wait: None,
-        }
-    }
-
-    fn poll_resumed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        loop {
-            if let Some(w) = &mut self.wait {
-                ready!(Pin::new(w).poll(cx));
-                self.wait = None;
-            }
-            let now = sim_now();
-            match self.clock.paused_until(now) {
-                Some(until) => {
-                    // A pause the host is in ends after now.
-                    assert!(until > now, "sim: paused at {now:?} until {until:?}");
-                    self.wait = Some(self.clock.timer(until - now));
-                }
-                None => return Poll::Ready(()),
-            }
-        }
+impl Gate for Windows {
+    type Wait = SimSleep;
+    fn wait(&self) -> Option<SimSleep> {
+        let now = sim_now();
+        let until = self.0.paused_until(now)?;
+        // A pause the host is in ends after now.
+        assert!(until > now, "sim: paused at {now:?} until {until:?}");
+        Some(self.0.timer(until - now))
     }
 }
 
-impl<S: AsyncRead + Unpin> AsyncRead for Paused<S> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        ready!(this.poll_resumed(cx));
-        Pin::new(&mut this.inner).poll_read(cx, buf)
-    }
-}
+/// A stream of a simulated host that can be paused: the workspace's one
+/// pause wrapper ([`redlock_proto::gate::Gated`]) on the host's windows.
+pub(crate) type Paused<S> = Gated<S, Windows>;
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for Paused<S> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        ready!(this.poll_resumed(cx));
-        Pin::new(&mut this.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        ready!(this.poll_resumed(cx));
-        Pin::new(&mut this.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        ready!(this.poll_resumed(cx));
-        Pin::new(&mut this.inner).poll_shutdown(cx)
-    }
+/// Wraps `inner` in the pause windows of `clock`'s host.
+pub(crate) fn paused<S>(inner: S, clock: SimClock) -> Paused<S> {
+    Gated::new(inner, Windows(clock))
 }
 
 /// turmoil's TCP for a host that can be paused.
@@ -103,7 +51,7 @@ impl Connector for PausingConnector {
     fn connect<'a>(&'a self, addr: &'a str) -> ConnectFuture<'a> {
         Box::pin(async move {
             let s = self.net.connect(addr).await?;
-            Ok(Box::new(Paused::new(s, self.clock.clone())) as BoxStream)
+            Ok(Box::new(paused(s, self.clock.clone())) as BoxStream)
         })
     }
 }
@@ -122,6 +70,6 @@ impl Listener for PausingListener {
     type Stream = Paused<turmoil::net::TcpStream>;
     async fn accept(&mut self) -> io::Result<Self::Stream> {
         let s = Listener::accept(&mut self.inner).await?;
-        Ok(Paused::new(s, self.clock.clone()))
+        Ok(paused(s, self.clock.clone()))
     }
 }

@@ -27,7 +27,7 @@ pub(crate) async fn store_main(ctx: Arc<Context>) -> turmoil::Result {
         // writes sent to it wait in its sockets and are applied, in
         // order, when it runs again.
         let (stream, _) = listener.accept().await?;
-        let stream = super::pause::Paused::new(stream, clock.clone());
+        let stream = super::pause::paused(stream, clock.clone());
         let (ctx, fencing, latest) = (ctx.clone(), fencing.clone(), latest.clone());
         tokio::spawn(async move {
             let mut conn = Connection::new(stream);

@@ -12,7 +12,7 @@
 //! the start and again after a failed lock call.
 //!
 //! The same loop drives the built-in client or a lock of the user's own
-//! ([`super::own`]): [`LockCode`] says which, [`Driver`] runs it.
+//! ([`super::own`]): [`LockCode`] says which, [`LockUnderTest`] runs it.
 
 use super::context::Context;
 use super::own::{self, Lease, LockEnv};
@@ -58,7 +58,7 @@ pub(crate) struct ClientParams {
 }
 
 /// The lock a client's loop runs.
-enum Driver {
+enum LockUnderTest {
     /// The built-in client, built again each time the master moves (`None`
     /// until the sentinel has named one).
     BuiltIn(Option<Arc<Redlock>>),
@@ -104,7 +104,7 @@ impl Held {
     }
 }
 
-impl Driver {
+impl LockUnderTest {
     /// Takes the lock; `None` when the built-in client knows no master yet.
     async fn acquire(
         &mut self,
@@ -113,14 +113,14 @@ impl Driver {
         ttl: Duration,
     ) -> Option<Result<Held, String>> {
         match self {
-            Driver::BuiltIn(None) => None,
-            Driver::BuiltIn(Some(r)) => Some(
+            LockUnderTest::BuiltIn(None) => None,
+            LockUnderTest::BuiltIn(Some(r)) => Some(
                 r.lock(resource, ttl)
                     .await
                     .map(Held::BuiltIn)
                     .map_err(|e| e.to_string()),
             ),
-            Driver::Own(lock) => Some(match lock.acquire(resource, ttl).await {
+            LockUnderTest::Own(lock) => Some(match lock.acquire(resource, ttl).await {
                 Ok(lease) => {
                     let until = clock.now().saturating_add(lease.validity);
                     Ok(Held::Own(lease, until))
@@ -133,8 +133,8 @@ impl Driver {
     /// Releases `held`; the nodes on which the key was deleted.
     async fn release(&mut self, held: &Held) -> usize {
         match (self, held) {
-            (Driver::BuiltIn(Some(r)), Held::BuiltIn(lock)) => r.unlock(lock).await,
-            (Driver::Own(lock), Held::Own(lease, _)) => lock.release(lease).await,
+            (LockUnderTest::BuiltIn(Some(r)), Held::BuiltIn(lock)) => r.unlock(lock).await,
+            (LockUnderTest::Own(lock), Held::Own(lease, _)) => lock.release(lease).await,
             _ => 0,
         }
     }
@@ -142,7 +142,9 @@ impl Driver {
     /// The built-in client's watchdog for `held` (`renew = true`).
     fn watchdog(&self, held: &Held) -> Option<Watchdog> {
         match (self, held) {
-            (Driver::BuiltIn(Some(r)), Held::BuiltIn(lock)) => Some(r.watchdog(lock.clone())),
+            (LockUnderTest::BuiltIn(Some(r)), Held::BuiltIn(lock)) => {
+                Some(r.watchdog(lock.clone()))
+            }
             _ => None,
         }
     }
@@ -181,10 +183,10 @@ pub(crate) async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::
     let single = p.nodes.is_none() && matches!(p.code, LockCode::BuiltIn);
     let mut master: Option<String> = None;
     let mut ask = single;
-    let mut driver = match &p.code {
-        LockCode::BuiltIn => Driver::BuiltIn(p.nodes.map(|n| c.redlock(n))),
+    let mut under_test = match &p.code {
+        LockCode::BuiltIn => LockUnderTest::BuiltIn(p.nodes.map(|n| c.redlock(n))),
         LockCode::Own(build) => {
-            Driver::Own(build(c.own_env(&p.all_nodes, single_topology(&p.nodes))))
+            LockUnderTest::Own(build(c.own_env(&p.all_nodes, single_topology(&p.nodes))))
         }
     };
     let start = c.spec.start.draw(&mut c.rng);
@@ -199,13 +201,14 @@ pub(crate) async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::
         if ask {
             if let Some(m) = c.ask_sentinel(&sentinel).await {
                 if master.as_ref() != Some(&m) {
-                    driver = Driver::BuiltIn(Some(c.redlock(vec![format!("{m}:{NODE_PORT}")])));
+                    under_test =
+                        LockUnderTest::BuiltIn(Some(c.redlock(vec![format!("{m}:{NODE_PORT}")])));
                     master = Some(m);
                 }
                 ask = false;
             }
         }
-        if !matches!(driver, Driver::BuiltIn(None)) {
+        if !matches!(under_test, LockUnderTest::BuiltIn(None)) {
             call += 1;
             c.ctx.record(
                 &c.name,
@@ -214,10 +217,13 @@ pub(crate) async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::
                     resource: c.spec.resource.clone(),
                 },
             );
-            match driver.acquire(&c.clock, &c.spec.resource, c.spec.ttl).await {
+            match under_test
+                .acquire(&c.clock, &c.spec.resource, c.spec.ttl)
+                .await
+            {
                 Some(Ok(held)) => {
                     acq += 1;
-                    c.hold(&mut driver, held, acq).await;
+                    c.hold(&mut under_test, held, acq).await;
                 }
                 Some(Err(e)) => {
                     c.ctx.record(
@@ -333,11 +339,11 @@ impl Client {
         sim_now() + g
     }
 
-    async fn hold(&mut self, driver: &mut Driver, held: Held, acq: u64) {
+    async fn hold(&mut self, under_test: &mut LockUnderTest, held: Held, acq: u64) {
         let fence = self.spec.fencing.then(|| self.ctx.next_fence());
         self.record_acquired(&held, acq, fence);
         let dog = if self.spec.renew {
-            driver.watchdog(&held)
+            under_test.watchdog(&held)
         } else {
             None
         };
@@ -356,7 +362,10 @@ impl Client {
         // Re-entries (lock = "reentrant"): after the first write, or at once
         // with no writes; released in reverse order before the release.
         let mut nested: Vec<Lock> = Vec::new();
-        let mut holding = writes > 0 || self.reenter(driver, &held, &dog, acq, &mut nested).await;
+        let mut holding = writes > 0
+            || self
+                .reenter(under_test, &held, &dog, acq, &mut nested)
+                .await;
         for seq in 1..=writes {
             if seq > 1 {
                 let due = start + gap * (seq - 1);
@@ -374,7 +383,11 @@ impl Client {
                 }
             }
             self.write(&held, &dog, acq, seq, fence).await;
-            if seq == 1 && !self.reenter(driver, &held, &dog, acq, &mut nested).await {
+            if seq == 1
+                && !self
+                    .reenter(under_test, &held, &dog, acq, &mut nested)
+                    .await
+            {
                 holding = false;
                 break;
             }
@@ -391,12 +404,12 @@ impl Client {
                 _ => {}
             }
         }
-        self.leave(driver, nested, acq).await;
+        self.leave(under_test, nested, acq).await;
         self.ctx.pause_point(&self.name).await;
         self.ctx.record(&self.name, EventKind::ReleaseStart { acq });
         let nodes = match dog {
             Some(d) => d.release().await,
-            None => driver.release(&held).await,
+            None => under_test.release(&held).await,
         };
         if let Some(w) = watcher {
             w.abort();
@@ -513,7 +526,7 @@ impl Client {
     /// the hold ends).
     async fn reenter(
         &self,
-        driver: &Driver,
+        under_test: &LockUnderTest,
         held: &Held,
         dog: &Option<Watchdog>,
         acq: u64,
@@ -521,7 +534,8 @@ impl Client {
     ) -> bool {
         // Re-entry is the built-in reentrant lock's (a lock of one's own
         // re-enters inside its own code, if at all).
-        let (Driver::BuiltIn(Some(redlock)), Held::BuiltIn(lock)) = (driver, held) else {
+        let (LockUnderTest::BuiltIn(Some(redlock)), Held::BuiltIn(lock)) = (under_test, held)
+        else {
             return true;
         };
         for _ in 0..self.spec.reentry {
@@ -553,8 +567,8 @@ impl Client {
     }
 
     /// Releases the re-entered levels, innermost first.
-    async fn leave(&self, driver: &Driver, nested: Vec<Lock>, acq: u64) {
-        let Driver::BuiltIn(Some(redlock)) = driver else {
+    async fn leave(&self, under_test: &LockUnderTest, nested: Vec<Lock>, acq: u64) {
+        let LockUnderTest::BuiltIn(Some(redlock)) = under_test else {
             return;
         };
         let mut above: Option<u32> = None;

@@ -1,4 +1,4 @@
-//! The driver: one turmoil `Sim` per run, stepped by the driver with faults
+//! The stepper: one turmoil `Sim` per run, stepped by the stepper with faults
 //! applied between ticks: at the first step of each whole millisecond, as
 //! of the time each was due (a fault released by an event falls due at the
 //! event's instant, in the middle of a step; see `Context::record_at`).
@@ -6,12 +6,12 @@
 //! Ticks in which nothing can happen are taken at once, and a host with
 //! nothing due in a step is left behind (turmoil's `step_lazily`): what
 //! may happen is known from the hosts' timers ([`Wakeups`], kept by their
-//! clocks), the network's next delivery and the driver's own queue. The
+//! clocks), the network's next delivery and the stepper's own queue. The
 //! run is the one stepping every host every tick makes
 //! ([`Stepping::EveryTick`]); a host that acts inside a span taken as quiet
 //! is a panic, never a different run.
 //!
-//! [`Driver`] owns the hosts ([`SimWorld`]: the `Sim`, its links, the
+//! [`Stepper`] owns the hosts ([`SimWorld`]: the `Sim`, its links, the
 //! disks) and the fault engine ([`Engine`]: the faults due, the timers that
 //! end them, what is down, cut and slowed). Hosts talk to it only through
 //! the shared [`Context`]. The loop stops when every client has finished (no new lock
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The loop of one simulated run.
-pub(crate) struct Driver<'a> {
+pub(crate) struct Stepper<'a> {
     pub(crate) world: SimWorld<'a>,
     pub(crate) engine: Engine,
     pub scenario: Scenario,
@@ -41,7 +41,7 @@ pub(crate) struct Driver<'a> {
     pub stepping: Stepping,
 }
 
-/// How the driver moves time.
+/// How the stepper moves time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Stepping {
     /// Steps in which nothing can happen are taken at once: the run is
@@ -64,7 +64,7 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-impl Driver<'_> {
+impl Stepper<'_> {
     fn ctx(&self) -> &Arc<Context> {
         &self.world.ctx
     }
@@ -80,7 +80,7 @@ impl Driver<'_> {
         loop {
             let now = self.world.sim.elapsed();
             self.ctx().recorder.flush(now.saturating_sub(lag));
-            // The driver acts at the first step at or after each whole
+            // The stepper acts at the first step at or after each whole
             // millisecond, where every timer falls (see `due::on_ms`): at
             // a tick that divides a millisecond, at exactly the same times.
             let ms = now.as_millis();
@@ -135,7 +135,7 @@ impl Driver<'_> {
             Err(e) if ticks > 1 => panic!("sim: skipped {ticks} ticks from {now:?}: {e}"),
             Err(e) => return Err(RunError(e.to_string())),
         };
-        // The hosts' timers and the driver's faults are set against this.
+        // The hosts' timers and the stepper's faults are set against this.
         assert_eq!(
             self.world.sim.elapsed(),
             end_of_step,
@@ -160,7 +160,7 @@ impl Driver<'_> {
 
     /// How many ticks the next step may take at once: as many as end at or
     /// before the first instant at which something may happen (see
-    /// [`Driver::next_event`]); at least one.
+    /// [`Stepper::next_event`]); at least one.
     ///
     /// A step may end at that instant: a timer due then fires at the end
     /// of the step, and its task runs at the start of the next, as in a
@@ -168,7 +168,7 @@ impl Driver<'_> {
     /// timer fires, before the tasks woken with it run); a message due
     /// then is made deliverable at the end of the step and delivered at
     /// the start of the next; a fault due then is applied before the next.
-    /// Only a tick of whole milliseconds skips (see [`Driver::whole_ms`]).
+    /// Only a tick of whole milliseconds skips (see [`Stepper::whole_ms`]).
     fn quiet_ticks(&self, now: Duration, ended: bool, timer: Option<Duration>) -> u32 {
         let tick = self.scenario.tick;
         let next = self.next_event(now, ended, timer);
@@ -192,9 +192,9 @@ impl Driver<'_> {
     /// The first instant, from `now` on, at which something may happen:
     /// a host's timer falls due (`timer`, the earliest of the wake-ups: a
     /// task woken by one and not yet run keeps its deadline), the network
-    /// delivers, a fault or a driver's timer is due, the run ends or
+    /// delivers, a fault or a stepper's timer is due, the run ends or
     /// reaches its limit. Tasks woken otherwise run in a step of one tick:
-    /// by the driver (`apply_due` said so), or from another host outside
+    /// by the stepper (`apply_due` said so), or from another host outside
     /// the network (turmoil's `may_skip` says so); a delivery's receiver
     /// runs in the step that delivers it.
     fn next_event(&self, now: Duration, ended: bool, timer: Option<Duration>) -> Duration {
@@ -225,7 +225,7 @@ impl Driver<'_> {
         if held.is_empty() && !self.engine.is_due(now) {
             return false;
         }
-        // What the driver does may wake a host's tasks at once (a crash
+        // What the stepper does may wake a host's tasks at once (a crash
         // drops what was on its way to the host, and a connect waiting for
         // it fails): every host must be at the present first.
         if let Err(e) = self.world.sim.catch_up() {
