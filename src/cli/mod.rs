@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) mod compare;
 pub(crate) mod exit;
 pub(crate) mod frontier;
 pub(crate) mod lab;
@@ -87,6 +88,12 @@ enum Command {
     /// run out; then matrix.csv, matrix.svg, report.md and index.html. A
     /// cell already swept is read back (--fresh runs it again).
     Matrix(matrix::Args),
+    /// Two library matrices of one file side by side (the node's and real
+    /// Redis's, say): for each cell both ran, on the seeds both ran, each
+    /// side's violating runs with the 95% Wilson interval, how its runs
+    /// broke, and whether the intervals overlap; writes agreement.csv and
+    /// README.md (ended by DIR/notes.md when there is one).
+    Compare(compare::Args),
     /// Validate scenario files: prints `FILE: ok` or the error for each.
     Check(CheckArgs),
     /// Take a lock on real Redis servers and run a command while holding it
@@ -228,6 +235,7 @@ fn command(cli: Cli) -> ExitCode {
         Command::Shrink(args) => shrink::command(args),
         Command::Frontier(args) => frontier::command(args),
         Command::Merge(args) => merge::command(args),
+        Command::Compare(args) => compare::command(args),
         Command::Check(args) => check_command(&args.files),
         Command::Lock(args) => lock_command(args),
         Command::Node(args) => node_command(args.port, &args.bind),

@@ -13,6 +13,7 @@ mod aim;
 mod broken_pipe;
 mod campaign;
 mod check;
+mod compare;
 mod docs;
 mod frontier;
 mod inconclusive;

@@ -32,6 +32,7 @@ th{background:#f4f4f4}tr.strong td{font-weight:600;background:#fff4f4}\
     };
 }
 
+pub mod compare;
 mod doc;
 mod fonts;
 pub mod frontier;

@@ -182,11 +182,12 @@ pub fn check_shards(marks: &[(String, ShardMark)]) -> Result<(usize, Vec<usize>)
 /// A cell's directory, relative to the matrix's: the version is part of
 /// the name (a matrix may hold two of one library).
 pub fn cell_dir(l: &Library, f: &Fault) -> String {
-    format!(
-        "{}/{}",
-        slug(&format!("{} {}", l.name, l.version)),
-        slug(&f.name)
-    )
+    dir_of(&l.name, &l.version, &f.name)
+}
+
+/// [`cell_dir`] from the names a `matrix.csv` row holds.
+pub(crate) fn dir_of(library: &str, version: &str, fault: &str) -> String {
+    format!("{}/{}", slug(&format!("{library} {version}")), slug(fault))
 }
 
 /// A directory name: lowercase letters and digits, the rest `-`.

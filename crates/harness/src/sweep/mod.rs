@@ -14,6 +14,7 @@
 //! layer does, `cli::sweep` and `cli::sweep_files`).
 
 pub mod baseline;
+pub mod compare;
 pub mod lab;
 pub mod matrix;
 pub mod meta;
