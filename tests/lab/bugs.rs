@@ -205,13 +205,14 @@ fn cells_of_the_library_matrix_in_six_languages_replay_as_committed() {
             "scenarios/libraries/restart_delayed-redlock.toml",
             owned(&["env", node, "node", "drivers/node/node_redlock.js"]),
         ),
+        // (Not Redisson's lease lock under the clock jump, 20 of 20 too:
+        // its window is 200 ms after the start, which a JVM's first lock
+        // call beside a build missed once, 2026-11-29. The paused holder's
+        // windows are seconds wide.)
         (
-            "libraries/redisson-rlock-lease-3.52.0/clock-jump",
-            "scenarios/libraries/clock_jump-single.toml",
-            java(
-                "redlock-drivers.jar",
-                &["redlocksim.RedissonLockDriver", "lease"],
-            ),
+            "libraries/redisson-redissonredlock-3.52.0/holder-paused",
+            "scenarios/libraries/client_paused-redlock.toml",
+            java("redlock-drivers.jar", &["redlocksim.RedissonRedLockDriver"]),
         ),
         (
             "libraries/bsm-redislock-0.9.4/restart-delayed",
