@@ -169,12 +169,15 @@ for tool in rustfmt clippy; do
     fi
 done
 
-# Cargo.toml builds no unit-test binary for the command line (src/):
-# a unit test there would never run.
-if grep -rqE '#\[(cfg\()?test\)?\]' src; then
-    echo "scripts/test.sh: src/ has a unit test, which Cargo.toml's test = false for the package's lib and bin would never run: move it to tests/ or a crate" >&2
-    exit 1
-fi
+# Cargo.toml builds no unit-test binary for the command line (src/) nor
+# for a crate without unit tests (its [lib] test = false): a unit test
+# there would never run.
+for dir in src crates/simulation/src; do
+    if grep -rqE '#\[(cfg\()?test\)?\]' "$dir"; then
+        echo "scripts/test.sh: $dir has a unit test, which its Cargo.toml's test = false would never run: remove test = false, or move it to tests/" >&2
+        exit 1
+    fi
+done
 echo "scripts/test.sh: [${SECONDS} s] cargo fmt --all --check"
 cargo fmt --all --check
 # One direction of data inside each crate: no import cycle between its
