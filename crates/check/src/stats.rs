@@ -75,6 +75,21 @@ pub fn mean_interval(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
     (mean, Some(((mean - half).max(0.0), mean + half)))
 }
 
+/// The median of `sorted` (ascending): its middle value, or the mean of
+/// its two middle values; 0 for none.
+pub fn median(sorted: &[f64]) -> f64 {
+    assert!(
+        sorted.windows(2).all(|w| w[0] <= w[1]),
+        "median: the values are not sorted"
+    );
+    let n = sorted.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
 /// Nearest-rank percentile of a sorted slice (0 when empty).
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     assert!((0.0..=1.0).contains(&p), "percentile {p} outside [0, 1]");

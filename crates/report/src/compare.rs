@@ -3,6 +3,7 @@
 //! `redlock_harness::sweep::compare` read. Each side is named as the
 //! caller says (`node`, `redis`), in the columns and on the page.
 
+use redlock_harness::stats::median;
 use redlock_harness::sweep::compare::{Pair, Side};
 
 /// `agreement.csv`: a row per cell both matrices ran.
@@ -76,13 +77,7 @@ fn cost(pairs: &[Pair], side: fn(&Pair) -> &Side) -> String {
         .map(|p| (side(p).wall_ms_median).round())
         .collect();
     xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    let m = match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => xs[n / 2],
-        _ => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
-    };
-    format!("{:.2}", m / 1000.0)
+    format!("{:.2}", median(&xs) / 1000.0)
 }
 
 /// A cell's violating runs of its conclusive runs, and its interval

@@ -6,7 +6,7 @@
 //! two intervals overlap. Reads only; the report crate renders it.
 
 use super::rows::{self, RunRow};
-use crate::stats::{wilson, Z95};
+use crate::stats::{median, wilson, Z95};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -105,12 +105,7 @@ fn side(runs: Vec<&RunRow>) -> Side {
     ];
     let mut walls: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
     walls.sort_by(f64::total_cmp);
-    let m = walls.len();
-    let wall_ms_median = if m % 2 == 1 {
-        walls[m / 2]
-    } else {
-        (walls[m / 2 - 1] + walls[m / 2]) / 2.0
-    };
+    let wall_ms_median = median(&walls);
     Side {
         conclusive,
         violating,
