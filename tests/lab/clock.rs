@@ -148,7 +148,7 @@ fn libfaketimes_shared_memory_is_removed_after_an_end_and_a_kill() {
     let status = lab.wait().unwrap();
     assert_eq!(status.signal(), Some(libc::SIGKILL));
     let t = Instant::now();
-    while !shared(lab.id()).is_empty() && t.elapsed() < Duration::from_secs(3) {
+    while !shared(lab.id()).is_empty() && t.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(shared(lab.id()), Vec::<String>::new(), "left in /dev/shm");

@@ -225,10 +225,15 @@ impl Drop for ClientProcess {
 }
 
 /// Kills, when the lab's end of its pipe closes, every group noted `+pgid`
-/// and not noted `-pgid` since, and removes every file noted `f<path>`
+/// and not noted `-pgid` since, and then removes every file noted `f<path>`
 /// (libfaketime's shared memory: the lab removes it itself when it can)
 /// and every directory noted `d<path>` (real servers' data, named
-/// `redlock-sim-*`).
+/// `redlock-sim-*`). The groups go first, and the files once the groups
+/// are gone (waiting up to a second): a client process that starts while
+/// the lab goes (libfaketime's constructor opens its segment with
+/// `O_CREAT`) or a server that writes its data would make again what was
+/// removed before it was killed (seen on a loaded machine: the segment
+/// left, its semaphore gone).
 pub struct Reaper {
     pipe: std::sync::Mutex<Option<std::process::ChildStdin>>,
     child: std::sync::Mutex<std::process::Child>,
@@ -237,9 +242,18 @@ pub struct Reaper {
 const REAPER: &str = r#"trap '' INT TERM HUP
 gs=""
 while read -r l; do gs="$gs $l"; done
+ks=""
 for g in $gs; do
   case $g in
-    +*) p=${g#+}; case " $gs " in *" -$p "*) ;; *) kill -9 "-$p" 2>/dev/null;; esac;;
+    +*) p=${g#+}; case " $gs " in *" -$p "*) ;; *) kill -9 "-$p" 2>/dev/null; ks="$ks $p";; esac;;
+  esac
+done
+n=0
+for p in $ks; do
+  while [ "$n" -lt 100 ] && kill -0 "-$p" 2>/dev/null; do sleep 0.01; n=$((n+1)); done
+done
+for g in $gs; do
+  case $g in
     f/dev/shm/*) rm -f "${g#f}";;
     d*/redlock-sim-*) rm -rf "${g#d}";;
   esac

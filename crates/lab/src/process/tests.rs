@@ -153,6 +153,28 @@ async fn the_watchdog_kills_the_groups_left_when_the_lab_goes() {
 }
 
 #[tokio::test]
+async fn the_watchdog_removes_a_noted_file_after_the_group_that_makes_it_again() {
+    let d = dir("reaper-file");
+    // Named as the reaper removes files: libfaketime's, under /dev/shm.
+    let file = format!("/dev/shm/redlock-sim-reaper-test-{}", std::process::id());
+    std::fs::write(&file, b"").unwrap();
+    let w = Reaper::start().unwrap();
+    // Noted before the client, as the lab notes libfaketime's segment.
+    w.note(&format!("f{file}"));
+    // A client that makes the file again and again, as one that starts
+    // while the lab goes would. (Its process is a zombie of this test once
+    // killed, so the reaper waits its whole second before removing.)
+    let p = sh(&format!("while :; do : > '{file}'; done"), &d, &w);
+    std::fs::remove_file(&file).unwrap();
+    until("the client makes the file", || Path::new(&file).exists()).await;
+    std::mem::forget(p);
+    drop(w);
+    let gone = !Path::new(&file).exists();
+    let _ = std::fs::remove_file(&file);
+    assert!(gone, "{file} made again after the reaper removed it");
+}
+
+#[tokio::test]
 async fn a_command_that_cannot_start_is_an_error() {
     let d = dir("missing");
     let argv = ["/nonexistent/driver".to_string()];
