@@ -270,6 +270,72 @@ fn a_pause_triggered_by_the_lock_keeps_its_trigger() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A clock jump the file releases 3 s after c1's acquisition, in a run of
+/// 2 s: it acts after the duration, while c1 and c2 still hold and wait.
+/// Due from the start (at 3 s) it cannot be written in a scenario file.
+const JUMP_AFTER_DURATION: &str = r#"name = "jump-after-duration"
+duration = "2s"
+
+[cluster]
+topology = "single"
+nodes = 1
+
+[clients]
+count = 2
+ttl = "10s"
+retry_count = 100
+retry_delay = "200ms"
+
+[hosts.c1]
+hold = "5s"
+
+[hosts.c2]
+start = "1.5s"
+hold = "5s"
+
+[[faults]]
+after = "c1:acquired"
+at = "3s"
+do = "clock-jump"
+host = "n1"
+by = "+20s"
+"#;
+
+#[test]
+fn a_fault_released_after_the_duration_keeps_its_trigger() {
+    let dir = temp_dir("after-duration");
+    let file = dir.join("jump.toml");
+    std::fs::write(&file, JUMP_AFTER_DURATION).unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "shrink",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", text(&o.stderr));
+    let written = std::fs::read_to_string(out.join("minimal.toml")).unwrap();
+    let doc: toml::Table = written.parse().unwrap();
+    let fault = &doc["faults"].as_array().unwrap()[0];
+    assert_eq!(fault["after"].as_str(), Some("c1:acquired"), "{written}");
+    assert_eq!(fault["do"].as_str(), Some("clock-jump"), "{written}");
+    let o = run(
+        &[
+            "run",
+            out.join("minimal.toml").to_str().unwrap(),
+            "--out",
+            dir.join("replay").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert_eq!(line(&text(&o.stdout), "verdict"), "violation");
+}
+
 /// The aimed campaign, cut to 10 s: seed 24 of `no-validity-check` is
 /// caught by crashes, partitions, pauses and clock jumps aimed at lock
 /// events, most of them at an event's own instant.
