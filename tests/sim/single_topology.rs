@@ -921,3 +921,56 @@ fn the_sentinel_fails_over_on_sentinel_c_timing() {
         "{events:#?}"
     );
 }
+
+/// A client asks the sentinel for the master before a lock call (at the
+/// start, and after a failed one). With the sentinel cut off near the end,
+/// the ask waits out its timeout past `duration`: no lock call starts then
+/// ("no new lock attempt starts after it"). Seed 1 asked at 9.99 s and
+/// called at 10.211 s before the check after the ask.
+#[test]
+fn no_lock_call_starts_after_the_duration_when_the_sentinel_answered_late() {
+    use redlock_harness::history::EventKind;
+    use redlock_harness::{runner, scenario};
+    let text = r#"name = "ask-past-the-end"
+duration = "10s"
+
+[cluster]
+topology = "single"
+nodes = 2
+failover_after = "1s"
+
+[clients]
+count = 2
+ttl = "2s"
+request_timeout = "200ms"
+
+[hosts.c1]
+hold = "100ms"
+think = "50ms"
+
+[hosts.c2]
+hold = "100ms"
+think = "50ms"
+
+[[faults]]
+at = "9s"
+do = "partition"
+sides = [["n1", "sentinel"], ["n2", "c1", "c2", "store"]]
+"#;
+    let s = scenario::parse_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    for seed in 1..=3 {
+        let run = runner::simulate_keeping(s.clone(), seed).unwrap_or_else(|e| panic!("{e}"));
+        let calls: Vec<_> = run
+            .history
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::LockCall { .. }))
+            .collect();
+        assert!(calls.len() > 20, "seed {seed}: {} lock calls", calls.len());
+        let late: Vec<_> = calls.iter().filter(|e| e.time >= s.duration).collect();
+        assert!(
+            late.is_empty(),
+            "seed {seed}: lock calls after the end: {late:?}"
+        );
+    }
+}

@@ -207,8 +207,20 @@ pub(crate) async fn client_main(ctx: Arc<Context>, p: ClientParams) -> turmoil::
                 }
                 ask = false;
             }
+            // The sentinel may have taken past the end to answer (a cut
+            // one, until the request timed out): no lock call starts then.
+            if sim_now() >= c.ctx.end {
+                return Ok(());
+            }
         }
         if !matches!(under_test, LockUnderTest::BuiltIn(None)) {
+            assert!(
+                sim_now() < c.ctx.end,
+                "{}: a lock call at {:?}, after the run's end {:?}",
+                c.name,
+                sim_now(),
+                c.ctx.end
+            );
             call += 1;
             c.ctx.record(
                 &c.name,

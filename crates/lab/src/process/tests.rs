@@ -140,7 +140,7 @@ async fn an_early_exit_is_seen_and_a_stopped_client_is_still_ended() {
 }
 
 #[tokio::test]
-async fn the_watchdog_kills_the_groups_left_when_the_lab_goes() {
+async fn the_reaper_kills_the_groups_left_when_the_lab_goes() {
     let d = dir("reaper");
     let w = Reaper::start().unwrap();
     let p = sh("sleep 1000 & while :; do sleep 0.05; done", &d, &w);
@@ -153,7 +153,7 @@ async fn the_watchdog_kills_the_groups_left_when_the_lab_goes() {
 }
 
 #[tokio::test]
-async fn the_watchdog_removes_a_noted_file_after_the_group_that_makes_it_again() {
+async fn the_reaper_removes_a_noted_file_after_the_group_that_makes_it_again() {
     let d = dir("reaper-file");
     // Named as the reaper removes files: libfaketime's, under /dev/shm.
     let file = format!("/dev/shm/redlock-sim-reaper-test-{}", std::process::id());
