@@ -1,5 +1,5 @@
 //! `redlock-sim frontier` through the binary: on fixtures with a boundary
-//! known from theory (tests/fixtures/frontier_*.toml) the printed values
+//! known from theory (tests/data/frontier_*.toml) the printed values
 //! bracket it, both directions; every value violating or none gives exit 1
 //! with a report (a violating value stopping after its first batch of 16
 //! seeds); bad input gives exit 2 and writes nothing. Few seeds and a
@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_redlock-sim");
-const RESTART: &str = "tests/fixtures/frontier_restart.toml";
-const HOLD: &str = "tests/fixtures/frontier_hold.toml";
+const RESTART: &str = "tests/data/frontier_restart.toml";
+const HOLD: &str = "tests/data/frontier_hold.toml";
 
 fn temp_dir(tag: &str) -> crate::common::Scratch {
     crate::common::Scratch::fresh(&format!("sim-frontier-{tag}"))

@@ -5,8 +5,8 @@ use std::sync::Once;
 
 use plotters::style::{register_font, FontStyle, RGBColor};
 
-/// DejaVu Sans (see `assets/DejaVuSans-LICENSE.txt`).
-static FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
+/// DejaVu Sans (see `crates/report/assets/DejaVuSans-LICENSE.txt`).
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 /// The family the font is registered under and the SVG names.
 pub(crate) const FAMILY: &str = "sans-serif";
 

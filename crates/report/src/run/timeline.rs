@@ -4,7 +4,7 @@
 //! the lock key, colored by the client that owns the key's token).
 //! Partitions are shaded across the chart, isolations on their host's row.
 //!
-//! Text is measured with DejaVu Sans, shipped in `assets/` and registered
+//! Text is measured with DejaVu Sans, shipped in `crates/report/assets/` and registered
 //! with plotters, so no system font is needed.
 
 use std::collections::BTreeMap;
