@@ -28,10 +28,10 @@
 #     jobs and deploy/k8s/Dockerfile use it);
 #   - then `cargo fmt --all --check`, the layering inside each crate
 #     (scripts/layers.py: no import cycle but Lua's; the crates' own
-#     dependencies keep the layers apart), clippy on every crate but the
-#     vendored turmoil, and `cargo test --release` on the workspace
-#     (turmoil's own tests run when it changes: scripts/turmoil-tests.sh,
-#     vendor/turmoil/PATCH.md).
+#     dependencies keep the layers apart), `cargo test --release` on the
+#     workspace (turmoil's own tests run when it changes:
+#     scripts/turmoil-tests.sh, vendor/turmoil/PATCH.md), and clippy on
+#     every crate but the vendored turmoil, last.
 # Without these installs the tests that need them fail, naming this script;
 # none is skipped. `cargo test --release --test sim` needs none of them.
 # .ci/run calls exactly this script.
@@ -124,10 +124,9 @@ if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
     apt_install maven openjdk-17-jdk-headless
 fi
 java -version 2>&1 | head -1
-# They build in the background, beside clippy and the workspace's build
-# below; the tests wait for them (drivers_built). DEPS_ONLY=1 builds them
-# at once. (Measured on 2 cores: the 2 minutes they take move clippy or the
-# build by as much; beside clippy the whole was 15 s shorter.)
+# They build in the background, beside the build of tests/lab below; the
+# tests wait for them (drivers_built). DEPS_ONLY=1 builds them at once.
+# (Measured on 2 cores: the 2 minutes they take move the build by as much.)
 drivers_log="$(mktemp)"
 build_drivers() {
     (bash drivers/go/build.sh && bash drivers/java/build.sh) >"$drivers_log" 2>&1 &
@@ -191,8 +190,6 @@ for crate in crates/*/ .; do
     echo "scripts/test.sh: python3 scripts/layers.py $crate/src $allow"
     python3 scripts/layers.py "$crate/src" $allow
 done
-# turmoil (vendor/turmoil) is upstream's code with our patch: linted by
-# upstream, not by our rules; its own tests run when it changes.
 build_drivers
 # turmoil's own tests run when turmoil changes (scripts/turmoil-tests.sh,
 # minutes of build): the suite checks that vendor/turmoil is the tree
@@ -232,6 +229,8 @@ for line in sys.stdin:
 build_tests() {
     cargo test --release --workspace --exclude turmoil --no-run --message-format=json-render-diagnostics "$@" >"$json" || {
         wait || true
+        cat "$drivers_log" "$lab_log" "$sim_log" 2>/dev/null || true
+        echo "scripts/test.sh: the build failed (above the tests' output)" >&2
         exit 1
     }
 }
@@ -280,16 +279,23 @@ while IFS=$'\t' read -r dir exe target; do
     tail -n 3 "$log" | grep '^test result' || true
 done < <(test_binaries)
 echo "scripts/test.sh: [${SECONDS} s] the doc tests"
-cargo test --release --workspace --exclude turmoil --doc 2>&1 | tee -a "$log" | grep -E '^(test result|error)' || true
-[ "${PIPESTATUS[0]}" = 0 ] || failed=1
+# cargo's status, not the filter's: `|| true` after the pipeline would
+# have made PIPESTATUS its own (a failing doc test passed the suite).
+if ! cargo test --release --workspace --exclude turmoil --doc 2>&1 | tee -a "$log" | { grep -E '^(test result|error)' || true; }; then
+    echo "scripts/test.sh: the doc tests failed (above)" >&2
+    failed=1
+fi
 # clippy last, beside the background tests' waiting (its check of the
 # dependencies shares nothing with the build): before the build it held
 # back tests/lab's start by as long (measured on 2 cores: the suite 558 s
-# with clippy first). A lint fails the suite at its end.
+# with clippy first). A lint fails the suite at its end. turmoil
+# (vendor/turmoil) is upstream's code with our patch: linted by upstream,
+# not by our rules.
 echo "scripts/test.sh: [${SECONDS} s] cargo clippy --release --workspace --exclude turmoil --all-targets -- -D warnings"
 if ! cargo clippy --release --workspace --exclude turmoil --all-targets -- -D warnings; then
     echo "scripts/test.sh: cargo clippy found warnings (above)" >&2
     failed=1
+    clippy_failed=1
 fi
 echo "scripts/test.sh: [${SECONDS} s] waiting for tests/sim, tests/redis and tests/lab"
 wait "$sim_pid" || failed=1
@@ -301,4 +307,5 @@ cat "$sim_log" "$redis_log" "$lab_log" >>"$log"
 echo "scripts/test.sh: [${SECONDS} s] done"
 awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i; if ($(i+1) ~ /^ignored;?$/) g += $i } }
      END { printf "(%d ignored: our exploring tests, run by hand with --ignored)\nsuite: %d passed, %d failed\n", g, p, f }' "$log"
+[ -z "${clippy_failed:-}" ] || echo "suite: clippy failed (its warnings above)"
 exit "$failed"

@@ -15,7 +15,11 @@
 //!    (the client may run a step first). So when the explicit replay does
 //!    not violate, the file's triggered entries are kept as written (with
 //!    `after`) and only the others are made explicit; when that does not
-//!    violate either, the shrink fails (exit 70): it would be a bug.
+//!    violate either, the shrink fails (exit 70): it would be a bug. Of
+//!    the two, one a scenario file can hold ([`writable`]: a fault due
+//!    from the start is due within the duration) comes first; one with a
+//!    fault that acted after the duration only if neither can, for the
+//!    drops to remove it, else the shrink fails naming it.
 //! 3. Drop, shorten, move later, drop again ([`super::steps`]), each
 //!    candidate a replay, at most [`MAX_REPLAYS`] in all, on `jobs` threads.
 //! 4. Render the result as `minimal.toml` ([`super::toml_out`]), parse it
@@ -126,6 +130,8 @@ pub fn shrink_file(
         faults.len()
     );
 
+    // The steps never move a fault due from the start past the duration;
+    // the drops may remove one that acted after it, or keep it needed.
     if !writable(&base, &faults) {
         return Err(RunError::Failed(format!(
             "the run of {} with seed {seed} violates only with a fault that acted after its duration ({}), due from the start: a scenario file cannot hold it (a fault due from the start is due within the duration); nothing written",
@@ -182,9 +188,12 @@ fn explicit_faults(
             let known = tried.iter().find(|(f, _)| *f == faults).map(|(_, v)| *v);
             let violates = match known {
                 Some(v) => v,
-                None => replay::violates(base, faults, seed)?,
+                None => {
+                    let v = replay::violates(base, faults, seed)?;
+                    tried.push((faults, v));
+                    v
+                }
             };
-            tried.push((faults, violates));
             if violates {
                 return Ok(faults.clone());
             }
