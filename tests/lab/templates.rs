@@ -193,13 +193,7 @@ fn the_rust_template_says_released_at_a_loss() {
 /// `REDLOCK_SIM_EXAMPLES`: a cargo run from a test would wait for the build
 /// directory's lock while the suite builds the other tests.
 fn rust_template() -> PathBuf {
-    if let Some(dir) = std::env::var_os("REDLOCK_SIM_EXAMPLES") {
-        let exe = Path::new(&dir).join("lab_driver");
-        assert!(
-            exe.is_file(),
-            "{} is missing: REDLOCK_SIM_EXAMPLES names a directory where `cargo build --release --examples` put the examples (scripts/test.sh sets it)",
-            exe.display()
-        );
+    if let Some(exe) = crate::common::prebuilt_example("lab_driver") {
         return exe;
     }
     let exe = std::env::current_exe().expect("the test binary's path");

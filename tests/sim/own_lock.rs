@@ -103,13 +103,7 @@ fn the_same_seed_replays_to_the_same_trace() {
 /// their directory in `REDLOCK_SIM_EXAMPLES`: a cargo run from a test would
 /// wait for the build directory's lock while the suite builds the others.
 fn example_bin() -> PathBuf {
-    if let Some(dir) = std::env::var_os("REDLOCK_SIM_EXAMPLES") {
-        let exe = Path::new(&dir).join("redis_crate_lock");
-        assert!(
-            exe.is_file(),
-            "{} is missing: REDLOCK_SIM_EXAMPLES names a directory where `cargo build --release --examples` put the examples (scripts/test.sh sets it)",
-            exe.display()
-        );
+    if let Some(exe) = crate::common::prebuilt_example("redis_crate_lock") {
         return exe;
     }
     let status = Command::new(env!("CARGO"))

@@ -12,6 +12,22 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The example `name` that `scripts/test.sh` built before the tests
+/// started, when it named their directory in `REDLOCK_SIM_EXAMPLES` (a
+/// cargo run from a test would wait for the build directory's lock while
+/// the suite builds the other tests); `None` when the variable is unset, and
+/// the test builds the example itself.
+pub fn prebuilt_example(name: &str) -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("REDLOCK_SIM_EXAMPLES")?;
+    let exe = std::path::Path::new(&dir).join(name);
+    assert!(
+        exe.is_file(),
+        "{} is missing: REDLOCK_SIM_EXAMPLES names a directory where `cargo build --release --examples` put the examples (scripts/test.sh sets it)",
+        exe.display()
+    );
+    Some(exe)
+}
+
 /// A scratch path of one test under the system's temporary directory:
 /// `redlock-<name>-<pid>`, nothing there when made, removed with all it
 /// holds when dropped, so that a passing suite leaves nothing in `/tmp`.
