@@ -147,10 +147,15 @@ pub(crate) fn write(
     write_rows(&dir.join("runs.csv"), &[], rows)?;
     let summary = vec![summarize(Vec::new(), &rows.iter().collect::<Vec<_>>())];
     write_summary(&dir.join("summary.csv"), &[], &summary)?;
-    let violating: Vec<(u64, String)> = rows
+    // A run's report is linked where it is (a matrix may have kept only
+    // its cell's first violating run: `--keep-runs first`).
+    let violating: Vec<(u64, Option<String>)> = rows
         .iter()
         .filter(|r| r.verdict == "violation")
-        .map(|r| (r.seed, format!("seed-{}/index.html", r.seed)))
+        .map(|r| {
+            let href = format!("seed-{}/index.html", r.seed);
+            (r.seed, dir.join(&href).is_file().then_some(href))
+        })
         .collect();
     let replay = vec![(Vec::new(), violating)];
     let inconclusive = redlock_harness::sweep::inconclusive_runs(rows);

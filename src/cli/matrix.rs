@@ -1,4 +1,4 @@
-//! `redlock-sim matrix FILE [--out DIR] [--jobs J] [--fresh]`: every
+//! `redlock-sim matrix FILE [--out DIR] [--jobs J] [--fresh] ...`: every
 //! library of the matrix file on every fault's scenario for its kind, as
 //! `redlock-sim lab FILE --seeds A..=B -- CMD` would run it, into
 //! `DIR/<library>-<version>/<fault>/`; then the matrix's `matrix.csv`, `matrix.svg`,
@@ -11,19 +11,23 @@ use super::exit;
 use super::lab::{load, Args as LabArgs};
 use super::lab_seeds::{run_seeds, write};
 use super::progress::MatrixProgress;
+use super::sweep_files::write_rows;
 use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
+use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::finished;
 use redlock_harness::sweep::matrix::{
     cell_dir, cells, check_shards, kept, shard_of, shards, swept, ShardMark, SHARD_MARK,
 };
+use redlock_harness::sweep::rows::RunRow;
 use redlock_report::gate::{compare, BaseCell};
 use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
 use redlock_report::shell_word;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 /// `matrix FILE [--out DIR] [--jobs J] [--fresh] [--servers node|redis]
-/// [--seeds A..=B] [--baseline CSV] [--shard K/N]`.
+/// [--seeds A..=B] [--baseline CSV] [--shard K/N] [--keep-runs all|first]`.
 #[derive(clap::Args)]
 pub(crate) struct Args {
     /// The matrix file (TOML), e.g. scenarios/libraries/matrix.toml.
@@ -53,6 +57,21 @@ pub(crate) struct Args {
     /// every N-th); join the shards' directories with `merge`.
     #[arg(long, value_parser = redlock_harness::sweep::parse_shard)]
     pub shard: Option<(usize, usize)>,
+    /// Which runs' reports each cell keeps: all (every seed-<N>/), or
+    /// first: its first violating run's alone, the others removed once the
+    /// cell is done (a cell read back too) and its report linking only it.
+    #[arg(long, value_enum, default_value = "all")]
+    pub keep_runs: KeepRuns,
+}
+
+/// Which runs' reports (`seed-<N>/`) a matrix's cells keep.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KeepRuns {
+    /// Every run's, as `lab --seeds` writes them.
+    All,
+    /// The cell's first violating run's alone (a 120-seed matrix of 118
+    /// cells writes about 14,000 run reports, 2 GB).
+    First,
 }
 
 /// Runs `matrix` and returns its exit code.
@@ -253,8 +272,9 @@ fn merged_cells<'m>(
                 (None, Err(why)) => Outcome::NotACell(why),
                 (Some(k), Ok(file)) => {
                     let rel = cell_dir(l, f);
-                    match kept(&dir.join(&rel), m).filter(|_| held.contains(&k)) {
-                        Some(rows) => Outcome::Ran(Box::new(swept(file, rel, &rows))),
+                    let at = dir.join(&rel);
+                    match kept(&at, m).filter(|_| held.contains(&k)) {
+                        Some(rows) => Outcome::Ran(Box::new(swept(file, rel, &at, &rows))),
                         None => Outcome::Elsewhere(k, n),
                     }
                 }
@@ -356,6 +376,11 @@ fn cell<'a>(
     let rows = match kept(&dir, m).filter(|_| !a.fresh) {
         Some(rows) => {
             progress.done(&l.language, 0);
+            // Its runs pruned: its report written again to say so.
+            if a.keep_runs == KeepRuns::First {
+                let scenario = load(&lab_args(a, l, file, dir.clone()))?;
+                write_cell(a, &dir, (&scenario, file), m.seeds.clone(), &rows, l)?;
+            }
             rows
         }
         None => {
@@ -373,11 +398,7 @@ fn cell<'a>(
             let swept = run_seeds(&la, &scenario, m.seeds.clone(), before, &dir)?;
             eprintln!("{} runs: {}", swept.rows.len(), swept.stop.worded());
             let rows = swept.rows;
-            let seeds = m.seeds.clone();
-            if let Err(e) = write(&dir, &scenario, file, seeds, &rows, &l.command) {
-                eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
-                return Err(exit::SOFTWARE);
-            }
+            write_cell(a, &dir, (&scenario, file), m.seeds.clone(), &rows, l)?;
             progress.done(&l.language, rows.len());
             rows
         }
@@ -385,8 +406,54 @@ fn cell<'a>(
     Ok(Cell {
         library: l,
         fault: f,
-        outcome: Outcome::Ran(Box::new(swept(file, rel, &rows))),
+        outcome: Outcome::Ran(Box::new(swept(file, rel, &dir, &rows))),
     })
+}
+
+/// Writes a cell's sweep files into `dir` from its rows, after removing,
+/// with `--keep-runs first`, every run's report but its first violating
+/// run's (of those that are there: a cell of before the flag may have lost
+/// its first).
+fn write_cell(
+    a: &Args,
+    dir: &Path,
+    (scenario, file): (&Scenario, &str),
+    seeds: RangeInclusive<u64>,
+    rows: &[RunRow],
+    l: &Library,
+) -> Result<(), u8> {
+    let mut written = Ok(());
+    if a.keep_runs == KeepRuns::First {
+        let first = rows
+            .iter()
+            .filter(|r| r.verdict == "violation")
+            .map(|r| r.seed)
+            .find(|s| dir.join(format!("seed-{s}/index.html")).is_file());
+        // The rows first: a cell cut short here goes on from its runs.csv.
+        written =
+            write_rows(&dir.join("runs.csv"), &[], rows).and_then(|()| prune_runs(dir, first));
+    }
+    let written = written.and_then(|()| write(dir, scenario, file, seeds, rows, &l.command));
+    written.map(drop).map_err(|e| {
+        eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
+        exit::SOFTWARE
+    })
+}
+
+/// Removes every `seed-<N>/` of the cell's directory `dir` but `keep`'s.
+fn prune_runs(dir: &Path, keep: Option<u64>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let seed = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("seed-"))
+            .and_then(|n| n.parse::<u64>().ok());
+        if seed.is_some() && seed != keep && entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 fn command(a: &Args) -> String {
@@ -406,6 +473,9 @@ fn command(a: &Args) -> String {
     }
     if let Some((k, n)) = a.shard {
         c.push_str(&format!(" --shard {k}/{n}"));
+    }
+    if a.keep_runs == KeepRuns::First {
+        c.push_str(" --keep-runs first");
     }
     c
 }

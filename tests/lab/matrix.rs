@@ -1,7 +1,8 @@
 //! `redlock-sim matrix`: a small matrix (two libraries of two kinds, two
 //! faults, two seeds) through the binary: its files, its answer, its links,
 //! a rerun that reads the cells back, a cell cut short that goes on after
-//! the runs it finished, and a bad file refused.
+//! the runs it finished, `--keep-runs first` pruning what it read back,
+//! and a bad file refused.
 
 use std::path::Path;
 use std::process::Command;
@@ -113,7 +114,124 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
     assert_eq!(kept, now);
     the_gate_reads_its_own_matrix_and_names_a_regression(&dir, &csv);
     an_interrupted_cell_goes_on_after_the_runs_it_finished(&dir);
+    keeping_the_first_run_prunes_the_others_and_links_only_what_is_there(&dir);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--keep-runs first` on the finished matrix in `dir`: nothing runs,
+/// each cell keeps its first violating run's report alone and its report
+/// lists the other violating seeds without a link; a cell whose first
+/// run's report is lost links none, in its report or the matrix's; and a
+/// budget grown to three seeds goes on from the runs runs.csv lists (their
+/// directories pruned) and prunes the new run.
+fn keeping_the_first_run_prunes_the_others_and_links_only_what_is_there(dir: &Path) {
+    let cells = [
+        "redis-py-lock-8.1.0/failover-race",
+        "redlock-sim-s-client-built-in/node-restarts-empty-at-once",
+    ];
+    let csv = std::fs::read_to_string(dir.join("matrix.csv")).unwrap();
+    let runs_before: Vec<String> = cells
+        .iter()
+        .map(|c| std::fs::read_to_string(dir.join(c).join("runs.csv")).unwrap())
+        .collect();
+    let o = matrix(dir, &["--keep-runs", "first"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("seed "), "nothing ran again: {stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("matrix.csv")).unwrap(),
+        csv
+    );
+    for (c, before) in cells.iter().zip(&runs_before) {
+        let cell = dir.join(c);
+        assert_eq!(
+            &std::fs::read_to_string(cell.join("runs.csv")).unwrap(),
+            before
+        );
+        let violating = violating_seeds(&cell);
+        let Some((first, rest)) = violating.split_first() else {
+            panic!("{c}: the cell violated 2/2 in its first run: {before}");
+        };
+        assert_eq!(run_dirs(&cell), std::slice::from_ref(first), "{c}");
+        let report = std::fs::read_to_string(cell.join("report.md")).unwrap();
+        assert!(
+            report.contains(&format!("(<seed-{first}/index.html>)")),
+            "{c}:\n{report}"
+        );
+        for s in rest {
+            assert!(!report.contains(&format!("seed-{s}/")), "{c}:\n{report}");
+            let unlinked = format!("seed {s} (its run report was not kept)");
+            assert!(report.contains(&unlinked), "{c}:\n{report}");
+        }
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("--keep-runs first"), "{report}");
+    // The first run's report lost: no link to it anywhere.
+    let lost = &violating_seeds(&dir.join(cells[0]))[0];
+    std::fs::remove_dir_all(dir.join(cells[0]).join(format!("seed-{lost}"))).unwrap();
+    let o = matrix(dir, &["--keep-runs", "first"]);
+    assert_eq!(o.status.code(), Some(0));
+    let cell = std::fs::read_to_string(dir.join(cells[0]).join("report.md")).unwrap();
+    assert!(!cell.contains(&format!("seed-{lost}/")), "{cell}");
+    let unlinked = format!("seed {lost} (its run report was not kept)");
+    assert!(cell.contains(&unlinked), "{cell}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains(&unlinked), "{report}");
+    assert!(!report.contains(&format!("{}/seed-", cells[0])), "{report}");
+    assert!(report.contains(&format!("{}/seed-", cells[1])), "{report}");
+    // A budget of three: seed 3 alone runs, after the two runs.csv lists.
+    let o = matrix(dir, &["--keep-runs", "first", "--seeds", "1..=3"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("going on after the 2 runs it had finished")
+            .count(),
+        2,
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("seed 1: ") && !stderr.contains("seed 2: "),
+        "{stderr}"
+    );
+    for c in cells {
+        let cell = dir.join(c);
+        assert_eq!(seeds(&cell), ["1", "2", "3"], "{c}");
+        let kept: Vec<String> = violating_seeds(&cell)
+            .into_iter()
+            .filter(|s| cell.join(format!("seed-{s}/index.html")).is_file())
+            .take(1)
+            .collect();
+        assert_eq!(
+            run_dirs(&cell),
+            kept,
+            "{c}: only the first violating run's report"
+        );
+    }
+}
+
+/// The violating seeds of a cell's runs.csv, in order.
+fn violating_seeds(cell: &Path) -> Vec<String> {
+    let runs = std::fs::read_to_string(cell.join("runs.csv")).unwrap();
+    runs.lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[2] == "violation")
+        .map(|f| f[1].to_string())
+        .collect()
+}
+
+/// The seeds of a cell's run directories (`seed-<N>/`), in order.
+fn run_dirs(cell: &Path) -> Vec<String> {
+    let mut seeds: Vec<u64> = std::fs::read_dir(cell)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_prefix("seed-")?.parse().ok()
+        })
+        .collect();
+    seeds.sort_unstable();
+    seeds.iter().map(u64::to_string).collect()
 }
 
 /// A cell cut short while its second run was being written (no

@@ -496,6 +496,19 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<Inline>> {
             continue;
         };
         let (r, dir) = (&s.row, &s.dir);
+        // The first violating run whose report is there (a matrix of
+        // before `--keep-runs` may have lost it).
+        let run = match s.reported {
+            Some(seed) if seed == *first => link(
+                format!("seed {seed}'s run report"),
+                format!("{dir}/seed-{seed}/index.html"),
+            ),
+            Some(seed) => link(
+                format!("seed {seed}'s run report (seed {first}'s was not kept)"),
+                format!("{dir}/seed-{seed}/index.html"),
+            ),
+            None => text(format!("seed {first} (its run report was not kept)")),
+        };
         items.push(vec![
             bold(format!("{} × {}", c.library.name, c.fault.name)),
             text(format!(
@@ -504,10 +517,7 @@ fn violating_links(out: &MatrixOutput) -> Vec<Vec<Inline>> {
                 r.conclusive_runs(),
                 pct(r.violation_rate)
             )),
-            link(
-                format!("seed {first}'s run report"),
-                format!("{dir}/seed-{first}/index.html"),
-            ),
+            run,
             text(", "),
             link("the cell's sweep", format!("{dir}/index.html")),
             text(" ("),

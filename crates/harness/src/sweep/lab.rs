@@ -118,13 +118,15 @@ fn finish(rows: Vec<RunRow>, stop_early: bool, dropped: Vec<u64>) -> Swept {
 }
 
 /// The rows of the runs an interrupted sweep into `dir` had finished, in
-/// the order of `seeds` from the first, as long as each seed's directory
-/// holds its outputs (`index.html`, written last) and a `summary.json` of
+/// the order of `seeds` from the first: those its `runs.csv` lists (a
+/// sweep of fewer seeds, whose run reports `matrix --keep-runs first` may
+/// have removed), then as long as each next seed's directory holds its
+/// outputs (`index.html`, written last) and a `summary.json` of
 /// `scenario`: where the sweep goes on. A run cut short left no
 /// `index.html`, and runs again with those after it.
 pub fn finished(dir: &Path, scenario: &str, seeds: RangeInclusive<u64>) -> Vec<RunRow> {
-    let mut rows = Vec::new();
-    for seed in seeds {
+    let mut rows = listed(dir, scenario, &seeds);
+    for seed in seeds.skip(rows.len()) {
         let out = seed_dir(dir, seed);
         if !out.join("index.html").is_file() {
             break;
@@ -140,6 +142,20 @@ pub fn finished(dir: &Path, scenario: &str, seeds: RangeInclusive<u64>) -> Vec<R
         }
     }
     rows
+}
+
+/// The rows of `dir`'s `runs.csv` when they are `scenario`'s runs of the
+/// first seeds of `seeds`, in order; else none.
+fn listed(dir: &Path, scenario: &str, seeds: &RangeInclusive<u64>) -> Vec<RunRow> {
+    let Ok(rows) = super::rows::read(&dir.join("runs.csv"), &[]) else {
+        return Vec::new();
+    };
+    let first_seeds = rows.len() as u64 <= seeds.clone().count() as u64
+        && rows.iter().zip(seeds.clone()).all(|(r, s)| r.seed == s);
+    match first_seeds && rows.iter().all(|r| r.scenario == scenario) {
+        true => rows,
+        false => Vec::new(),
+    }
 }
 
 /// Where seed `seed`'s run goes in a lab sweep's directory.

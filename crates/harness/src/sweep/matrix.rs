@@ -26,6 +26,9 @@ pub struct Swept<'a> {
     /// The mean number of acquisitions per run.
     pub acquisitions: f64,
     pub violating: Vec<u64>,
+    /// The first violating seed whose run report is in the cell's
+    /// directory (`seed-<N>/index.html`): the one the matrix links.
+    pub reported: Option<u64>,
     /// Runs with a lock overlap, and runs with a stale write (how many
     /// had one in flight, sent late, in overlap: `row.stale_kinds`).
     pub kinds: (u64, u64),
@@ -219,9 +222,10 @@ pub fn kept(dir: &Path, m: &Matrix) -> Option<Vec<RunRow>> {
 }
 
 /// A cell's figures from its sweep's rows (`file` its scenario, `dir` its
-/// directory relative to the matrix's): every figure of its conclusive
-/// runs, its inconclusive runs apart, and why it stopped.
-pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
+/// directory relative to the matrix's, `at` where it is): every figure of
+/// its conclusive runs, its inconclusive runs apart, why it stopped, and
+/// which violating run's report is there to link.
+pub fn swept<'a>(file: &'a str, dir: String, at: &Path, rows: &[RunRow]) -> Swept<'a> {
     // A cell swept without the rule (a matrix of before it) ran its budget.
     let stop = match stop_point(rows) {
         (n, stop) if n == rows.len() => stop,
@@ -252,6 +256,10 @@ pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
         row.violating_runs,
         row.inconclusive_runs
     );
+    let reported = violating
+        .iter()
+        .copied()
+        .find(|&seed| super::lab::seed_dir(at, seed).join("index.html").is_file());
     let overlap = rows.iter().filter(|r| r.lock_overlaps > 0).count() as u64;
     let stale = rows.iter().filter(|r| r.stale_writes > 0).count() as u64;
     Swept {
@@ -260,6 +268,7 @@ pub fn swept<'a>(file: &'a str, dir: String, rows: &[RunRow]) -> Swept<'a> {
         row,
         acquisitions,
         violating,
+        reported,
         kinds: (overlap, stale),
         inconclusive,
         stop,

@@ -27,8 +27,9 @@ pub struct Coverage {
 }
 
 /// A combination's values and its first violating seeds, each with the
-/// path of its run report's `index.html` relative to the sweep's directory.
-pub type Replay = (Vec<String>, Vec<(u64, String)>);
+/// path of its run report's `index.html` relative to the sweep's directory
+/// (`None`: the run's report was not kept, see `matrix --keep-runs`).
+pub type Replay = (Vec<String>, Vec<(u64, Option<String>)>);
 
 /// A sweep's rows and everything computed from them.
 pub struct Tally {
@@ -124,7 +125,7 @@ fn first_violations(plan: &Plan, rows: &[RunRow]) -> (Vec<Replay>, Vec<Wanted>) 
     let mut wanted = Vec::new();
     let mut replay: Vec<Replay> = Vec::new();
     for (cell, (_, shown)) in plan.cells.iter().enumerate() {
-        let seeds: Vec<(u64, String)> = rows
+        let seeds: Vec<(u64, Option<String>)> = rows
             .iter()
             .filter(|r| &r.values == shown && r.verdict == "violation")
             .take(REPLAY_SEEDS)
@@ -134,7 +135,7 @@ fn first_violations(plan: &Plan, rows: &[RunRow]) -> (Vec<Replay>, Vec<Wanted>) 
                     seed: r.seed,
                     trace: r.trace.clone(),
                 });
-                (r.seed, run_reports::link(plan, cell, r.seed))
+                (r.seed, Some(run_reports::link(plan, cell, r.seed)))
             })
             .collect();
         if !seeds.is_empty() {
@@ -165,7 +166,7 @@ fn first_catches(
         let listed = replay.iter_mut().find(|(v, _)| *v == c.values);
         let Some((_, seeds)) = listed else { continue };
         if !seeds.iter().any(|(s, _)| *s == seed) {
-            seeds.push((seed, run_reports::link(plan, cell, seed)));
+            seeds.push((seed, Some(run_reports::link(plan, cell, seed))));
             wanted.push(Wanted {
                 cell,
                 seed,

@@ -105,14 +105,14 @@ fn first_catch(out: &SweepOutput, c: &Caught) -> Option<Vec<Inline>> {
         .flat_map(|(_, seeds)| seeds)
         .find(|(s, _)| *s == seed);
     Some(match report {
-        Some((_, href)) => {
+        Some((_, Some(href))) => {
             vec![
                 link(format!("seed {seed}"), href.clone()),
                 text(": "),
                 text(commands),
             ]
         }
-        None => vec![text(commands)],
+        Some((_, None)) | None => vec![text(commands)],
     })
 }
 

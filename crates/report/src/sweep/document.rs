@@ -250,9 +250,10 @@ fn violating_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
     doc.push(Block::H(2, "Violating runs".into()));
     doc.push(para(if out.lab.is_some() {
         "The violating seeds. Each links to that run's own report (its timeline, the \
-         violation and the events that led to it, its clients' logs), under seed-<N>/; \
-         the command beside it runs the seed again: the same faults, in real time, so \
-         a new history."
+         violation and the events that led to it, its clients' logs), under seed-<N>/, \
+         when it was kept (a matrix run with `--keep-runs first` keeps only its cell's \
+         first violating run); the command beside it runs the seed again: the same \
+         faults, in real time, so a new history."
             .into()
     } else {
         "The first violating seeds of each combination. Each links to that run's own \
@@ -275,8 +276,12 @@ fn violating_runs(doc: &mut Vec<Block>, out: &SweepOutput) {
             } else {
                 format!("{combination}, seed {seed}")
             };
+            let shown = match href {
+                Some(href) => link(label, href.clone()),
+                None => text(format!("{label} (its run report was not kept)")),
+            };
             items.push(vec![
-                link(label, href.clone()),
+                shown,
                 text(": "),
                 code(run_command(out, values, *seed)),
             ]);
@@ -362,7 +367,9 @@ fn files(doc: &mut Vec<Block>, out: &SweepOutput, charts: &[Chart], tradeoff: Op
     if tradeoff.is_some() {
         files.push(super::tradeoff::FILE.to_string());
     }
-    if !out.replay.is_empty() {
+    if out.lab.is_some() {
+        files.push("seed-<N>/ (each run's report, where kept)".to_string());
+    } else if !out.replay.is_empty() {
         files.push("runs/ (the reports of the violating runs listed)".to_string());
     }
     doc.push(para(format!("Files: {}.", files.join(", "))));

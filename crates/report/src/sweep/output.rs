@@ -26,7 +26,8 @@ pub struct SweepOutput<'a> {
     /// Per combination with violations (values as in `rows`), the first
     /// violating seeds, to replay with `redlock-sim run --seed --set`, each
     /// with its run report's `index.html`, relative to the sweep's directory
-    /// (`runs/seed-3--cluster.restart=0.95ttl/index.html`).
+    /// (`runs/seed-3--cluster.restart=0.95ttl/index.html`), where it is
+    /// (a lab matrix's `--keep-runs first` keeps one a cell).
     pub replay: &'a [Replay],
     /// When `clients.variant` is varied with `spec` among its values: each
     /// other variant against the spec client, seed by seed.
