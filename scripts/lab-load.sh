@@ -21,7 +21,7 @@ seeds=()
 [ -n "${SEEDS:-}" ] && seeds=(--seeds "$SEEDS")
 [ "${FRESH:-}" = 1 ] && rm -rf "$out"
 mkdir -p "$out"
-"$bin" matrix "$file" --jobs 2 "${seeds[@]}" --out "$out/quiet" > /dev/null
+"$bin" matrix "$file" --jobs 2 "${seeds[@]}" --keep-runs first --out "$out/quiet" > /dev/null
 busy=()
 cleanup() { for p in "${busy[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -30,7 +30,7 @@ for _ in 1 2; do
     busy+=($!)
 done
 for j in $loaded_jobs; do
-    "$bin" matrix "$file" --jobs "$j" "${seeds[@]}" --out "$out/loaded-$j" > /dev/null
+    "$bin" matrix "$file" --jobs "$j" "${seeds[@]}" --keep-runs first --out "$out/loaded-$j" > /dev/null
 done
 cleanup
 python3 scripts/lab_load.py "$out" $loaded_jobs

@@ -14,7 +14,8 @@ seeds="${SEEDS:-10}"
 cargo build --release --quiet
 if [ "${TABLE_ONLY:-}" != 1 ]; then
     target/release/redlock-sim matrix scenarios/libraries/matrix.toml \
-        --servers redis --seeds "1..=$seeds" --jobs 3 --out reports/node-vs-redis/redis
+        --servers redis --seeds "1..=$seeds" --jobs 3 --out reports/node-vs-redis/redis \
+        --keep-runs first
 fi
 target/release/redlock-sim compare reports/libraries reports/node-vs-redis/redis \
     --out reports/node-vs-redis --names node,redis
