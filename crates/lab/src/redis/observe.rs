@@ -71,7 +71,7 @@ impl Observer {
         rec: LabRecorder,
     ) -> io::Result<Observer> {
         let mon = monitor(addr).await?;
-        let (repl, pos, buf, _) = sync(addr, None).await?;
+        let (repl, pos, buf, _) = sync_within(addr, None, SYNC_LIMIT).await?;
         let marks = TcpStream::connect(addr).await?;
         let state = Watch {
             node: node.to_string(),
@@ -260,7 +260,9 @@ impl Watch {
     /// again in full, which the history takes as the node's keys now.
     async fn resync(&mut self) -> Option<(TcpStream, BytesMut)> {
         for _ in 0..50 {
-            if let Ok((s, pos, buf, full)) = sync(self.addr, Some(&self.pos)).await {
+            if let Ok((s, pos, buf, full)) =
+                sync_within(self.addr, Some(&self.pos), SYNC_LIMIT).await
+            {
                 if full {
                     self.full_resync().await;
                 }
@@ -318,6 +320,32 @@ async fn monitor(addr: SocketAddr) -> io::Result<TcpStream> {
         return Err(io::Error::other("MONITOR refused"));
     }
     Ok(s)
+}
+
+/// How long a server may take to answer a replica's handshake and send
+/// its snapshot (empty, or a lock's few keys: milliseconds).
+const SYNC_LIMIT: Duration = Duration::from_secs(10);
+
+/// [`sync`], within `limit`: a master that starts a snapshot and never
+/// sends it (seen once in about 4,000 runs of the real-Redis matrix:
+/// redis-server 7.0.15's diskless transfer started, its child alive and
+/// nothing on the socket for minutes) fails the sync instead of holding
+/// the run, and the lab, forever.
+async fn sync_within(
+    addr: SocketAddr,
+    from: Option<&Position>,
+    limit: Duration,
+) -> io::Result<(TcpStream, Position, BytesMut, bool)> {
+    match tokio::time::timeout(limit, sync(addr, from)).await {
+        Ok(synced) => synced,
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "redis-server at {addr} sent no snapshot to the lab's replica in {} ms",
+                limit.as_millis()
+            ),
+        )),
+    }
 }
 
 /// A replica's handshake and the initial sync: the connection, where the
@@ -539,6 +567,45 @@ fn with_pairs(name: &str, key: &str, reply: Frame, scored: bool) -> Vec<Bytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A master that answers the handshake, announces a diskless snapshot
+    /// and sends nothing more: the sync fails at its limit, naming it.
+    #[tokio::test]
+    async fn a_snapshot_that_never_comes_fails_the_sync_at_its_limit() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let master = tokio::spawn(async move {
+            let (mut s, _) = l.accept().await.unwrap();
+            let mut buf = BytesMut::new();
+            let mut asked = 0;
+            while asked < 3 {
+                if s.read_buf(&mut buf).await.unwrap() == 0 {
+                    return;
+                }
+                // Each command is one array: REPLCONF, REPLCONF, PSYNC.
+                while let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
+                    let line = buf.split_to(i + 2);
+                    if line.starts_with(b"*") {
+                        asked += 1;
+                        let reply: &[u8] = match asked {
+                            3 => b"+FULLRESYNC 0123 0\r\n$EOF:0123456789012345678901234567890123456789\r\n",
+                            _ => b"+OK\r\n",
+                        };
+                        s.write_all(reply).await.unwrap();
+                    }
+                }
+            }
+            // Holds the connection open, silent.
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        });
+        let limit = Duration::from_millis(300);
+        let Err(e) = sync_within(addr, None, limit).await else {
+            panic!("a sync without a snapshot succeeded");
+        };
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert!(e.to_string().contains("sent no snapshot"), "{e}");
+        master.abort();
+    }
 
     #[test]
     fn monitor_lines_parse_as_redis_quotes_them() {
