@@ -241,8 +241,10 @@ impl Ownership {
         &self.master
     }
 
-    /// The token `client` holds `resource` with now, on the nodes: its mark
-    /// on the most nodes.
+    /// The token `client` holds `resource` with now, on the nodes: of its
+    /// marks, one no other client made (not Symfony's shared `__write__`
+    /// beside its token) before one that another did, then the one on the
+    /// most nodes.
     pub fn token_of(&self, client: &str, resource: &str) -> Option<String> {
         let keys = self.keys_of.get(resource)?;
         let mut count: BTreeMap<&String, usize> = BTreeMap::new();
@@ -257,9 +259,14 @@ impl Ownership {
                 }
             }
         }
+        let alone = |t: &str| {
+            self.made_by
+                .get(t)
+                .is_some_and(|by| by.as_deref() == Some(client))
+        };
         let best = count
             .into_iter()
-            .max_by_key(|(t, n)| (*n, std::cmp::Reverse(*t)));
+            .max_by_key(|(t, n)| (alone(t), *n, std::cmp::Reverse(*t)));
         best.map(|(t, _)| t.clone())
     }
 
@@ -391,6 +398,9 @@ mod tests {
         // n3 restarts empty and c2 takes n3 and, after an expiry, n2.
         o.feed(&ev("n3", set(Shape::ZSet, "lock", "tok2", Some("c2"))));
         o.feed(&ev("n3", set(Shape::ZSet, "lock", "__write__", Some("c2"))));
+        // Its token, not the shared member beside it on as many nodes.
+        assert_eq!(o.token_of("c2", "lock").as_deref(), Some("tok2"));
+        assert_eq!(o.token_of("c1", "lock").as_deref(), Some("tok1"));
         let gone = EventKind::KeyExpired {
             key: "lock".into(),
             mark: None,
