@@ -1,6 +1,7 @@
 //! The docs' Rust examples are compiled: every page under `docs/` (and the
 //! README) with a ```` ```rust ```` block is included as a doctest by
-//! `src/lib.rs`, so an example that stops compiling fails the suite.
+//! `src/lib.rs`, so an example that stops compiling fails the suite; and
+//! every relative link of the README, `docs/` and the reports resolves.
 
 use std::path::Path;
 
@@ -57,4 +58,75 @@ fn no_rust_example_is_ignored() {
             );
         }
     }
+}
+
+/// Every Markdown page under `dir`, recursively, in name order.
+fn pages_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("a directory of pages is readable")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            pages_under(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// The relative link targets of a Markdown page (`[text](target)` and
+/// `[text](<target>)`, the fragment dropped); web addresses and anchors
+/// are not files.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    for (i, _) in text.match_indices("](") {
+        let rest = &text[i + 2..];
+        let Some(end) = rest.find(')') else { continue };
+        let target = rest[..end].trim_start_matches('<').trim_end_matches('>');
+        let target = target.split('#').next().unwrap_or_default();
+        if target.is_empty() || target.contains(char::is_whitespace) || target.contains("://") {
+            continue;
+        }
+        if !target.starts_with("mailto:") {
+            links.push(target.to_string());
+        }
+    }
+    links
+}
+
+/// The README, `docs/` and every committed report link only what is
+/// there: a report that names a run's directory the repository does not
+/// keep sends its reader nowhere (`matrix --keep-runs first` is how the
+/// library matrices keep theirs).
+#[test]
+fn every_relative_link_of_the_readme_docs_and_reports_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    pages_under(&root.join("docs"), &mut pages);
+    pages_under(&root.join("reports"), &mut pages);
+    let (mut checked, mut broken) = (0, Vec::new());
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("a page is readable");
+        for link in relative_links(&text) {
+            checked += 1;
+            if !page.parent().unwrap().join(&link).exists() {
+                broken.push(format!(
+                    "{}: {link}",
+                    page.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        checked > 2000,
+        "the pages hold the reports' links: {checked}"
+    );
+    assert!(
+        broken.is_empty(),
+        "{} of {checked} links lead nowhere, e.g.:\n{}",
+        broken.len(),
+        broken[..broken.len().min(20)].join("\n")
+    );
 }
