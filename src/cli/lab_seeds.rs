@@ -13,7 +13,7 @@ use super::sweep::write_summary;
 use super::sweep_files::write_rows;
 use redlock_harness::runner::lab::{LabError, LabRun};
 use redlock_harness::scenario::Scenario;
-use redlock_harness::sweep::lab::Swept;
+use redlock_harness::sweep::lab::{has_run_report, Swept};
 use redlock_harness::sweep::rows::RunRow;
 use redlock_harness::sweep::stats::summarize;
 use redlock_report::sweep::{conclusions, write_sweep, SweepOutput};
@@ -154,7 +154,7 @@ pub(crate) fn write(
         .filter(|r| r.verdict == "violation")
         .map(|r| {
             let href = format!("seed-{}/index.html", r.seed);
-            (r.seed, dir.join(&href).is_file().then_some(href))
+            (r.seed, has_run_report(dir, r.seed).then_some(href))
         })
         .collect();
     let replay = vec![(Vec::new(), violating)];

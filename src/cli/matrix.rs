@@ -15,7 +15,7 @@ use super::sweep_files::write_rows;
 use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
 use redlock_harness::scenario::Scenario;
-use redlock_harness::sweep::lab::finished;
+use redlock_harness::sweep::lab::{finished, has_run_report};
 use redlock_harness::sweep::matrix::{
     cell_dir, cells, check_shards, kept, shard_of, shards, swept, ShardMark, SHARD_MARK,
 };
@@ -428,7 +428,7 @@ fn write_cell(
             .iter()
             .filter(|r| r.verdict == "violation")
             .map(|r| r.seed)
-            .find(|s| dir.join(format!("seed-{s}/index.html")).is_file());
+            .find(|&s| has_run_report(dir, s));
         // The rows first: a cell cut short here goes on from its runs.csv.
         written =
             write_rows(&dir.join("runs.csv"), &[], rows).and_then(|()| prune_runs(dir, first));

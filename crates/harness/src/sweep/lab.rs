@@ -127,10 +127,10 @@ fn finish(rows: Vec<RunRow>, stop_early: bool, dropped: Vec<u64>) -> Swept {
 pub fn finished(dir: &Path, scenario: &str, seeds: RangeInclusive<u64>) -> Vec<RunRow> {
     let mut rows = listed(dir, scenario, &seeds);
     for seed in seeds.skip(rows.len()) {
-        let out = seed_dir(dir, seed);
-        if !out.join("index.html").is_file() {
+        if !has_run_report(dir, seed) {
             break;
         }
+        let out = seed_dir(dir, seed);
         let row = std::fs::read_to_string(out.join("summary.json"))
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())
@@ -156,6 +156,13 @@ fn listed(dir: &Path, scenario: &str, seeds: &RangeInclusive<u64>) -> Vec<RunRow
         true => rows,
         false => Vec::new(),
     }
+}
+
+/// Whether seed `seed`'s run report is whole in the lab sweep's directory
+/// `dir` (`seed-<N>/index.html`, written last): a run to resume after, to
+/// link, to keep.
+pub fn has_run_report(dir: &Path, seed: u64) -> bool {
+    seed_dir(dir, seed).join("index.html").is_file()
 }
 
 /// Where seed `seed`'s run goes in a lab sweep's directory.

@@ -259,7 +259,7 @@ pub fn swept<'a>(file: &'a str, dir: String, at: &Path, rows: &[RunRow]) -> Swep
     let reported = violating
         .iter()
         .copied()
-        .find(|&seed| super::lab::seed_dir(at, seed).join("index.html").is_file());
+        .find(|&seed| super::lab::has_run_report(at, seed));
     let overlap = rows.iter().filter(|r| r.lock_overlaps > 0).count() as u64;
     let stale = rows.iter().filter(|r| r.stale_writes > 0).count() as u64;
     Swept {
