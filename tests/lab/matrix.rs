@@ -212,13 +212,7 @@ fn keeping_the_first_run_prunes_the_others_and_links_only_what_is_there(dir: &Pa
 
 /// The violating seeds of a cell's runs.csv, in order.
 fn violating_seeds(cell: &Path) -> Vec<String> {
-    let runs = std::fs::read_to_string(cell.join("runs.csv")).unwrap();
-    runs.lines()
-        .skip(1)
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|f| f[2] == "violation")
-        .map(|f| f[1].to_string())
-        .collect()
+    seeds_where(cell, |verdict| verdict == "violation")
 }
 
 /// The seeds of a cell's run directories (`seed-<N>/`), in order.
@@ -329,10 +323,17 @@ fn cells_and_runs(csv: &str) -> Vec<String> {
 
 /// The seeds of a cell's runs.csv.
 fn seeds(cell: &Path) -> Vec<String> {
+    seeds_where(cell, |_| true)
+}
+
+/// The seeds of a cell's runs.csv whose verdict passes `keep`, in order.
+fn seeds_where(cell: &Path, keep: impl Fn(&str) -> bool) -> Vec<String> {
     let runs = std::fs::read_to_string(cell.join("runs.csv")).unwrap();
     runs.lines()
         .skip(1)
-        .map(|l| l.split(',').nth(1).unwrap().to_string())
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| keep(f[2]))
+        .map(|f| f[1].to_string())
         .collect()
 }
 
