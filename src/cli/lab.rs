@@ -27,7 +27,7 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
     /// With --seeds: stop once the verdict is settled (the first 10
-    /// conclusive runs all violated, or 100 conclusive runs none did),
+    /// conclusive runs all violated, or 103 conclusive runs none did),
     /// as a matrix's cells do; the seeds are the budget.
     #[arg(long, requires = "seeds")]
     pub stop_early: bool,

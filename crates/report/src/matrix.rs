@@ -314,7 +314,7 @@ fn stop_rule_text() -> String {
         "A cell runs its seeds in order and stops as soon as its verdict is settled: when its \
          first {FIRST} conclusive runs all violated (the interval's lower end is then above \
          72%), or when {SAFE_AT} conclusive runs had no violation (its upper end is then at \
-         most 3.6%). Any other cell runs every seed of its budget. Inconclusive runs count for \
+         most 3.6%, the fewest runs for which it is). Any other cell runs every seed of its budget. Inconclusive runs count for \
          neither."
     )
 }

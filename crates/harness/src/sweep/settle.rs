@@ -7,7 +7,8 @@
 //!   95% Wilson interval starts above 72%, nothing more to learn
 //!   ([`Stop::Violating`]);
 //! - [`SAFE_AT`] conclusive runs and none violated: the interval ends at
-//!   3.6% ([`Stop::Safe`]);
+//!   3.6% or below ([`Stop::Safe`]; 103 is the fewest runs for which the
+//!   Wilson interval of 0 violations does: at 100 it ends at 3.70%);
 //! - otherwise the cell runs every seed it was given, its budget
 //!   ([`Stop::Budget`]): a mixed cell, or one whose budget ran out first.
 //!
@@ -17,8 +18,12 @@ use super::rows::RunRow;
 
 /// Conclusive runs that, all violating, settle a cell.
 pub const FIRST: usize = 10;
-/// Conclusive runs that, none violating, settle a cell.
-pub const SAFE_AT: usize = 100;
+/// Conclusive runs that, none violating, settle a cell: the fewest whose
+/// 95% Wilson interval of no violation ends at [`SAFE_BOUND`] or below.
+pub const SAFE_AT: usize = 103;
+/// What a safe cell's violation rate is bounded at, at most (its
+/// interval's upper end).
+pub const SAFE_BOUND: f64 = 0.036;
 
 /// Why a cell stopped where it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,16 +116,28 @@ mod tests {
     }
 
     #[test]
-    fn a_hundred_safe_runs_settle_a_cell_and_one_violation_unsettles_it() {
+    fn a_hundred_and_three_safe_runs_settle_a_cell_and_one_violation_unsettles_it() {
         let mut v = vec!["safe"; 60];
         v.extend(["inconclusive"; 5]);
         v.extend(["safe"; 50]);
-        assert_eq!(stop_point(&rows(&v)), (105, Stop::Safe));
+        assert_eq!(stop_point(&rows(&v)), (108, Stop::Safe));
+        // 100 safe runs, as the rule of before settled them, do not.
+        assert_eq!(stop_point(&rows(&["safe"; 100])), (100, Stop::Budget));
         let mut late = vec!["safe"; 99];
         late.push("violation");
         late.extend(["safe"; 50]);
         assert_eq!(stop_point(&rows(&late)), (150, Stop::Budget));
         assert_eq!(stop_point(&rows(&["safe"; 20])), (20, Stop::Budget));
+    }
+
+    #[test]
+    fn safe_at_is_the_fewest_runs_whose_interval_ends_at_the_bound() {
+        use crate::stats::{wilson, Z95};
+        let upper = |n: usize| wilson(0, n as u64, Z95).1;
+        assert!(upper(SAFE_AT) <= SAFE_BOUND, "{}", upper(SAFE_AT));
+        assert!(upper(SAFE_AT - 1) > SAFE_BOUND, "{}", upper(SAFE_AT - 1));
+        // The interval of the first ten, all violating, starts above 72%.
+        assert!(wilson(FIRST as u64, FIRST as u64, Z95).0 > 0.72);
     }
 
     #[test]
