@@ -103,6 +103,7 @@ pub(crate) fn main(args: Args) -> u8 {
         matrix: &matrix,
         cells: Vec::new(),
         command: command(&args),
+        servers: Some(args.servers),
     };
     // A shard says what it is before its cells run, so that a merge of an
     // interrupted one reads the cells it finished.
@@ -111,6 +112,7 @@ pub(crate) fn main(args: Args) -> u8 {
             text,
             seeds: matrix.seeds.clone(),
             shard,
+            servers: Some(args.servers),
         };
         let written = std::fs::create_dir_all(&dir)
             .and_then(|()| std::fs::write(dir.join(SHARD_MARK), mark.to_toml()));
@@ -247,6 +249,7 @@ pub(crate) fn merge(dirs: &[PathBuf], out_dir: &Path) -> u8 {
     let out = MatrixOutput {
         matrix: &matrix,
         cells,
+        servers: first.servers,
         command: format!(
             "redlock-sim merge {} --out {}",
             shown.join(" "),

@@ -401,6 +401,16 @@ fn a_matrix_run_whole_and_as_two_merged_shards_gives_the_same_cells() {
         !merged_report.contains("Part of the matrix"),
         "{merged_report}"
     );
+    // The shards say what served them, and so does their merge.
+    let mark = std::fs::read_to_string(s1.join("matrix-shard.toml")).unwrap();
+    assert!(mark.contains("servers = \"node\""), "{mark}");
+    let whole_report = std::fs::read_to_string(whole.join("report.md")).unwrap();
+    for report in [&part, &merged_report, &whole_report] {
+        assert!(
+            report.contains("Served by the project's node (`--servers node`)"),
+            "{report}"
+        );
+    }
     let csv = |d: &Path| std::fs::read_to_string(d.join("matrix.csv")).unwrap();
     assert_eq!(cells_and_runs(&csv(&merged)), cells_and_runs(&csv(&whole)));
     for cell in [a, b] {
@@ -441,26 +451,45 @@ fn bad_shards_are_exit_2_naming_the_flag_or_the_directories_and_write_nothing() 
     let dir = std::env::temp_dir().join(format!("redlock-shard-merge-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let text = std::fs::read_to_string("tests/data/lab/matrix_small.toml").unwrap();
-    let mark = |name: &str, shard: &str, text: &str| {
+    let mark = |name: &str, shard: &str, text: &str, servers: Option<&str>| {
         let d = dir.join(name);
         std::fs::create_dir_all(&d).unwrap();
         let mut t = toml::Table::new();
         t.insert("shard".into(), shard.into());
         t.insert("seeds".into(), "1..=2".into());
+        if let Some(s) = servers {
+            t.insert("servers".into(), s.into());
+        }
         t.insert("matrix".into(), text.into());
         std::fs::write(d.join("matrix-shard.toml"), t.to_string()).unwrap();
         d
     };
-    let one = mark("one", "1/2", &text);
-    let two_of_three = mark("two-of-three", "2/3", &text);
-    let one_again = mark("one-again", "1/2", &text);
-    let other = mark("other", "2/2", &text.replace("two seeds", "2 seeds"));
+    let node = Some("node");
+    let one = mark("one", "1/2", &text, node);
+    let two_of_three = mark("two-of-three", "2/3", &text, node);
+    let one_again = mark("one-again", "1/2", &text, node);
+    let other = mark("other", "2/2", &text.replace("two seeds", "2 seeds"), node);
+    let on_redis = mark("on-redis", "2/2", &text, Some("redis"));
+    let unrecorded = mark("unrecorded", "2/2", &text, None);
+    let bad_servers = mark("bad-servers", "2/2", &text, Some("valkey"));
     let plain = dir.join("plain");
     std::fs::create_dir_all(&plain).unwrap();
     for (dirs, want) in [
         (vec![&one, &two_of_three], "is a shard of 2 and"),
         (vec![&one, &one_again], "are both shard 1/2"),
         (vec![&one, &other], "are shards of different matrices"),
+        (
+            vec![&one, &on_redis],
+            "ran on different servers (node and redis",
+        ),
+        (
+            vec![&one, &unrecorded],
+            "ran on different servers (node and not recorded",
+        ),
+        (
+            vec![&one, &bad_servers],
+            "`servers` is neither node nor redis",
+        ),
         (vec![&one, &plain], "plain/matrix-shard.toml"),
     ] {
         let out = dir.join("out");

@@ -20,6 +20,7 @@ use super::fonts::{ensure_font, FAMILY};
 use super::sweep::format::{interval, pct};
 use super::sweep::STYLE;
 use redlock_harness::check::StaleKind;
+pub use redlock_harness::runner::lab::Servers;
 use redlock_harness::scenario::matrix::{Fault, LibKind, Library, Matrix};
 pub use redlock_harness::sweep::matrix::{Cell, Outcome, Swept};
 use redlock_harness::sweep::stats::SummaryRow;
@@ -31,6 +32,9 @@ pub struct MatrixOutput<'a> {
     pub cells: Vec<Cell<'a>>,
     /// The command that regenerates it, as it could be typed again.
     pub command: String,
+    /// What served the nodes; `None` for a merge of shards of a version
+    /// that did not record it.
+    pub servers: Option<Servers>,
 }
 
 /// The columns of `matrix.csv`: the issue's nine first, in its order, then
@@ -244,7 +248,8 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     ));
     doc.push(para(m.description.clone()));
     doc.push(Block::Chart(0));
-    doc.push(Block::P(vec![
+    doc.push(Block::P(
+        vec![
         text(format!(
             "Each cell: seeds {}..={} at most (its budget) of the fault's scenario for the \
              library's kind, in order, stopped once its verdict is settled (see \"Where the cells \
@@ -257,9 +262,13 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
             " against the library's driver and judged from outside. A cell reads violating runs \
            / runs, then the 95% Wilson interval of the violation rate. The lab does not see \
            lock calls, so the liveness figure in matrix.csv is the mean number of acquisitions \
-           per run (acquisitions_per_run), not a waiting time.",
+           per run (acquisitions_per_run), not a waiting time. ",
         ),
-    ]));
+    ]
+        .into_iter()
+        .chain(served_by(out.servers))
+        .collect(),
+    ));
     doc.push(table(out));
     doc.push(Block::H(2, "How they broke".into()));
     doc.push(para(
@@ -306,6 +315,20 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc.push(Block::H(2, "Regenerate".into()));
     doc.push(Block::P(vec![code(out.command.clone())]));
     doc
+}
+
+/// Which servers the runs had, in words.
+fn served_by(servers: Option<Servers>) -> Vec<Inline> {
+    let (by, flag) = match servers {
+        Some(Servers::Node) => ("the project's node", "--servers node"),
+        Some(Servers::Redis) => ("real redis-server and redis-sentinel", "--servers redis"),
+        None => {
+            return vec![text(
+                "Which servers served it was not recorded (shards of an older version).",
+            )]
+        }
+    };
+    vec![text(format!("Served by {by} (")), code(flag), text(").")]
 }
 
 fn stop_rule_text() -> String {

@@ -12,6 +12,7 @@
 use super::rows::{read, RunRow};
 use super::settle::{stop_point, Stop};
 use super::stats::{summarize, SummaryRow};
+use crate::runner::lab::Servers;
 use crate::scenario::matrix::{Fault, Library, Matrix};
 use std::ops::RangeInclusive;
 use std::path::Path;
@@ -104,6 +105,9 @@ pub struct ShardMark {
     pub seeds: RangeInclusive<u64>,
     /// The K-th of N.
     pub shard: (usize, usize),
+    /// What served its nodes (`--servers`); `None` in a mark of a version
+    /// that did not record it.
+    pub servers: Option<Servers>,
 }
 
 /// The name of a shard's mark in its directory.
@@ -117,6 +121,12 @@ impl ShardMark {
         t.insert("shard".into(), toml::Value::String(format!("{k}/{n}")));
         let seeds = format!("{}..={}", self.seeds.start(), self.seeds.end());
         t.insert("seeds".into(), toml::Value::String(seeds));
+        if let Some(servers) = self.servers {
+            t.insert(
+                "servers".into(),
+                toml::Value::String(servers.as_str().into()),
+            );
+        }
         t.insert("matrix".into(), toml::Value::String(self.text.clone()));
         toml::to_string(&t).expect("a table of strings")
     }
@@ -134,16 +144,26 @@ impl ShardMark {
         };
         let shard = super::parse_shard(get("shard")?).map_err(|e| bad(&e))?;
         let seeds = super::parse_seeds(get("seeds")?).map_err(|e| bad(&e))?;
+        let servers = match t.get("servers") {
+            None => None,
+            Some(v) => Some(
+                v.as_str()
+                    .and_then(Servers::parse)
+                    .ok_or_else(|| bad("`servers` is neither node nor redis"))?,
+            ),
+        };
         Ok(ShardMark {
             text: get("matrix")?.to_string(),
             seeds,
             shard,
+            servers,
         })
     }
 }
 
 /// Checks that the shards' marks (each with its directory's name) belong
-/// to one matrix: the same file and seeds, the same N, no shard twice.
+/// to one matrix: the same file, seeds and servers, the same N, no shard
+/// twice.
 /// The matrix's `N` and the shards held, or what is wrong, naming the
 /// directories.
 pub fn check_shards(marks: &[(String, ShardMark)]) -> Result<(usize, Vec<usize>), String> {
@@ -156,6 +176,16 @@ pub fn check_shards(marks: &[(String, ShardMark)]) -> Result<(usize, Vec<usize>)
         if m.text != first.text || m.seeds != first.seeds {
             return Err(format!(
                 "{first_dir} and {dir} are shards of different matrices (their matrix files or seeds differ)"
+            ));
+        }
+        if m.servers != first.servers {
+            let said = |s: Option<Servers>| s.map_or("not recorded", Servers::as_str);
+            return Err(format!(
+                "{first_dir} and {dir} ran on different servers ({} and {}; a shard of an \
+                 older version records none: its matrix command, run again, reads it back and \
+                 records them)",
+                said(first.servers),
+                said(m.servers)
             ));
         }
         if m.shard.1 != n {

@@ -44,6 +44,14 @@ impl Servers {
             _ => None,
         }
     }
+
+    /// As `--servers` takes it: the reverse of [`Servers::parse`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Servers::Node => "node",
+            Servers::Redis => "redis",
+        }
+    }
 }
 
 /// The programs `--servers redis` needs for `topology`, each with the
