@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Regenerates reports/node-vs-redis/: the library matrix run again on real
-# redis-server and redis-sentinel (`redlock-sim matrix ... --servers redis`,
-# seeds 1..=SEEDS, default 10, three runs at once) into
-# reports/node-vs-redis/redis/, then agreement.csv and README.md beside the
-# node's committed matrix (reports/libraries/) on the same seeds
-# (`redlock-sim compare`). TABLE_ONLY=1: only the table, from the runs
-# already there. About 35 minutes on 2 cores with SEEDS=10; run it alone
-# (real time: other work on the machine moves timing-sensitive cells).
-# Needs the drivers built (bash scripts/test.sh builds them).
+# Regenerates reports/node-vs-redis/: the library matrix on the project's
+# node (`redlock-sim matrix ... --servers node`, seeds 1..=SEEDS, default
+# 20, three runs at once) into reports/libraries-node/, then agreement.csv
+# and README.md beside the real-Redis matrix (reports/libraries/, made by
+# scripts/libraries.sh) on the seeds both ran (`redlock-sim compare`).
+# TABLE_ONLY=1: only the table, from the runs already there. About 100
+# minutes on 2 cores with SEEDS=20; run it alone (real time: other work on
+# the machine moves timing-sensitive cells). Needs the drivers built (bash
+# scripts/test.sh builds them; then bash drivers/java/cds.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seeds="${SEEDS:-10}"
+seeds="${SEEDS:-20}"
 cargo build --release --quiet
 if [ "${TABLE_ONLY:-}" != 1 ]; then
     target/release/redlock-sim matrix scenarios/libraries/matrix.toml \
-        --servers redis --seeds "1..=$seeds" --jobs 3 --out reports/node-vs-redis/redis \
+        --servers node --seeds "1..=$seeds" --jobs 3 --out reports/libraries-node \
         --keep-runs first
 fi
-target/release/redlock-sim compare reports/libraries reports/node-vs-redis/redis \
+target/release/redlock-sim compare reports/libraries-node reports/libraries \
     --out reports/node-vs-redis --names node,redis

@@ -191,17 +191,17 @@ fn cells_of_the_library_matrix_in_six_languages_replay_as_committed() {
     // seed 1 on a loaded machine reads as committed.
     let cells: Vec<(&str, &str, Vec<String>)> = vec![
         (
-            "libraries/python-redis-lock-4.0.0/failover-race",
+            "libraries-node/python-redis-lock-4.0.0/failover-race",
             "scenarios/libraries/failover_race-single.toml",
             owned(&[py, "drivers/python/python_redis_lock.py"]),
         ),
         (
-            "libraries/pottery-redlock-3.0.1/clock-jump",
+            "libraries-node/pottery-redlock-3.0.1/clock-jump",
             "scenarios/libraries/clock_jump-redlock.toml",
             owned(&[py, "drivers/python/pottery_redlock.py"]),
         ),
         (
-            "libraries/node-redlock-5.0.0-beta.2/restart-delayed",
+            "libraries-node/node-redlock-5.0.0-beta.2/restart-delayed",
             "scenarios/libraries/restart_delayed-redlock.toml",
             owned(&["env", node, "node", "drivers/node/node_redlock.js"]),
         ),
@@ -210,22 +210,22 @@ fn cells_of_the_library_matrix_in_six_languages_replay_as_committed() {
         // call beside a build missed once, 2026-11-29. The paused holder's
         // windows are seconds wide.)
         (
-            "libraries/redisson-redissonredlock-3.52.0/holder-paused",
+            "libraries-node/redisson-redissonredlock-3.52.0/holder-paused",
             "scenarios/libraries/client_paused-redlock.toml",
             java("redlock-drivers.jar", &["redlocksim.RedissonRedLockDriver"]),
         ),
         (
-            "libraries/bsm-redislock-0.9.4/restart-delayed",
+            "libraries-node/bsm-redislock-0.9.4/restart-delayed",
             "scenarios/libraries/restart_delayed-single.toml",
             vec![go("redislock")],
         ),
         (
-            "libraries/rueidislock-1.0.79/restart-immediate",
+            "libraries-node/rueidislock-1.0.79/restart-immediate",
             "scenarios/libraries/restart_immediate-single.toml",
             vec![go("rueidislock")],
         ),
         (
-            "libraries/laravel-redislock-8.83.26/restart-immediate",
+            "libraries-node/laravel-redislock-8.83.26/restart-immediate",
             "scenarios/libraries/restart_immediate-single.toml",
             php("laravel_redis_lock.php"),
         ),

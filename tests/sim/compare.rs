@@ -1,6 +1,7 @@
 //! `redlock-sim compare`: two library matrices side by side. The committed
 //! reports/node-vs-redis/ is what the command makes of the committed
-//! matrices (a matrix regenerated without it fails here); a hand-made pair
+//! matrices, the node's (reports/libraries-node/) and real Redis's
+//! (reports/libraries/): a matrix regenerated without it fails here; a hand-made pair
 //! pins the figures (inconclusive runs count on neither side, a side with
 //! no conclusive run is unknown); bad input is exit 2 with nothing written.
 
@@ -24,8 +25,8 @@ fn the_committed_agreement_is_what_compare_makes_of_the_committed_matrices() {
     let committed = Path::new("reports/node-vs-redis");
     std::fs::copy(committed.join("notes.md"), out.join("notes.md")).unwrap();
     let o = compare(&[
+        "reports/libraries-node",
         "reports/libraries",
-        "reports/node-vs-redis/redis",
         "--out",
         out.to_str().unwrap(),
         "--names",
