@@ -248,8 +248,7 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     ));
     doc.push(para(m.description.clone()));
     doc.push(Block::Chart(0));
-    doc.push(Block::P(
-        vec![
+    let mut intro = vec![
         text(format!(
             "Each cell: seeds {}..={} at most (its budget) of the fault's scenario for the \
              library's kind, in order, stopped once its verdict is settled (see \"Where the cells \
@@ -264,11 +263,9 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
            lock calls, so the liveness figure in matrix.csv is the mean number of acquisitions \
            per run (acquisitions_per_run), not a waiting time. ",
         ),
-    ]
-        .into_iter()
-        .chain(served_by(out.servers))
-        .collect(),
-    ));
+    ];
+    intro.extend(served_by(out.servers));
+    doc.push(Block::P(intro));
     doc.push(table(out));
     doc.push(Block::H(2, "How they broke".into()));
     doc.push(para(
