@@ -99,6 +99,10 @@ pub(crate) fn main(args: Args) -> u8 {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&matrix.name));
+    if let Err(e) = served_alike(&args, &matrix, &dir) {
+        eprintln!("redlock-sim matrix: {e}");
+        return exit::BAD_INPUT;
+    }
     let mut out = MatrixOutput {
         matrix: &matrix,
         cells: Vec::new(),
@@ -144,6 +148,49 @@ pub(crate) fn main(args: Args) -> u8 {
         }
     }
     finish(&dir, &out, baseline.as_deref())
+}
+
+/// The file in a cell's directory that says what served its runs (`node`
+/// or `redis`), written when the cell runs or is read back.
+const SERVED: &str = "servers.txt";
+
+/// Checks, before anything is written, that no cell of `dir` holds runs
+/// of other servers than `--servers` (unless `--fresh` runs them again):
+/// a cell read back or gone on with would mix two backends in one verdict.
+/// A cell of a version that did not record it is taken as it is.
+fn served_alike(a: &Args, m: &Matrix, dir: &Path) -> Result<(), String> {
+    if a.fresh {
+        return Ok(());
+    }
+    for (l, f) in cells(m) {
+        let path = dir.join(cell_dir(l, f)).join(SERVED);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let was = text.trim();
+        if was != a.servers.as_str() {
+            return Err(format!(
+                "{}: the cell's runs were served by {was}, and --servers {} would mix them \
+                 with its own: give --servers {was}, --fresh, or another --out",
+                path.display(),
+                a.servers.as_str()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Records in a cell's directory what served its runs.
+fn record_served(a: &Args, cell: &Path) -> Result<(), u8> {
+    std::fs::create_dir_all(cell)
+        .and_then(|()| std::fs::write(cell.join(SERVED), format!("{}\n", a.servers.as_str())))
+        .map_err(|e| {
+            eprintln!(
+                "redlock-sim matrix: cannot write to {}: {e}",
+                cell.display()
+            );
+            exit::SOFTWARE
+        })
 }
 
 /// The matrix file, read and parsed, `--seeds` applied; exit 2 if bad.
@@ -376,6 +423,7 @@ fn cell<'a>(
     };
     let rel = cell_dir(l, f);
     let dir = dir.join(&rel);
+    record_served(a, &dir)?;
     let rows = match kept(&dir, m).filter(|_| !a.fresh) {
         Some(rows) => {
             progress.done(&l.language, 0);

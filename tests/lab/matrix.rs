@@ -411,6 +411,23 @@ fn a_matrix_run_whole_and_as_two_merged_shards_gives_the_same_cells() {
             "{report}"
         );
     }
+    // Each cell records its servers; the matrix read back with others is
+    // refused before anything is written, naming the cell's record.
+    let served = whole.join(a).join("servers.txt");
+    assert_eq!(std::fs::read_to_string(&served).unwrap(), "node\n");
+    let o = matrix(&whole, &["--servers", "redis"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("servers.txt: the cell's runs were served by node, and --servers redis"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(whole.join("report.md")).unwrap(),
+        whole_report,
+        "nothing written"
+    );
+    assert_eq!(std::fs::read_to_string(&served).unwrap(), "node\n");
     let csv = |d: &Path| std::fs::read_to_string(d.join("matrix.csv")).unwrap();
     assert_eq!(cells_and_runs(&csv(&merged)), cells_and_runs(&csv(&whole)));
     for cell in [a, b] {
