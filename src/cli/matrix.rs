@@ -8,22 +8,16 @@
 //! runs it again), so an interrupted matrix resumes.
 
 use super::exit;
-use super::lab::{load, Args as LabArgs};
-use super::lab_seeds::{run_seeds, write};
+use super::lab::load;
+use super::matrix_cells::{lab_args, plan, run, Planned};
 use super::progress::MatrixProgress;
-use super::sweep_files::write_rows;
-use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
-use redlock_harness::scenario::Scenario;
-use redlock_harness::sweep::lab::{finished, has_run_report};
 use redlock_harness::sweep::matrix::{
     cell_dir, cells, check_shards, kept, shard_of, shards, swept, ShardMark, SHARD_MARK,
 };
-use redlock_harness::sweep::rows::RunRow;
 use redlock_report::gate::{compare, BaseCell};
 use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
 use redlock_report::shell_word;
-use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 /// `matrix FILE [--out DIR] [--jobs J] [--fresh] [--servers node|redis]
@@ -132,27 +126,32 @@ pub(crate) fn main(args: Args) -> u8 {
     // A cell finished earlier is read back: the time left is the others'.
     let to_run =
         |l: &Library, f: &Fault| args.fresh || kept(&dir.join(cell_dir(l, f)), &matrix).is_none();
-    let mut progress = MatrixProgress::new(mine.map(|o| (o.0.language.as_str(), to_run(o.0, o.1))));
+    let progress = MatrixProgress::new(mine.map(|o| (o.0.language.as_str(), to_run(o.0, o.1))));
+    let mut planned = Vec::new();
     for (l, f) in cells(&matrix) {
-        let c = match (args.shard, shard_of(&owner, l, f)) {
-            (Some((mine, n)), Some(k)) if k != mine => Ok(Cell {
+        let p = match (args.shard, shard_of(&owner, l, f)) {
+            (Some((mine, n)), Some(k)) if k != mine => Ok(Planned::Settled(Cell {
                 library: l,
                 fault: f,
                 outcome: Outcome::Elsewhere(k, n),
-            }),
-            _ => cell(&args, &matrix, (l, f), &dir, &mut progress),
+            })),
+            _ => plan(&args, &matrix, (l, f), &dir),
         };
-        match c {
-            Ok(c) => out.cells.push(c),
+        match p {
+            Ok(p) => planned.push(p),
             Err(code) => return code,
         }
     }
+    out.cells = match run(&args, &matrix, planned, progress) {
+        Ok(cells) => cells,
+        Err(code) => return code,
+    };
     finish(&dir, &out, baseline.as_deref())
 }
 
 /// The file in a cell's directory that says what served its runs (`node`
 /// or `redis`), written when the cell runs or is read back.
-const SERVED: &str = "servers.txt";
+pub(crate) const SERVED: &str = "servers.txt";
 
 /// Checks, before anything is written, that no cell of `dir` holds runs
 /// of other servers than `--servers` (unless `--fresh` runs them again):
@@ -178,19 +177,6 @@ fn served_alike(a: &Args, m: &Matrix, dir: &Path) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Records in a cell's directory what served its runs.
-fn record_served(a: &Args, cell: &Path) -> Result<(), u8> {
-    std::fs::create_dir_all(cell)
-        .and_then(|()| std::fs::write(cell.join(SERVED), format!("{}\n", a.servers.as_str())))
-        .map_err(|e| {
-            eprintln!(
-                "redlock-sim matrix: cannot write to {}: {e}",
-                cell.display()
-            );
-            exit::SOFTWARE
-        })
 }
 
 /// The matrix file, read and parsed, `--seeds` applied; exit 2 if bad.
@@ -379,132 +365,6 @@ fn gate(out: &MatrixOutput, base: &[BaseCell]) -> u8 {
         g.regressions.len()
     );
     u8::from(!g.regressions.is_empty())
-}
-
-fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
-    LabArgs {
-        file: PathBuf::from(file),
-        seed: None,
-        seeds: None,
-        jobs: a.jobs,
-        stop_early: true,
-        out: Some(out),
-        // Checked to be KEY=VALUE when the matrix file was parsed.
-        sets: l.set.iter().filter_map(|kv| parse_set(kv).ok()).collect(),
-        cmd: l.command.clone(),
-        servers: a.servers,
-    }
-}
-
-/// One cell: its sweep run (or read back), or why it is not a cell.
-fn cell<'a>(
-    a: &Args,
-    m: &Matrix,
-    (l, f): (&'a Library, &'a Fault),
-    dir: &Path,
-    progress: &mut MatrixProgress,
-) -> Result<Cell<'a>, u8> {
-    let file = match f.file_for(l.kind) {
-        Ok(file) if l.runs_under(f) => file,
-        Ok(_) => {
-            return Ok(Cell {
-                library: l,
-                fault: f,
-                outcome: Outcome::NotACell("not among this library's faults"),
-            })
-        }
-        Err(why) => {
-            return Ok(Cell {
-                library: l,
-                fault: f,
-                outcome: Outcome::NotACell(why),
-            })
-        }
-    };
-    let rel = cell_dir(l, f);
-    let dir = dir.join(&rel);
-    record_served(a, &dir)?;
-    let rows = match kept(&dir, m).filter(|_| !a.fresh) {
-        Some(rows) => {
-            progress.done(&l.language, 0);
-            // Its runs pruned: its report written again to say so.
-            if a.keep_runs == KeepRuns::First {
-                let scenario = load(&lab_args(a, l, file, dir.clone()))?;
-                write_cell(a, &dir, (&scenario, file), m.seeds.clone(), &rows, l)?;
-            }
-            rows
-        }
-        None => {
-            eprintln!("{}", progress.starting(&format!("{} × {}", l.name, f.name)));
-            let la = lab_args(a, l, file, dir.clone());
-            let scenario = load(&la)?;
-            // An interrupted cell goes on after the runs it finished.
-            let before = match a.fresh {
-                true => Vec::new(),
-                false => finished(&dir, &scenario.name, m.seeds.clone()),
-            };
-            if !before.is_empty() {
-                eprintln!("going on after the {} runs it had finished", before.len());
-            }
-            let swept = run_seeds(&la, &scenario, m.seeds.clone(), before, &dir)?;
-            eprintln!("{} runs: {}", swept.rows.len(), swept.stop.worded());
-            let rows = swept.rows;
-            write_cell(a, &dir, (&scenario, file), m.seeds.clone(), &rows, l)?;
-            progress.done(&l.language, rows.len());
-            rows
-        }
-    };
-    Ok(Cell {
-        library: l,
-        fault: f,
-        outcome: Outcome::Ran(Box::new(swept(file, rel, &dir, &rows))),
-    })
-}
-
-/// Writes a cell's sweep files into `dir` from its rows, after removing,
-/// with `--keep-runs first`, every run's report but its first violating
-/// run's (of those that are there: a cell of before the flag may have lost
-/// its first).
-fn write_cell(
-    a: &Args,
-    dir: &Path,
-    (scenario, file): (&Scenario, &str),
-    seeds: RangeInclusive<u64>,
-    rows: &[RunRow],
-    l: &Library,
-) -> Result<(), u8> {
-    let mut written = Ok(());
-    if a.keep_runs == KeepRuns::First {
-        let first = rows
-            .iter()
-            .filter(|r| r.verdict == "violation")
-            .map(|r| r.seed)
-            .find(|&s| has_run_report(dir, s));
-        // The rows first: a cell cut short here goes on from its runs.csv.
-        written =
-            write_rows(&dir.join("runs.csv"), &[], rows).and_then(|()| prune_runs(dir, first));
-    }
-    let written = written.and_then(|()| write(dir, scenario, file, seeds, rows, &l.command));
-    written.map(drop).map_err(|e| {
-        eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
-        exit::SOFTWARE
-    })
-}
-
-/// Removes every `seed-<N>/` of the cell's directory `dir` but `keep`'s.
-fn prune_runs(dir: &Path, keep: Option<u64>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let seed = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("seed-"))
-            .and_then(|n| n.parse::<u64>().ok());
-        if seed.is_some() && seed != keep && entry.file_type()?.is_dir() {
-            std::fs::remove_dir_all(entry.path())?;
-        }
-    }
-    Ok(())
 }
 
 fn command(a: &Args) -> String {

@@ -20,6 +20,7 @@ pub(crate) mod frontier;
 pub(crate) mod lab;
 pub(crate) mod lab_seeds;
 pub(crate) mod matrix;
+pub(crate) mod matrix_cells;
 pub(crate) mod merge;
 pub(crate) mod progress;
 pub(crate) mod run;

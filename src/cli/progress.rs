@@ -70,9 +70,9 @@ impl Progress {
     }
 }
 
-/// A matrix's progress on stderr, a line as each cell starts: cells done
-/// of all (per language), runs so far, and the time left: the cells still
-/// to run at the pace of those run so far (cells read back cost nothing:
+/// A matrix's progress on stderr, a line as each cell ends: cells done of
+/// all (per language), runs so far, and the time left: the cells still to
+/// run at the pace of those run so far (cells read back cost nothing:
 /// neither in the pace nor in what is left). Wall-clock figures, never in
 /// an output file.
 pub(crate) struct MatrixProgress {
@@ -104,8 +104,8 @@ impl MatrixProgress {
         }
     }
 
-    /// The line said as a cell of `language` named `what` starts running.
-    pub(crate) fn starting(&self, what: &str) -> String {
+    /// The line said as the cell named `what` ends (after [`Self::done`]).
+    pub(crate) fn line(&self, what: &str) -> String {
         let done: usize = self.languages.values().map(|d| d.0).sum();
         let all: usize = self.languages.values().map(|d| d.1).sum();
         let per: Vec<String> = self

@@ -45,6 +45,19 @@ fn a_small_matrix_answers_links_its_cells_and_resumes() {
         stdout.contains("broke under node restarts empty at once (2/2)"),
         "{stdout}"
     );
+    // At --jobs 2 the two cells ran side by side, a run of each at once
+    // (not a cell's two seeds, then the other's): each cell's first run
+    // (4 s and 5 s of scenario) ended before either's second.
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let ended: Vec<&str> = (stderr.lines())
+        .filter(|l| l.contains(": seed "))
+        .map(|l| l.split(": seed ").next().unwrap_or(""))
+        .collect();
+    assert_eq!(ended.len(), 4, "{stderr}");
+    assert_ne!(
+        ended[0], ended[1],
+        "the cells ran one after the other: {stderr}"
+    );
     let csv = std::fs::read_to_string(dir.join("matrix.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
@@ -564,6 +577,15 @@ fn a_bad_matrix_file_is_exit_2_naming_the_line_and_writes_nothing() {
                 "kind = \"single\"\nset = [\"clients.fenced=true\"]",
             ),
             "clients.fenced",
+        ),
+        // A weight: slots of --jobs, at least one; a number.
+        (
+            text.replace("kind = \"single\"", "kind = \"single\"\nweight = 0"),
+            "m.toml:17: library[1].weight: 0: a run takes at least one slot of --jobs",
+        ),
+        (
+            text.replace("kind = \"single\"", "kind = \"single\"\nweight = \"heavy\""),
+            "m.toml:17",
         ),
     ] {
         let file = dir.join("m.toml");

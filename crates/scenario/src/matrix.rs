@@ -18,6 +18,9 @@
 //! set = ["clients.fencing=true"]
 //! # optional: the faults it runs under, by name (default: all)
 //! faults = ["failover race"]
+//! # optional: slots of `matrix --jobs` one of its runs takes (default 1;
+//! # more for a runtime heavy to start, a JVM)
+//! weight = 2
 //!
 //! [[fault]]
 //! name = "failover race"
@@ -63,9 +66,18 @@ pub struct Library {
     /// The faults it runs under, by name (default: every fault with a
     /// scenario for its kind); under the others it has no cell.
     pub faults: Option<Vec<String>>,
+    /// Slots of `matrix --jobs` one of its runs takes (default 1): more
+    /// for a runtime whose start and warm-up take the CPU of several
+    /// light ones (a JVM), so that the matrix runs fewer of them at once.
+    weight: Option<usize>,
 }
 
 impl Library {
+    /// Slots of `matrix --jobs` one of its runs takes (at least 1).
+    pub fn weight(&self) -> usize {
+        self.weight.unwrap_or(1)
+    }
+
     /// Whether it runs under `f` (its kind's scenario aside).
     pub fn runs_under(&self, f: &Fault) -> bool {
         self.faults
@@ -150,6 +162,13 @@ pub fn parse(text: &str, file: &str) -> Result<Matrix, ScenarioError> {
         if let Some(bad) = l.set.iter().find(|kv| !kv.contains('=')) {
             let key = format!("library[{i}].set");
             let m = format!("\"{bad}\" is not KEY=VALUE (e.g. clients.fencing=true)");
+            return Err(err(&key, super::key_line(text, &key), m));
+        }
+    }
+    for (i, l) in raw.library.iter().enumerate() {
+        if l.weight == Some(0) {
+            let key = format!("library[{i}].weight");
+            let m = "0: a run takes at least one slot of --jobs".to_string();
             return Err(err(&key, super::key_line(text, &key), m));
         }
     }

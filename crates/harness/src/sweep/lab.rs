@@ -4,7 +4,7 @@
 //! cannot replay a run), then made a row. With the stopping rule
 //! ([`super::settle`]) the seeds stop where the cell's verdict is settled.
 
-use super::pool::map_prefix;
+use super::lanes::{map_lanes, Lane, Prefix};
 use super::rows::RunRow;
 use super::settle::{settled, stop_point, Stop};
 use crate::runner::lab::{run_lab, LabError, LabRun, Servers};
@@ -23,9 +23,37 @@ pub struct Swept {
     pub dropped: Vec<u64>,
 }
 
-/// Runs the seeds of `seeds` in order, each seed's client logs in
-/// `dir/seed-<N>/clients/`, handing each run as it ends (or why it could
-/// not be made) to `each`, with its directory; with `stop_early`, no
+/// One lab sweep to run: a cell of a matrix, or `lab --seeds`.
+pub struct Sweep<'a> {
+    pub scenario: &'a Scenario,
+    pub seeds: RangeInclusive<u64>,
+    /// The rows of the first seeds, run earlier (an interrupted sweep's,
+    /// see [`finished`]): the sweep goes on after them.
+    pub before: Vec<RunRow>,
+    /// The client's command.
+    pub cmd: &'a [String],
+    /// Its directory: seed N's run in `dir/seed-<N>/`.
+    pub dir: &'a Path,
+    /// No further than its verdict is settled ([`super::settle`]).
+    pub stop_early: bool,
+    /// Slots of `jobs` one of its runs takes (at least 1): more for a
+    /// runtime heavy to start, a JVM.
+    pub weight: usize,
+}
+
+/// A sweep made ready: what to run after its rows of before.
+struct Plan<'a> {
+    sweep: Sweep<'a>,
+    /// The seeds left to run (none once `before` settles it).
+    list: Vec<u64>,
+    /// Seeds of before past its stop: an interrupted sweep may have
+    /// finished runs it would have dropped.
+    past: Vec<u64>,
+}
+
+/// Runs the seeds of `seeds` in order, `jobs` at once, each seed's client
+/// logs in `dir/seed-<N>/clients/`, handing each run as it ends (or why it
+/// could not be made) to `each`, with its directory; with `stop_early`, no
 /// further than the cell's verdict is settled. `before` are the rows of
 /// the first seeds, run earlier (an interrupted sweep's, see
 /// [`finished`]): the sweep goes on after them. The rows in seed order, or
@@ -42,53 +70,123 @@ pub fn run_seeds(
     stop_early: bool,
     each: impl Fn(&Result<LabRun, LabError>, &Path) -> Result<(), LabError> + Sync,
 ) -> Result<Swept, LabError> {
-    let all: Vec<u64> = seeds.collect();
+    let sweep = Sweep {
+        scenario,
+        seeds,
+        before,
+        cmd,
+        dir,
+        stop_early,
+        weight: 1,
+    };
+    let each = |_: usize, r: &Result<LabRun, LabError>, out: &Path| each(r, out);
+    let mut one = run_sweeps(vec![sweep], jobs, servers, each, |_, _| {});
+    one.pop().expect("one sweep, one result")
+}
+
+/// Runs the sweeps side by side on `jobs` slots, each as [`run_seeds`]
+/// runs one, a run taking its sweep's weight in slots; which run starts
+/// next is [`super::lanes`]' rule: while the sweeps outnumber the slots,
+/// the earliest run one seed at a time each, so a sweep settled early
+/// starts few runs past its stop. `each(k, run, dir)` as a run of sweep
+/// `k` ends, `done(k, swept)` as sweep `k` ends. What each sweep keeps
+/// depends only on its own runs. Every sweep's rows in seed order, or
+/// its first failure in seed order, in the sweeps' order.
+pub fn run_sweeps(
+    sweeps: Vec<Sweep<'_>>,
+    jobs: usize,
+    servers: Servers,
+    each: impl Fn(usize, &Result<LabRun, LabError>, &Path) -> Result<(), LabError> + Sync,
+    done: impl Fn(usize, &Result<Swept, LabError>) + Sync,
+) -> Vec<Result<Swept, LabError>> {
+    let plans: Vec<Plan<'_>> = sweeps.into_iter().map(plan).collect();
+    let each = &each;
+    let lanes: Vec<Lane<'_, Result<RunRow, LabError>>> = (plans.iter().enumerate())
+        .map(|(k, p)| lane(k, p, servers, each))
+        .collect();
+    map_lanes(&lanes, jobs, |k, prefix| {
+        let swept = swept(&plans[k], prefix);
+        done(k, &swept);
+        swept
+    })
+}
+
+/// `sweep` made ready: its rows of before up to their stop, and the
+/// seeds left to run.
+fn plan(mut sweep: Sweep<'_>) -> Plan<'_> {
+    let all: Vec<u64> = sweep.seeds.clone().collect();
+    let before = std::mem::take(&mut sweep.before);
     assert!(
         before.len() <= all.len() && before.iter().zip(&all).all(|(r, &s)| r.seed == s),
         "the rows run before are the sweep's first seeds"
     );
-    let (before, past) = up_to_the_stop(before, stop_early);
-    let list = &all[before.len()..];
-    let settled_by = |rows: &[RunRow]| stop_early && settled(rows).is_some();
-    if settled_by(&before) || list.is_empty() {
-        return Ok(finish(before, stop_early, past));
-    }
-    let done = |results: &[Result<RunRow, LabError>]| match results.last() {
-        Some(Err(_)) => true,
-        _ => {
-            let mut rows = before.clone();
-            rows.extend(results.iter().flatten().cloned());
-            settled_by(&rows)
-        }
+    let (before, past) = up_to_the_stop(before, sweep.stop_early);
+    let settled_by = sweep.stop_early && settled(&before).is_some();
+    let list = match settled_by {
+        true => Vec::new(),
+        false => all[before.len()..].to_vec(),
     };
-    let prefix = map_prefix(
-        list.len(),
-        jobs.max(1),
-        |i| {
-            let out = seed_dir(dir, list[i]);
-            // What a run cut short left there goes.
-            let _ = std::fs::remove_dir_all(&out);
-            let r = run_lab(scenario, list[i], cmd, out.join("clients"), servers);
-            each(&r, &out)?;
-            Ok(RunRow::from_lab_run(&r?.run))
-        },
-        done,
-    );
     assert!(
-        past.is_empty(),
+        past.is_empty() || settled_by,
         "an unsettled sweep has no run past its stop"
     );
-    let mut rows = before;
+    sweep.before = before;
+    Plan { sweep, list, past }
+}
+
+/// The lane that runs plan `k`'s seeds: each run's directory cleared
+/// first (what a run cut short left there goes), its run handed to
+/// `each`; done at its first failure, or where its verdict is settled.
+fn lane<'a, E>(
+    k: usize,
+    p: &'a Plan<'a>,
+    servers: Servers,
+    each: &'a E,
+) -> Lane<'a, Result<RunRow, LabError>>
+where
+    E: Fn(usize, &Result<LabRun, LabError>, &Path) -> Result<(), LabError> + Sync,
+{
+    let s = &p.sweep;
+    Lane {
+        count: p.list.len(),
+        weight: s.weight,
+        f: Box::new(move |i| {
+            let out = seed_dir(s.dir, p.list[i]);
+            let _ = std::fs::remove_dir_all(&out);
+            let r = run_lab(s.scenario, p.list[i], s.cmd, out.join("clients"), servers);
+            each(k, &r, &out)?;
+            Ok(RunRow::from_lab_run(&r?.run))
+        }),
+        done: Box::new(
+            move |results: &[Result<RunRow, LabError>]| match results.last() {
+                Some(Err(_)) => true,
+                _ => {
+                    let mut rows = s.before.clone();
+                    rows.extend(results.iter().flatten().cloned());
+                    s.stop_early && settled(&rows).is_some()
+                }
+            },
+        ),
+    }
+}
+
+/// What plan `p`'s lane kept, made its sweep: its rows of before and its
+/// runs in seed order (or its first failure), the seeds dropped.
+fn swept(p: &Plan<'_>, prefix: Prefix<Result<RunRow, LabError>>) -> Result<Swept, LabError> {
+    let mut rows = p.sweep.before.clone();
     for r in prefix.kept {
         rows.push(r?);
     }
     // Each run is of the seed it was run with: the rows are the first seeds.
     assert!(
-        rows.iter().zip(&all).all(|(r, &s)| r.seed == s),
+        rows.iter()
+            .zip(p.sweep.seeds.clone())
+            .all(|(r, s)| r.seed == s),
         "a lab sweep's rows are not its first seeds in order"
     );
-    let dropped = prefix.dropped.iter().map(|&i| list[i]).collect();
-    Ok(finish(rows, stop_early, dropped))
+    let mut dropped = p.past.clone();
+    dropped.extend(prefix.dropped.iter().map(|&i| p.list[i]));
+    Ok(finish(rows, p.sweep.stop_early, dropped))
 }
 
 /// `rows` up to where the stopping rule settles them (all of them without

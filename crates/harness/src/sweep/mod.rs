@@ -16,6 +16,7 @@
 pub mod baseline;
 pub mod compare;
 pub mod lab;
+pub(crate) mod lanes;
 pub mod matrix;
 pub mod meta;
 pub(crate) mod pool;
