@@ -161,28 +161,28 @@ pub(crate) fn run<'a>(
         }
     }
     let progress = Mutex::new(progress);
-    let failed: Mutex<Option<u8>> = Mutex::new(None);
+    let failed: Mutex<Vec<(usize, u8)>> = Mutex::new(Vec::new());
     let each = |k: usize, r: &Result<LabRun, LabError>, out: &Path| {
         let (c, la, _) = found(k);
         said_run(c, la, r, out)
     };
     let done = |k: usize, s: &Result<Swept, LabError>| {
         let (c, _, scenario) = found(k);
-        let mut p = progress.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(code) = ended(a, m, (c, scenario), s, &mut p) {
-            failed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(code);
+        if let Err(code) = ended(a, m, (c, scenario), s, &progress) {
+            let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+            f.push((to_run[k], code));
         }
     };
     let swept_all = run_sweeps(sweeps.collect(), a.jobs, a.servers, each, done);
-    if let Some(code) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    // The first failure in the matrix's order, whatever the order in time.
+    let failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, code)) = failed.into_iter().min() {
         return Err(code);
     }
     let mut rows: BTreeMap<usize, Vec<RunRow>> = BTreeMap::new();
     for (k, s) in swept_all.into_iter().enumerate() {
-        rows.insert(to_run[k], s.map_err(|e| exit_code(&e))?.rows);
+        let s = s.expect("a failed cell is in `failed`");
+        rows.insert(to_run[k], s.rows);
     }
     Ok(assemble(planned, rows))
 }
@@ -215,13 +215,16 @@ fn spread(languages: &[Option<&str>]) -> Vec<usize> {
             }
         }
     }
-    let mut order: Vec<(f64, usize, usize)> = (by.iter().enumerate())
+    // (2j + 1, 2n): the place (j + 1/2) / n as a fraction, compared
+    // exactly.
+    let mut order: Vec<((u128, u128), usize, usize)> = (by.iter().enumerate())
         .flat_map(|(li, (_, cells))| {
-            let n = cells.len() as f64;
-            (cells.iter().enumerate()).map(move |(j, &i)| ((j as f64 + 0.5) / n, li, i))
+            let n = cells.len() as u128;
+            (cells.iter().enumerate()).map(move |(j, &i)| ((2 * j as u128 + 1, 2 * n), li, i))
         })
         .collect();
-    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    order
+        .sort_by(|((an, ad), al, _), ((bn, bd), bl, _)| (an * bd).cmp(&(bn * ad)).then(al.cmp(bl)));
     order.into_iter().map(|(_, _, i)| i).collect()
 }
 
@@ -262,7 +265,7 @@ fn ended(
     m: &Matrix,
     (c, scenario): (&Found<'_>, &Scenario),
     s: &Result<Swept, LabError>,
-    progress: &mut MatrixProgress,
+    progress: &Mutex<MatrixProgress>,
 ) -> Result<(), u8> {
     let s = match s {
         Ok(s) => s,
@@ -280,8 +283,9 @@ fn ended(
     // A cell whose files cannot be written runs again when the matrix is
     // run again: the others go on.
     write_cell(a, c, scenario, m.seeds.clone(), &s.rows)?;
-    progress.done(&c.library.language, s.rows.len());
-    let line = progress.line(&name(c));
+    let mut p = progress.lock().unwrap_or_else(|p| p.into_inner());
+    p.done(&c.library.language, s.rows.len());
+    let line = p.line(&name(c));
     eprintln!("{line} {} runs: {}", s.rows.len(), s.stop.worded());
     Ok(())
 }

@@ -7,8 +7,9 @@
 //!
 //! Which call starts next: of the lanes with an index left to start, the
 //! one with the fewest calls running, the earliest in the caller's order
-//! on a tie; if its weight does not fit in the free slots, nothing starts
-//! until it does (a heavy lane is never passed over for good). So while
+//! on a tie; if its weight does not fit in the slots that are free, it
+//! waits at the head and nothing else starts until it does (a heavy lane
+//! is never passed over). So while
 //! lanes outnumber the slots, the earliest run a call each, each going on
 //! with its next as one ends, and the next lane starts as one is done; a
 //! lane runs calls side by side only when fewer lanes are left than slots.
@@ -62,12 +63,41 @@ struct Going<T> {
 struct Pool<T> {
     free: usize,
     lanes: Vec<Going<T>>,
+    /// The lane chosen next whose weight did not fit: it starts before
+    /// any other does.
+    head: Option<usize>,
+    /// A call panicked: nothing more starts, and the panic goes on to
+    /// the caller once the calls going have ended.
+    aborted: bool,
 }
 
-/// Runs every lane on `slots` slots (and as many threads), and hands each
-/// lane's prefix to `told(k, prefix)` as lane `k` ends (on a worker
-/// thread; a lane of no index first, with nothing kept): what it returns,
-/// for every lane in the lanes' order.
+/// Hands a claimed call's slots back if the call panics, and stops the
+/// pool: no other call starts, and no thread waits for slots that would
+/// never come back.
+struct Unwinding<'a, T> {
+    state: &'a Mutex<Pool<T>>,
+    changed: &'a Condvar,
+    weight: usize,
+}
+
+impl<T> Drop for Unwinding<'_, T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut pool = lock(self.state);
+            pool.free += self.weight;
+            pool.aborted = true;
+            drop(pool);
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// Runs every lane on `slots` slots (and a thread more, so that a slot
+/// given back starts a call while another thread hands a lane's prefix
+/// on), and hands each lane's prefix to `told(k, prefix)` as lane `k` ends
+/// (on a worker thread; a lane of no index first, with nothing kept): what
+/// it returns, for every lane in the lanes' order. A call that panics
+/// stops the pool (the calls going end first) and the panic goes on.
 pub(crate) fn map_lanes<T: Send, U: Send>(
     lanes: &[Lane<'_, T>],
     slots: usize,
@@ -85,6 +115,8 @@ pub(crate) fn map_lanes<T: Send, U: Send>(
     let state = Mutex::new(Pool {
         free: slots,
         lanes: lanes.iter().map(|l| going(l.count)).collect(),
+        head: None,
+        aborted: false,
     });
     let changed = Condvar::new();
     let weight = |k: usize| lanes[k].weight.clamp(1, slots);
@@ -92,7 +124,13 @@ pub(crate) fn map_lanes<T: Send, U: Send>(
         let Some((k, i)) = claim(&state, &changed, &weight) else {
             return;
         };
+        let guard = Unwinding {
+            state: &state,
+            changed: &changed,
+            weight: weight(k),
+        };
         let r = (lanes[k].f)(i);
+        std::mem::forget(guard);
         let ended = give_back(&state, &lanes[k], k, i, r, weight(k));
         changed.notify_all();
         if let Some(p) = ended {
@@ -100,7 +138,7 @@ pub(crate) fn map_lanes<T: Send, U: Send>(
         }
     };
     let calls: usize = lanes.iter().map(|l| l.count).sum();
-    on_threads(calls, slots, &work);
+    on_threads(calls, slots + 1, &work);
     let pool = state.into_inner().unwrap_or_else(|p| p.into_inner());
     assert!(
         pool.lanes.iter().all(|l| l.running == 0 && l.next >= l.end),
@@ -129,7 +167,7 @@ fn lock<T>(m: &Mutex<Pool<T>>) -> std::sync::MutexGuard<'_, Pool<T>> {
 }
 
 /// Waits for the next call to start and reserves its slots; `None` once
-/// no lane has an index left to start.
+/// no lane has an index left to start, or a call panicked.
 fn claim<T>(
     state: &Mutex<Pool<T>>,
     changed: &Condvar,
@@ -137,20 +175,32 @@ fn claim<T>(
 ) -> Option<(usize, usize)> {
     let mut pool = lock(state);
     loop {
-        let next = (pool.lanes.iter().enumerate())
-            .filter(|(_, l)| l.next < l.end)
-            .min_by_key(|(k, l)| (l.running, *k))
-            .map(|(k, _)| k);
+        if pool.aborted {
+            return None;
+        }
+        let startable = |l: &Going<T>| l.next < l.end;
+        let head = pool.head.filter(|&h| startable(&pool.lanes[h]));
+        let next = head.or_else(|| {
+            (pool.lanes.iter().enumerate())
+                .filter(|(_, l)| startable(l))
+                .min_by_key(|(k, l)| (l.running, *k))
+                .map(|(k, _)| k)
+        });
         let k = next?;
         if weight(k) <= pool.free {
             pool.free -= weight(k);
+            pool.head = None;
             let l = &mut pool.lanes[k];
             l.running += 1;
             l.next += 1;
             return Some((k, l.next - 1));
         }
-        // Something runs (the free slots would fit any lane otherwise),
-        // and its end frees slots.
+        // With slots free but too few, it waits at the head (with none
+        // free, the next is chosen when one is). Something runs (the free
+        // slots would fit any lane otherwise), and its end frees slots.
+        if pool.free > 0 {
+            pool.head = Some(k);
+        }
         assert!(pool.lanes.iter().any(|l| l.running > 0), "a pool stalled");
         pool = changed.wait(pool).unwrap_or_else(|p| p.into_inner());
     }
@@ -216,11 +266,12 @@ mod tests {
 
     /// Lanes of `counts`, lane k weighing `weights[k]`, each done once its
     /// prefix sums to `k + 3` or more; each call records the slots in use
-    /// at its start (into `peak`) and its (lane, index) in `started`.
+    /// at its start (into `peak`) and its (lane, index) in `started`, and
+    /// takes a few ms (`first_ms` for a lane's first).
     fn run(
         counts: &[usize],
         weights: &[usize],
-        slots: usize,
+        (slots, first_ms): (usize, u64),
         started: &Mutex<Vec<(usize, usize)>>,
         peak: &AtomicUsize,
     ) -> (Vec<Vec<usize>>, Vec<usize>) {
@@ -235,7 +286,11 @@ mod tests {
                     let now = in_use.fetch_add(w, Ordering::SeqCst) + w;
                     peak.fetch_max(now, Ordering::SeqCst);
                     started.lock().unwrap().push((k, i));
-                    std::thread::sleep(Duration::from_millis(2 + (i * 7 + k) as u64 % 5));
+                    let ms = match i {
+                        0 => first_ms,
+                        _ => 2 + (i * 7 + k) as u64 % 5,
+                    };
+                    std::thread::sleep(Duration::from_millis(ms));
                     in_use.fetch_sub(w, Ordering::SeqCst);
                     i
                 }),
@@ -261,7 +316,7 @@ mod tests {
         let weights = [1, 1, 3, 2, 9];
         for slots in [1, 2, 3, 8] {
             let (started, peak) = (Mutex::new(Vec::new()), AtomicUsize::new(0));
-            let (kept, told) = run(&counts, &weights, slots, &started, &peak);
+            let (kept, told) = run(&counts, &weights, (slots, 3), &started, &peak);
             for (k, &count) in counts.iter().enumerate() {
                 // Done once 0 + 1 + ... reaches k + 3 (or at the count).
                 let mut want = Vec::new();
@@ -276,11 +331,12 @@ mod tests {
     }
 
     /// Every lane gets a call running before any gets a second: with as
-    /// many slots as lanes, the first calls are each lane's first.
+    /// many slots as lanes, the first calls are each lane's first (each
+    /// 300 ms long, far longer than the threads take to start).
     #[test]
     fn every_lane_starts_before_any_runs_two() {
         let (started, peak) = (Mutex::new(Vec::new()), AtomicUsize::new(0));
-        run(&[20, 20, 20, 20], &[1, 1, 1, 1], 4, &started, &peak);
+        run(&[20, 20, 20, 20], &[1, 1, 1, 1], (4, 300), &started, &peak);
         let started = started.into_inner().unwrap();
         let mut first: Vec<(usize, usize)> = started[..4].to_vec();
         first.sort();
@@ -288,9 +344,46 @@ mod tests {
         // One slot: a lane after the other, one call at a time (lane 0 is
         // done at 0 + 1 + 2, lane 1 at 0 + 1 + 2 + 3).
         let (started, peak) = (Mutex::new(Vec::new()), AtomicUsize::new(0));
-        run(&[5, 5], &[1, 2], 1, &started, &peak);
+        run(&[5, 5], &[1, 2], (1, 3), &started, &peak);
         let order = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (1, 3)];
         assert_eq!(started.into_inner().unwrap(), order);
         assert_eq!(peak.load(Ordering::SeqCst), 1);
+    }
+
+    /// A lane that fits only once every other has given its slots back
+    /// waits at the head: the light lanes behind it start nothing until
+    /// it has started.
+    #[test]
+    fn a_heavy_lane_at_the_head_is_not_passed_over() {
+        let (started, peak) = (Mutex::new(Vec::new()), AtomicUsize::new(0));
+        // Two slots: lane 0's first call, then lane 1 (weight 2) waits for
+        // it; when it ends lane 0 (no call going, earliest) would be chosen
+        // again, but lane 1 is at the head and starts first.
+        run(&[2, 1, 3], &[1, 2, 1], (2, 20), &started, &peak);
+        let order = started.into_inner().unwrap();
+        assert_eq!(order[..2], [(0, 0), (1, 0)], "{order:?}");
+    }
+
+    /// A call that panics stops the pool and the panic reaches the caller,
+    /// even when the slots it held are the only ones a lane fits in.
+    #[test]
+    fn a_call_that_panics_stops_the_pool() {
+        let lanes: Vec<Lane<'_, usize>> = vec![
+            Lane {
+                count: 3,
+                weight: 2,
+                f: Box::new(|i| if i == 0 { panic!("a broken run") } else { i }),
+                done: Box::new(|_| false),
+            },
+            Lane {
+                count: 4,
+                weight: 2,
+                f: Box::new(|i| i),
+                done: Box::new(|_| false),
+            },
+        ];
+        let all = std::panic::AssertUnwindSafe(|| map_lanes(&lanes, 2, |_, p| p.kept));
+        let r = std::panic::catch_unwind(all);
+        assert!(r.is_err(), "the panic reached the caller");
     }
 }
