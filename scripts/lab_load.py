@@ -5,7 +5,7 @@ Usage: lab_load.py OUT J..., where OUT/quiet/matrix.csv is the matrix at
 --jobs 2 on a quiet machine and OUT/loaded-J/matrix.csv the same at --jobs J
 with two busy loops beside it. Each cell: violating of conclusive runs and
 the 95% Wilson interval (matrix.csv's), inconclusive runs, and whether each
-loaded interval overlaps the quiet one."""
+loaded interval overlaps the quiet one; then OUT/notes.md, if there is one."""
 import csv
 import pathlib
 import sys
@@ -66,6 +66,11 @@ def main():
         lines.append(f"Cells whose interval at `--jobs {j}` loaded does not overlap the quiet one: "
                      f"{len(apart[j])} ({names}).")
         lines.append("")
+    # What a column's numbers cannot say (how the binary of its day
+    # scheduled its runs), kept by hand beside them.
+    notes = out / "notes.md"
+    if notes.exists():
+        lines += [notes.read_text().rstrip(), ""]
     (out / "README.md").write_text("\n".join(lines))
 
 

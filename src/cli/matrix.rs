@@ -29,7 +29,9 @@ pub(crate) struct Args {
     /// Output directory (default: reports/<name>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Lab runs at once (default 1; on 2 cores at most 4, see docs/lab.md).
+    /// Slots the matrix's runs share, its cells side by side, a run taking
+    /// its library's weight (default 1; on 2 cores 12 on the node, the JVM
+    /// libraries weighing 2, and 3 with --servers redis: see docs/lab.md).
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
     /// Run every cell again, even one already swept.
