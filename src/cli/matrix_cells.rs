@@ -17,7 +17,7 @@ use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{Fault, Library, Matrix};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::{finished, has_run_report, run_sweeps, Sweep, Swept};
-use redlock_harness::sweep::matrix::{cell_dir, kept, swept};
+use redlock_harness::sweep::matrix::{cell_dir, kept, spread, swept};
 use redlock_harness::sweep::rows::RunRow;
 use redlock_report::matrix::{Cell, Outcome};
 use std::collections::BTreeMap;
@@ -187,12 +187,8 @@ pub(crate) fn run<'a>(
     Ok(assemble(planned, rows))
 }
 
-/// The indexes of the cells to run, each language's spread evenly over
-/// the order (its j-th of n cells at (j + 1/2) / n of the way; the
-/// languages in the order they first come on a tie, each's cells in the
-/// matrix's order): the cells that run at once mix the languages in the
-/// proportions of the whole, and no language is left to run alone at the
-/// end.
+/// The indexes of the cells to run, in the order they start: each
+/// language's spread over it ([`spread`]).
 fn spread_by_language(planned: &[Planned<'_>]) -> Vec<usize> {
     let languages: Vec<Option<&str>> = (planned.iter())
         .map(|p| match p {
@@ -201,31 +197,6 @@ fn spread_by_language(planned: &[Planned<'_>]) -> Vec<usize> {
         })
         .collect();
     spread(&languages)
-}
-
-/// [`spread_by_language`] of cells given by their language (`None`: not
-/// to run).
-fn spread(languages: &[Option<&str>]) -> Vec<usize> {
-    let mut by: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (i, lang) in languages.iter().enumerate() {
-        if let Some(lang) = *lang {
-            match by.iter_mut().find(|(l, _)| *l == lang) {
-                Some((_, cells)) => cells.push(i),
-                None => by.push((lang, vec![i])),
-            }
-        }
-    }
-    // (2j + 1, 2n): the place (j + 1/2) / n as a fraction, compared
-    // exactly.
-    let mut order: Vec<((u128, u128), usize, usize)> = (by.iter().enumerate())
-        .flat_map(|(li, (_, cells))| {
-            let n = cells.len() as u128;
-            (cells.iter().enumerate()).map(move |(j, &i)| ((2 * j as u128 + 1, 2 * n), li, i))
-        })
-        .collect();
-    order
-        .sort_by(|((an, ad), al, _), ((bn, bd), bl, _)| (an * bd).cmp(&(bn * ad)).then(al.cmp(bl)));
-    order.into_iter().map(|(_, _, i)| i).collect()
 }
 
 /// `<library> × <fault>`.
@@ -369,22 +340,4 @@ fn prune_runs(dir: &Path, keep: Option<u64>) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::spread;
-
-    /// Six Java cells and two Go ones: Java's at 1/12, 3/12, ... 11/12 of
-    /// the way, Go's at 1/4 and 3/4 (after Java's there: Java comes
-    /// first), every cell once, the cells not to run left out.
-    #[test]
-    fn each_language_is_spread_over_the_order() {
-        let j = Some("Java");
-        let g = Some("Go");
-        let cells = [j, j, j, j, j, j, None, g, g];
-        assert_eq!(spread(&cells), [0, 1, 7, 2, 3, 4, 8, 5]);
-        assert_eq!(spread(&[None, None]), Vec::<usize>::new());
-        assert_eq!(spread(&[g, j, g]), [0, 1, 2]);
-    }
 }
