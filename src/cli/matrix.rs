@@ -9,7 +9,7 @@
 
 use super::exit;
 use super::lab::load;
-use super::matrix_cells::{lab_args, plan, run, Planned};
+use super::matrix_cells::{lab_args, plan, run, KeepRuns, Options, Planned, SERVED};
 use super::progress::MatrixProgress;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
 use redlock_harness::sweep::matrix::{
@@ -60,14 +60,14 @@ pub(crate) struct Args {
     pub keep_runs: KeepRuns,
 }
 
-/// Which runs' reports (`seed-<N>/`) a matrix's cells keep.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum KeepRuns {
-    /// Every run's, as `lab --seeds` writes them.
-    All,
-    /// The cell's first violating run's alone (a 120-seed matrix of 118
-    /// cells writes about 14,000 run reports, 2 GB).
-    First,
+/// What the cells need of the arguments.
+fn options(a: &Args) -> Options {
+    Options {
+        jobs: a.jobs,
+        servers: a.servers,
+        fresh: a.fresh,
+        keep_runs: a.keep_runs,
+    }
 }
 
 /// Runs `matrix` and returns its exit code.
@@ -86,7 +86,7 @@ pub(crate) fn main(args: Args) -> u8 {
     // Every cell's scenario and command checked before anything runs.
     for (l, f) in cells(&matrix).filter(|(l, f)| l.runs_under(f)) {
         if let Ok(file) = f.file_for(l.kind) {
-            if let Err(code) = load(&lab_args(&args, l, file, PathBuf::new())) {
+            if let Err(code) = load(&lab_args(&options(&args), l, file, PathBuf::new())) {
                 return code;
             }
         }
@@ -137,23 +137,19 @@ pub(crate) fn main(args: Args) -> u8 {
                 fault: f,
                 outcome: Outcome::Elsewhere(k, n),
             })),
-            _ => plan(&args, &matrix, (l, f), &dir),
+            _ => plan(&options(&args), &matrix, (l, f), &dir),
         };
         match p {
             Ok(p) => planned.push(p),
             Err(code) => return code,
         }
     }
-    out.cells = match run(&args, &matrix, planned, progress) {
+    out.cells = match run(&options(&args), &matrix, planned, progress) {
         Ok(cells) => cells,
         Err(code) => return code,
     };
     finish(&dir, &out, baseline.as_deref())
 }
-
-/// The file in a cell's directory that says what served its runs (`node`
-/// or `redis`), written when the cell runs or is read back.
-pub(crate) const SERVED: &str = "servers.txt";
 
 /// Checks, before anything is written, that no cell of `dir` holds runs
 /// of other servers than `--servers` (unless `--fresh` runs them again):

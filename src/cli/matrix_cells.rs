@@ -9,10 +9,9 @@
 use super::exit;
 use super::lab::{exit_code, load, write as write_run, Args as LabArgs};
 use super::lab_seeds::write;
-use super::matrix::{Args, KeepRuns};
 use super::progress::MatrixProgress;
 use super::sweep_files::write_rows;
-use redlock_harness::runner::lab::{LabError, LabRun};
+use redlock_harness::runner::lab::{LabError, LabRun, Servers};
 use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{Fault, Library, Matrix};
 use redlock_harness::scenario::Scenario;
@@ -24,6 +23,30 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// Which runs' reports (`seed-<N>/`) a matrix's cells keep.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KeepRuns {
+    /// Every run's, as `lab --seeds` writes them.
+    All,
+    /// The cell's first violating run's alone (a 120-seed matrix of 118
+    /// cells writes about 14,000 run reports, 2 GB).
+    First,
+}
+
+/// The file in a cell's directory that says what served its runs (`node`
+/// or `redis`), written when the cell runs or is read back.
+pub(crate) const SERVED: &str = "servers.txt";
+
+/// What the cells need of `matrix`'s arguments.
+pub(crate) struct Options {
+    /// Slots the runs share.
+    pub(crate) jobs: usize,
+    pub(crate) servers: Servers,
+    /// Every cell run again, even one already swept.
+    pub(crate) fresh: bool,
+    pub(crate) keep_runs: KeepRuns,
+}
 
 /// What one (library, fault) pair of the matrix comes to before anything
 /// runs.
@@ -47,7 +70,7 @@ pub(crate) struct Found<'a> {
 }
 
 /// The `lab` arguments of library `l`'s cell on `file`, into `out`.
-pub(crate) fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabArgs {
+pub(crate) fn lab_args(a: &Options, l: &Library, file: &str, out: PathBuf) -> LabArgs {
     LabArgs {
         file: PathBuf::from(file),
         seed: None,
@@ -67,7 +90,7 @@ pub(crate) fn lab_args(a: &Args, l: &Library, file: &str, out: PathBuf) -> LabAr
 /// first`, its runs pruned), else loads its scenario and the runs it had
 /// finished.
 pub(crate) fn plan<'a>(
-    a: &Args,
+    a: &Options,
     m: &Matrix,
     (l, f): (&'a Library, &'a Fault),
     dir: &Path,
@@ -123,7 +146,7 @@ fn not_a_cell<'a>(l: &'a Library, f: &'a Fault, why: &'a str) -> Planned<'a> {
 /// others run to their end first, so that a matrix run again resumes
 /// after them).
 pub(crate) fn run<'a>(
-    a: &Args,
+    a: &Options,
     m: &Matrix,
     planned: Vec<Planned<'a>>,
     progress: MatrixProgress,
@@ -232,7 +255,7 @@ fn said_run(
 /// Cell `c` as its sweep ends: its dropped runs removed, its files
 /// written, a progress line said; a failure said, and its exit code.
 fn ended(
-    a: &Args,
+    a: &Options,
     m: &Matrix,
     (c, scenario): (&Found<'_>, &Scenario),
     s: &Result<Swept, LabError>,
@@ -282,10 +305,10 @@ fn assemble<'a>(planned: Vec<Planned<'a>>, mut ran: BTreeMap<usize, Vec<RunRow>>
 }
 
 /// Records in a cell's directory what served its runs.
-fn record_served(a: &Args, cell: &Path) -> Result<(), u8> {
+fn record_served(a: &Options, cell: &Path) -> Result<(), u8> {
     let text = format!("{}\n", a.servers.as_str());
     std::fs::create_dir_all(cell)
-        .and_then(|()| std::fs::write(cell.join(super::matrix::SERVED), text))
+        .and_then(|()| std::fs::write(cell.join(SERVED), text))
         .map_err(|e| {
             eprintln!(
                 "redlock-sim matrix: cannot write to {}: {e}",
@@ -300,7 +323,7 @@ fn record_served(a: &Args, cell: &Path) -> Result<(), u8> {
 /// violating run's (of those that are there: a cell of before the flag may
 /// have lost its first).
 fn write_cell(
-    a: &Args,
+    a: &Options,
     c: &Found<'_>,
     scenario: &Scenario,
     seeds: RangeInclusive<u64>,
