@@ -15,6 +15,7 @@ use redlock_harness::runner::lab::{LabError, LabRun};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::{has_run_report, Swept};
 use redlock_harness::sweep::rows::RunRow;
+use redlock_harness::sweep::settle::Rule;
 use redlock_harness::sweep::stats::summarize;
 use redlock_report::sweep::{conclusions, write_sweep, SweepOutput};
 use std::ops::RangeInclusive;
@@ -36,7 +37,8 @@ pub(crate) fn main(a: &Args, seeds: RangeInclusive<u64>) -> u8 {
         Err(code) => return code,
     };
     if a.stop_early {
-        eprintln!("{} runs: {}", swept.rows.len(), swept.stop.worded());
+        let worded = swept.stop.worded(Rule::default());
+        eprintln!("{} runs: {worded}", swept.rows.len());
     }
     let rows = swept.rows;
     match write(
@@ -115,7 +117,7 @@ pub(crate) fn run_seeds(
         a.jobs,
         dir,
         a.servers,
-        a.stop_early,
+        a.stop_early.then(Rule::default),
         each,
     )
     .map_err(|e| {

@@ -15,6 +15,7 @@ use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
 use redlock_harness::sweep::matrix::{
     cell_dir, cells, check_shards, kept, shard_of, shards, swept, ShardMark, SHARD_MARK,
 };
+use redlock_harness::sweep::settle::Rule;
 use redlock_report::gate::{compare, BaseCell};
 use redlock_report::matrix::{answer, write_matrix, Cell, MatrixOutput, Outcome};
 use redlock_report::shell_word;
@@ -308,7 +309,9 @@ fn merged_cells<'m>(
                     let rel = cell_dir(l, f);
                     let at = dir.join(&rel);
                     match kept(&at, m).filter(|_| held.contains(&k)) {
-                        Some(rows) => Outcome::Ran(Box::new(swept(file, rel, &at, &rows))),
+                        Some(rows) => {
+                            Outcome::Ran(Box::new(swept(file, rel, &at, &rows, Rule::of(m))))
+                        }
                         None => Outcome::Elsewhere(k, n),
                     }
                 }

@@ -18,6 +18,7 @@ use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::{finished, has_run_report, run_sweeps, Sweep, Swept};
 use redlock_harness::sweep::matrix::{cell_dir, kept, spread, swept};
 use redlock_harness::sweep::rows::RunRow;
+use redlock_harness::sweep::settle::Rule;
 use redlock_report::matrix::{Cell, Outcome};
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
@@ -167,7 +168,7 @@ pub(crate) fn run<'a>(
                 before: before.clone(),
                 cmd: &la.cmd,
                 dir: &c.dir,
-                stop_early: true,
+                stop: Some(Rule::of(m)),
                 weight: c.library.weight(),
             }
         }
@@ -207,7 +208,7 @@ pub(crate) fn run<'a>(
         let s = s.expect("a failed cell is in `failed`");
         rows.insert(to_run[k], s.rows);
     }
-    Ok(assemble(planned, rows))
+    Ok(assemble(planned, rows, Rule::of(m)))
 }
 
 /// The indexes of the cells to run, in the order they start: each
@@ -280,17 +281,22 @@ fn ended(
     let mut p = progress.lock().unwrap_or_else(|p| p.into_inner());
     p.done(&c.library.language, s.rows.len());
     let line = p.line(&name(c));
-    eprintln!("{line} {} runs: {}", s.rows.len(), s.stop.worded());
+    let worded = s.stop.worded(Rule::of(m));
+    eprintln!("{line} {} runs: {worded}", s.rows.len());
     Ok(())
 }
 
 /// The matrix's cells in its order, from the plans and the rows of the
 /// cells that ran (by plan index).
-fn assemble<'a>(planned: Vec<Planned<'a>>, mut ran: BTreeMap<usize, Vec<RunRow>>) -> Vec<Cell<'a>> {
+fn assemble<'a>(
+    planned: Vec<Planned<'a>>,
+    mut ran: BTreeMap<usize, Vec<RunRow>>,
+    rule: Rule,
+) -> Vec<Cell<'a>> {
     let cell = |c: Found<'a>, rows: &[RunRow]| Cell {
         library: c.library,
         fault: c.fault,
-        outcome: Outcome::Ran(Box::new(swept(c.file, c.rel, &c.dir, rows))),
+        outcome: Outcome::Ran(Box::new(swept(c.file, c.rel, &c.dir, rows, rule))),
     };
     (planned.into_iter().enumerate())
         .map(|(i, p)| match p {

@@ -578,6 +578,14 @@ fn a_bad_matrix_file_is_exit_2_naming_the_line_and_writes_nothing() {
             ),
             "clients.fenced",
         ),
+        // A cell stops early on 10 violating runs at the fewest.
+        (
+            text.replace(
+                "seeds = \"1..=2\"",
+                "seeds = \"1..=2\"\nviolating_after = 5",
+            ),
+            "m.toml:4: violating_after: 5: a cell stops early on 10 violating runs at the fewest",
+        ),
         // A weight: slots of --jobs, at least one; a number.
         (
             text.replace("kind = \"single\"", "kind = \"single\"\nweight = 0"),
@@ -602,6 +610,92 @@ fn a_bad_matrix_file_is_exit_2_naming_the_line_and_writes_nothing() {
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains(want), "expected {want} in: {err}");
         assert!(!out.exists(), "nothing written: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A matrix file's `violating_after`: a cell that stopped at 10 of 10
+/// goes on from seed 11 when the file asks for 12, its first ten runs
+/// kept as they were, and says so; with the key gone again, the runs past
+/// the default's stop are dropped, their directories removed.
+#[test]
+fn violating_after_makes_a_settled_cell_go_on_and_its_absence_cuts_it_back() {
+    let dir = std::env::temp_dir().join(format!("redlock-matrix-after-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = |after: &str| {
+        format!(
+            "name = \"after\"\ndescription = \"violating_after's test\"\nseeds = \"1..=14\"\n{after}\n\
+             [[library]]\nname = \"redlock-sim's client\"\nversion = \"built-in\"\n\
+             language = \"Rust\"\nkind = \"redlock\"\ncommand = [{BIN:?}, \"lab-client\"]\n\n\
+             [[fault]]\nname = \"restart\"\nredlock = \"tests/data/lab/crash_restart.toml\"\n\
+             not_single = \"none\"\n"
+        )
+    };
+    let (file, out) = (dir.join("m.toml"), dir.join("out"));
+    let cell = out.join("redlock-sim-s-client-built-in/restart");
+    let run = |after: &str| {
+        std::fs::write(&file, text(after)).unwrap();
+        let o = Command::new(BIN)
+            .arg("matrix")
+            .arg(&file)
+            .args(["--jobs", "4", "--out"])
+            .arg(&out)
+            .output()
+            .expect("the binary runs");
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        err
+    };
+    let ten: Vec<String> = (1..=10).map(|s| s.to_string()).collect();
+    let err = run("");
+    assert!(
+        err.contains("10 runs: stopped early: its first 10 conclusive runs violated"),
+        "{err}"
+    );
+    assert_eq!(seeds(&cell), ten);
+    let before = std::fs::read_to_string(cell.join("runs.csv")).unwrap();
+
+    let err = run("violating_after = 12");
+    assert!(
+        err.contains("going on after the 10 runs it had finished"),
+        "{err}"
+    );
+    assert!(
+        err.contains("12 runs: stopped early: its first 12 conclusive runs violated"),
+        "{err}"
+    );
+    for s in 1..=10 {
+        assert!(
+            !err.contains(&format!("seed {s}: ")),
+            "seed {s} ran again: {err}"
+        );
+    }
+    let after = std::fs::read_to_string(cell.join("runs.csv")).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "the first ten rows are kept:\n{before}\n{after}"
+    );
+    assert_eq!(seeds(&cell).len(), 12);
+    assert!(
+        cells_and_runs(&std::fs::read_to_string(out.join("matrix.csv")).unwrap())
+            .iter()
+            .any(|c| c.ends_with(",12,violating"))
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("first 12 conclusive runs all violated"),
+        "{report}"
+    );
+
+    let err = run("");
+    assert!(
+        err.contains("10 runs: stopped early: its first 10 conclusive runs violated"),
+        "{err}"
+    );
+    assert_eq!(seeds(&cell), ten);
+    for s in 11..=12 {
+        assert!(!cell.join(format!("seed-{s}")).exists(), "seed {s} dropped");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -23,6 +23,7 @@ use redlock_harness::check::StaleKind;
 pub use redlock_harness::runner::lab::Servers;
 use redlock_harness::scenario::matrix::{Fault, LibKind, Library, Matrix};
 pub use redlock_harness::sweep::matrix::{Cell, Outcome, Swept};
+use redlock_harness::sweep::settle::Rule;
 use redlock_harness::sweep::stats::SummaryRow;
 
 /// Everything the matrix's report is made from.
@@ -283,7 +284,7 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc.push(kinds_table(out));
     doc.push(Block::List(dominant_kinds(out)));
     doc.push(Block::H(2, "Where the cells stopped".into()));
-    doc.push(para(stop_rule_text()));
+    doc.push(para(stop_rule_text(Rule::of(m))));
     doc.push(Block::List(stops(out)));
     doc.push(Block::H(2, "Violating cells".into()));
     doc.push(Block::List(violating_links(out)));
@@ -328,11 +329,12 @@ fn served_by(servers: Option<Servers>) -> Vec<Inline> {
     vec![text(format!("Served by {by} (")), code(flag), text(").")]
 }
 
-fn stop_rule_text() -> String {
-    use redlock_harness::sweep::settle::{FIRST, SAFE_AT};
+fn stop_rule_text(rule: Rule) -> String {
+    use redlock_harness::sweep::settle::SAFE_AT;
+    let first = rule.violating_after;
     format!(
         "A cell runs its seeds in order and stops as soon as its verdict is settled: when its \
-         first {FIRST} conclusive runs all violated (the interval's lower end is then above \
+         first {first} conclusive runs all violated (the interval's lower end is then above \
          72%), or when {SAFE_AT} conclusive runs had no violation (its upper end is then at \
          most 3.6%, the fewest runs for which it is). Any other cell runs every seed of its budget. Inconclusive runs count for \
          neither."
@@ -360,7 +362,8 @@ fn stops(out: &MatrixOutput) -> Vec<Vec<Inline>> {
             .iter()
             .map(|(_, s)| budget.saturating_sub(s.row.runs))
             .sum();
-        let mut line = format!("{} cells {}: {runs} runs", these.len(), stop.worded());
+        let worded = stop.worded(Rule::of(out.matrix));
+        let mut line = format!("{} cells {worded}: {runs} runs", these.len());
         if saved > 0 {
             line.push_str(&format!(", {saved} fewer than their budgets"));
         }

@@ -6,7 +6,7 @@
 
 use super::lanes::{map_lanes, Lane, Prefix};
 use super::rows::RunRow;
-use super::settle::{settled, stop_point, Stop};
+use super::settle::{settled, stop_point, Rule, Stop};
 use crate::runner::lab::{run_lab, LabError, LabRun, Servers};
 use crate::scenario::Scenario;
 use std::ops::RangeInclusive;
@@ -34,8 +34,9 @@ pub struct Sweep<'a> {
     pub cmd: &'a [String],
     /// Its directory: seed N's run in `dir/seed-<N>/`.
     pub dir: &'a Path,
-    /// No further than its verdict is settled ([`super::settle`]).
-    pub stop_early: bool,
+    /// With a rule, no further than its verdict is settled by it
+    /// ([`super::settle`]); without, every seed.
+    pub stop: Option<Rule>,
     /// Slots of `jobs` one of its runs takes (at least 1): more for a
     /// runtime heavy to start, a JVM.
     pub weight: usize,
@@ -53,8 +54,8 @@ struct Plan<'a> {
 
 /// Runs the seeds of `seeds` in order, `jobs` at once, each seed's client
 /// logs in `dir/seed-<N>/clients/`, handing each run as it ends (or why it
-/// could not be made) to `each`, with its directory; with `stop_early`, no
-/// further than the cell's verdict is settled. `before` are the rows of
+/// could not be made) to `each`, with its directory; with a `stop` rule, no
+/// further than the cell's verdict is settled by it. `before` are the rows of
 /// the first seeds, run earlier (an interrupted sweep's, see
 /// [`finished`]): the sweep goes on after them. The rows in seed order, or
 /// the first failure in seed order.
@@ -67,7 +68,7 @@ pub fn run_seeds(
     jobs: usize,
     dir: &Path,
     servers: Servers,
-    stop_early: bool,
+    stop: Option<Rule>,
     each: impl Fn(&Result<LabRun, LabError>, &Path) -> Result<(), LabError> + Sync,
 ) -> Result<Swept, LabError> {
     let sweep = Sweep {
@@ -76,7 +77,7 @@ pub fn run_seeds(
         before,
         cmd,
         dir,
-        stop_early,
+        stop,
         weight: 1,
     };
     let each = |_: usize, r: &Result<LabRun, LabError>, out: &Path| each(r, out);
@@ -120,8 +121,10 @@ fn plan(mut sweep: Sweep<'_>) -> Plan<'_> {
         before.len() <= all.len() && before.iter().zip(&all).all(|(r, &s)| r.seed == s),
         "the rows run before are the sweep's first seeds"
     );
-    let (before, past) = up_to_the_stop(before, sweep.stop_early);
-    let settled_by = sweep.stop_early && settled(&before).is_some();
+    let (before, past) = up_to_the_stop(before, sweep.stop);
+    let settled_by = sweep
+        .stop
+        .is_some_and(|rule| settled(&before, rule).is_some());
     let list = match settled_by {
         true => Vec::new(),
         false => all[before.len()..].to_vec(),
@@ -163,7 +166,7 @@ where
                 _ => {
                     let mut rows = s.before.clone();
                     rows.extend(results.iter().flatten().cloned());
-                    s.stop_early && settled(&rows).is_some()
+                    s.stop.is_some_and(|rule| settled(&rows, rule).is_some())
                 }
             },
         ),
@@ -186,26 +189,26 @@ fn swept(p: &Plan<'_>, prefix: Prefix<Result<RunRow, LabError>>) -> Result<Swept
     );
     let mut dropped = p.past.clone();
     dropped.extend(prefix.dropped.iter().map(|&i| p.list[i]));
-    Ok(finish(rows, p.sweep.stop_early, dropped))
+    Ok(finish(rows, p.sweep.stop, dropped))
 }
 
-/// `rows` up to where the stopping rule settles them (all of them without
-/// `stop_early`), and the seeds past that point: an interrupted sweep may
+/// `rows` up to where the stopping rule `stop` settles them (all of them
+/// without one), and the seeds past that point: an interrupted sweep may
 /// have finished runs it would have dropped.
-fn up_to_the_stop(mut rows: Vec<RunRow>, stop_early: bool) -> (Vec<RunRow>, Vec<u64>) {
-    let n = match stop_early {
-        true => stop_point(&rows).0,
-        false => rows.len(),
+fn up_to_the_stop(mut rows: Vec<RunRow>, stop: Option<Rule>) -> (Vec<RunRow>, Vec<u64>) {
+    let n = match stop {
+        Some(rule) => stop_point(&rows, rule).0,
+        None => rows.len(),
     };
     let past = rows.split_off(n).iter().map(|r| r.seed).collect();
     (rows, past)
 }
 
 /// The sweep that ran `rows` (and dropped the seeds `dropped`).
-fn finish(rows: Vec<RunRow>, stop_early: bool, dropped: Vec<u64>) -> Swept {
-    let (n, stop) = match stop_early {
-        true => stop_point(&rows),
-        false => (rows.len(), Stop::Budget),
+fn finish(rows: Vec<RunRow>, rule: Option<Rule>, dropped: Vec<u64>) -> Swept {
+    let (n, stop) = match rule {
+        Some(rule) => stop_point(&rows, rule),
+        None => (rows.len(), Stop::Budget),
     };
     assert_eq!(n, rows.len(), "the lab sweep stopped past its stop point");
     Swept {
@@ -286,12 +289,19 @@ mod tests {
     /// a resumed sweep keeps ten and drops seeds 11 and 12.
     #[test]
     fn runs_finished_past_the_stop_are_dropped() {
-        let (kept, past) = up_to_the_stop(rows("violation", 12), true);
+        let rule = Some(Rule::default());
+        let (kept, past) = up_to_the_stop(rows("violation", 12), rule);
         assert_eq!(kept.len(), 10);
         assert_eq!(past, [11, 12]);
-        let (kept, past) = up_to_the_stop(rows("violation", 12), false);
+        let (kept, past) = up_to_the_stop(rows("violation", 12), None);
         assert_eq!((kept.len(), past.len()), (12, 0));
-        let (kept, past) = up_to_the_stop(rows("safe", 12), true);
+        let (kept, past) = up_to_the_stop(rows("safe", 12), rule);
+        assert_eq!((kept.len(), past.len()), (12, 0));
+        // A cell read with a rule of 20 goes on after its ten.
+        let twenty = Some(Rule {
+            violating_after: 20,
+        });
+        let (kept, past) = up_to_the_stop(rows("violation", 12), twenty);
         assert_eq!((kept.len(), past.len()), (12, 0));
     }
 }

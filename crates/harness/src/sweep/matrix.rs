@@ -10,7 +10,7 @@
 //! made from.
 
 use super::rows::{read, RunRow};
-use super::settle::{stop_point, Stop};
+use super::settle::{stop_point, Rule, Stop};
 use super::stats::{summarize, SummaryRow};
 use crate::runner::lab::Servers;
 use crate::scenario::matrix::{Fault, Library, Matrix};
@@ -246,7 +246,7 @@ pub fn kept(dir: &Path, m: &Matrix) -> Option<Vec<RunRow>> {
     if seeds.is_empty() || !want.starts_with(&seeds) {
         return None;
     }
-    let (n, stop) = stop_point(&rows);
+    let (n, stop) = stop_point(&rows, Rule::of(m));
     let finished = seeds.len() == want.len() || (n == rows.len() && stop != Stop::Budget);
     finished.then_some(rows)
 }
@@ -254,10 +254,11 @@ pub fn kept(dir: &Path, m: &Matrix) -> Option<Vec<RunRow>> {
 /// A cell's figures from its sweep's rows (`file` its scenario, `dir` its
 /// directory relative to the matrix's, `at` where it is): every figure of
 /// its conclusive runs, its inconclusive runs apart, why it stopped, and
-/// which violating run's report is there to link.
-pub fn swept<'a>(file: &'a str, dir: String, at: &Path, rows: &[RunRow]) -> Swept<'a> {
+/// which violating run's report is there to link; `rule` the matrix's
+/// stopping rule.
+pub fn swept<'a>(file: &'a str, dir: String, at: &Path, rows: &[RunRow], rule: Rule) -> Swept<'a> {
     // A cell swept without the rule (a matrix of before it) ran its budget.
-    let stop = match stop_point(rows) {
+    let stop = match stop_point(rows, rule) {
         (n, stop) if n == rows.len() => stop,
         _ => Stop::Budget,
     };

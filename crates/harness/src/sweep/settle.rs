@@ -3,7 +3,8 @@
 //!
 //! Seeds run in order and the rule reads them in order, so where a cell
 //! stops depends only on its runs' verdicts, not on how many ran at once:
-//! - every one of the first [`FIRST`] conclusive runs violated: the rate's
+//! - every one of the first [`Rule::violating_after`] conclusive runs
+//!   ([`FIRST`] unless a matrix file asks for more) violated: the rate's
 //!   95% Wilson interval starts above 72%, nothing more to learn
 //!   ([`Stop::Violating`]);
 //! - [`SAFE_AT`] conclusive runs and none violated: the interval ends at
@@ -15,9 +16,11 @@
 //! Inconclusive runs count for neither side.
 
 use super::rows::RunRow;
+use crate::scenario::matrix::Matrix;
 
-/// Conclusive runs that, all violating, settle a cell.
-pub const FIRST: usize = 10;
+/// Conclusive runs that, all violating, settle a cell, unless a matrix
+/// file asks for more (its `violating_after`, never fewer).
+pub const FIRST: usize = crate::scenario::matrix::VIOLATING_AFTER;
 /// Conclusive runs that, none violating, settle a cell: the fewest whose
 /// 95% Wilson interval of no violation ends at [`SAFE_BOUND`] or below.
 pub const SAFE_AT: usize = 103;
@@ -25,10 +28,41 @@ pub const SAFE_AT: usize = 103;
 /// interval's upper end).
 pub const SAFE_BOUND: f64 = 0.036;
 
+/// The stopping rule a sweep is read with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// Conclusive runs that, all violating, settle a cell: [`FIRST`] or
+    /// more.
+    pub violating_after: usize,
+}
+
+impl Default for Rule {
+    /// The rule of `lab --stop-early` and of a matrix file that does not
+    /// say: [`FIRST`].
+    fn default() -> Rule {
+        Rule {
+            violating_after: FIRST,
+        }
+    }
+}
+
+impl Rule {
+    /// The rule of matrix `m`'s cells (its file's `violating_after`).
+    pub fn of(m: &Matrix) -> Rule {
+        assert!(
+            m.violating_after >= FIRST,
+            "the matrix file's parser lets no violating_after below {FIRST} through"
+        );
+        Rule {
+            violating_after: m.violating_after,
+        }
+    }
+}
+
 /// Why a cell stopped where it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
-    /// Its first [`FIRST`] conclusive runs all violated.
+    /// Its first [`Rule::violating_after`] conclusive runs all violated.
     Violating,
     /// [`SAFE_AT`] conclusive runs, none violating.
     Safe,
@@ -54,21 +88,30 @@ impl Stop {
     }
 
     /// In words, for a report: "stopped early: its first 10 conclusive
-    /// runs all violated".
-    pub fn worded(self) -> String {
+    /// runs violated" (the number `rule`'s).
+    pub fn worded(self, rule: Rule) -> String {
         match self {
-            Stop::Violating => format!("stopped early: its first {FIRST} conclusive runs violated"),
+            Stop::Violating => format!(
+                "stopped early: its first {} conclusive runs violated",
+                rule.violating_after
+            ),
             Stop::Safe => format!("stopped early: {SAFE_AT} conclusive runs, none violating"),
             Stop::Budget => "ran every seed of its budget".to_string(),
         }
     }
 }
 
-/// Whether the runs of the first seeds, in seed order, settle the cell.
-pub fn settled(rows: &[RunRow]) -> Option<Stop> {
+/// Whether the runs of the first seeds, in seed order, settle the cell
+/// under `rule`.
+pub fn settled(rows: &[RunRow], rule: Rule) -> Option<Stop> {
     let conclusive: Vec<&RunRow> = rows.iter().filter(|r| r.conclusive()).collect();
     let violating = |r: &&RunRow| r.verdict == crate::check::Verdict::Violation.as_str();
-    if conclusive.len() >= FIRST && conclusive[..FIRST].iter().all(violating) {
+    let first = rule.violating_after;
+    assert!(
+        first >= FIRST,
+        "a rule that settles on {first} violating runs"
+    );
+    if conclusive.len() >= first && conclusive[..first].iter().all(violating) {
         return Some(Stop::Violating);
     }
     if conclusive.len() >= SAFE_AT && !conclusive.iter().any(violating) {
@@ -77,11 +120,11 @@ pub fn settled(rows: &[RunRow]) -> Option<Stop> {
     None
 }
 
-/// The length of the shortest prefix of `rows` that settles the cell, and
-/// why; all of them ([`Stop::Budget`]) when none does.
-pub fn stop_point(rows: &[RunRow]) -> (usize, Stop) {
+/// The length of the shortest prefix of `rows` that settles the cell
+/// under `rule`, and why; all of them ([`Stop::Budget`]) when none does.
+pub fn stop_point(rows: &[RunRow], rule: Rule) -> (usize, Stop) {
     (1..=rows.len())
-        .find_map(|n| settled(&rows[..n]).map(|s| (n, s)))
+        .find_map(|n| settled(&rows[..n], rule).map(|s| (n, s)))
         .unwrap_or((rows.len(), Stop::Budget))
 }
 
@@ -107,12 +150,18 @@ mod tests {
         v.push("inconclusive");
         v.extend(["violation"; 7]);
         v.extend(["safe"; 5]);
-        assert_eq!(stop_point(&rows(&v)), (11, Stop::Violating));
+        assert_eq!(
+            stop_point(&rows(&v), Rule::default()),
+            (11, Stop::Violating)
+        );
         // One safe run among the first ten: mixed, to the budget.
         let mut mixed = vec!["violation"; 9];
         mixed.push("safe");
         mixed.extend(["violation"; 30]);
-        assert_eq!(stop_point(&rows(&mixed)), (40, Stop::Budget));
+        assert_eq!(
+            stop_point(&rows(&mixed), Rule::default()),
+            (40, Stop::Budget)
+        );
     }
 
     #[test]
@@ -120,14 +169,23 @@ mod tests {
         let mut v = vec!["safe"; 60];
         v.extend(["inconclusive"; 5]);
         v.extend(["safe"; 50]);
-        assert_eq!(stop_point(&rows(&v)), (108, Stop::Safe));
+        assert_eq!(stop_point(&rows(&v), Rule::default()), (108, Stop::Safe));
         // 100 safe runs, as the rule of before settled them, do not.
-        assert_eq!(stop_point(&rows(&["safe"; 100])), (100, Stop::Budget));
+        assert_eq!(
+            stop_point(&rows(&["safe"; 100]), Rule::default()),
+            (100, Stop::Budget)
+        );
         let mut late = vec!["safe"; 99];
         late.push("violation");
         late.extend(["safe"; 50]);
-        assert_eq!(stop_point(&rows(&late)), (150, Stop::Budget));
-        assert_eq!(stop_point(&rows(&["safe"; 20])), (20, Stop::Budget));
+        assert_eq!(
+            stop_point(&rows(&late), Rule::default()),
+            (150, Stop::Budget)
+        );
+        assert_eq!(
+            stop_point(&rows(&["safe"; 20]), Rule::default()),
+            (20, Stop::Budget)
+        );
     }
 
     #[test]
@@ -138,6 +196,34 @@ mod tests {
         assert!(upper(SAFE_AT - 1) > SAFE_BOUND, "{}", upper(SAFE_AT - 1));
         // The interval of the first ten, all violating, starts above 72%.
         assert!(wilson(FIRST as u64, FIRST as u64, Z95).0 > 0.72);
+    }
+
+    #[test]
+    fn a_matrix_that_asks_for_twenty_violating_runs_goes_on_past_ten() {
+        let twenty = Rule {
+            violating_after: 20,
+        };
+        let all = vec!["violation"; 25];
+        assert_eq!(stop_point(&rows(&all), twenty), (20, Stop::Violating));
+        assert_eq!(stop_point(&rows(&all[..15]), twenty), (15, Stop::Budget));
+        // A safe run among the first twenty: mixed, though the first ten
+        // would have settled it under the default rule.
+        let mut late = vec!["violation"; 14];
+        late.push("safe");
+        late.extend(["violation"; 10]);
+        assert_eq!(stop_point(&rows(&late), twenty), (25, Stop::Budget));
+        assert_eq!(
+            stop_point(&rows(&late), Rule::default()),
+            (10, Stop::Violating)
+        );
+        // Inconclusive runs count for neither side.
+        let mut gaps = vec!["violation"; 10];
+        gaps.extend(["inconclusive"; 3]);
+        gaps.extend(["violation"; 10]);
+        assert_eq!(stop_point(&rows(&gaps), twenty), (23, Stop::Violating));
+        assert!(Stop::Violating
+            .worded(twenty)
+            .contains("first 20 conclusive"));
     }
 
     #[test]
