@@ -18,7 +18,7 @@ use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::{finished, has_run_report, run_sweeps, Sweep, Swept};
 use redlock_harness::sweep::matrix::{cell_dir, kept, spread, swept};
 use redlock_harness::sweep::rows::RunRow;
-use redlock_harness::sweep::settle::Rule;
+use redlock_harness::sweep::settle::{stop_point, Rule};
 use redlock_report::matrix::{Cell, Outcome};
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
@@ -155,13 +155,7 @@ pub(crate) fn run<'a>(
     let to_run: Vec<usize> = spread_by_language(&planned);
     let sweeps = to_run.iter().map(|&i| match &planned[i] {
         Planned::ToRun(c, la, scenario, before) => {
-            if !before.is_empty() {
-                eprintln!(
-                    "{}: going on after the {} runs it had finished",
-                    name(c),
-                    before.len()
-                );
-            }
+            said_before(c, before, Rule::of(m));
             Sweep {
                 scenario,
                 seeds: m.seeds.clone(),
@@ -175,24 +169,26 @@ pub(crate) fn run<'a>(
         _ => unreachable!("only cells to run are swept"),
     });
     let found = |k: usize| match &planned[to_run[k]] {
-        Planned::ToRun(c, la, scenario, _) => (c, la.as_ref(), scenario.as_ref()),
+        Planned::ToRun(c, la, scenario, before) => {
+            (c, la.as_ref(), scenario.as_ref(), before.len())
+        }
         _ => unreachable!("only cells to run are swept"),
     };
     let mut progress = progress;
     for p in &planned {
         if let Planned::Kept(c, _) = p {
-            progress.done(&c.library.language, 0);
+            progress.done(&c.library.language, 0, false);
         }
     }
     let progress = Mutex::new(progress);
     let failed: Mutex<Vec<(usize, u8)>> = Mutex::new(Vec::new());
     let each = |k: usize, r: &Result<LabRun, LabError>, out: &Path| {
-        let (c, la, _) = found(k);
+        let (c, la, ..) = found(k);
         said_run(c, la, r, out)
     };
     let done = |k: usize, s: &Result<Swept, LabError>| {
-        let (c, _, scenario) = found(k);
-        if let Err(code) = ended(a, m, (c, scenario), s, &progress) {
+        let (c, _, scenario, before) = found(k);
+        if let Err(code) = ended(a, m, (c, scenario, before), s, &progress) {
             let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
             f.push((to_run[k], code));
         }
@@ -253,12 +249,34 @@ fn said_run(
     Ok(())
 }
 
+/// Says what a cell to run does with the runs it had finished: goes on
+/// after them, or, when the rule settles it before their end (a file that
+/// now asks for fewer violating runs), cuts them back to its stop.
+fn said_before(c: &Found<'_>, before: &[RunRow], rule: Rule) {
+    match stop_point(before, rule) {
+        _ if before.is_empty() => {}
+        (n, _) if n < before.len() => eprintln!(
+            "{}: cut back to {n} of the {} runs it had finished: the rule settles it there \
+             (violating_after {})",
+            name(c),
+            before.len(),
+            rule.violating_after
+        ),
+        _ => eprintln!(
+            "{}: going on after the {} runs it had finished",
+            name(c),
+            before.len()
+        ),
+    }
+}
+
 /// Cell `c` as its sweep ends: its dropped runs removed, its files
-/// written, a progress line said; a failure said, and its exit code.
+/// written, a progress line said (counting the runs this matrix made, not
+/// the `before` rows it went on after); a failure said, and its exit code.
 fn ended(
     a: &Options,
     m: &Matrix,
-    (c, scenario): (&Found<'_>, &Scenario),
+    (c, scenario, before): (&Found<'_>, &Scenario, usize),
     s: &Result<Swept, LabError>,
     progress: &Mutex<MatrixProgress>,
 ) -> Result<(), u8> {
@@ -279,7 +297,13 @@ fn ended(
     // run again: the others go on.
     write_cell(a, c, scenario, m.seeds.clone(), &s.rows)?;
     let mut p = progress.lock().unwrap_or_else(|p| p.into_inner());
-    p.done(&c.library.language, s.rows.len());
+    // The rows hold those of before up to the stop: a cell cut back to its
+    // stop made no run here.
+    p.done(
+        &c.library.language,
+        s.rows.len().saturating_sub(before),
+        true,
+    );
     let line = p.line(&name(c));
     let worded = s.stop.worded(Rule::of(m));
     eprintln!("{line} {} runs: {worded}", s.rows.len());

@@ -85,7 +85,8 @@ enum Command {
     /// its kind, single or redlock) on every fault's scenario for its kind,
     /// each a lab sweep into DIR/<library>-<version>/<fault>/, its seeds in
     /// order until its verdict is settled (the first 10 conclusive runs all
-    /// violated, or 103 conclusive runs none did) or its seeds, the budget,
+    /// violated, or the file's violating_after; or 103 conclusive runs none
+    /// did) or its seeds, the budget,
     /// run out; then matrix.csv, matrix.svg, report.md and index.html. A
     /// cell already swept is read back (--fresh runs it again).
     Matrix(matrix::Args),

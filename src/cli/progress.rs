@@ -129,13 +129,15 @@ impl MatrixProgress {
         )
     }
 
-    /// A cell of `language` done: `runs` run now (0: read back).
-    pub(crate) fn done(&mut self, language: &str, runs: usize) {
+    /// A cell of `language` done: `runs` run now, `swept` whether it was
+    /// one of the cells to run (not read back; a cell cut back to its stop
+    /// is one, and runs nothing).
+    pub(crate) fn done(&mut self, language: &str, runs: usize, swept: bool) {
         if let Some(d) = self.languages.get_mut(language) {
             d.0 += 1;
         }
         self.runs += runs;
-        self.ran_cells += usize::from(runs > 0);
+        self.ran_cells += usize::from(swept);
     }
 }
 

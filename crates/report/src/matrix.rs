@@ -330,12 +330,15 @@ fn served_by(servers: Option<Servers>) -> Vec<Inline> {
 }
 
 fn stop_rule_text(rule: Rule) -> String {
+    use redlock_harness::stats::{wilson, Z95};
     use redlock_harness::sweep::settle::SAFE_AT;
     let first = rule.violating_after;
+    // 72% for 10 runs, 83% for 20: the lower end, rounded down.
+    let low = (wilson(first as u64, first as u64, Z95).0 * 100.0).floor();
     format!(
         "A cell runs its seeds in order and stops as soon as its verdict is settled: when its \
          first {first} conclusive runs all violated (the interval's lower end is then above \
-         72%), or when {SAFE_AT} conclusive runs had no violation (its upper end is then at \
+         {low}%), or when {SAFE_AT} conclusive runs had no violation (its upper end is then at \
          most 3.6%, the fewest runs for which it is). Any other cell runs every seed of its budget. Inconclusive runs count for \
          neither."
     )
