@@ -13,7 +13,8 @@ use super::matrix_cells::{lab_args, plan, run, KeepRuns, Options, Planned, SERVE
 use super::progress::MatrixProgress;
 use redlock_harness::scenario::matrix::{parse, Fault, Library, Matrix};
 use redlock_harness::sweep::matrix::{
-    cell_dir, cells, check_shards, kept, shard_of, shards, swept, ShardMark, SHARD_MARK,
+    cell_dir, cells, check_shards, kept, recorded_command, shard_of, shards, swept, ShardMark,
+    COMMAND, SHARD_MARK,
 };
 use redlock_harness::sweep::settle::Rule;
 use redlock_report::gate::{compare, BaseCell};
@@ -96,7 +97,9 @@ pub(crate) fn main(args: Args) -> u8 {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&matrix.name));
-    if let Err(e) = served_alike(&args, &matrix, &dir) {
+    if let Err(e) =
+        served_alike(&args, &matrix, &dir).and_then(|()| commands_alike(&args, &matrix, &dir))
+    {
         eprintln!("redlock-sim matrix: {e}");
         return exit::BAD_INPUT;
     }
@@ -176,6 +179,47 @@ fn served_alike(a: &Args, m: &Matrix, dir: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Checks, before anything is written, that no cell of `dir` that will go
+/// on after runs it had finished recorded another client command than
+/// the matrix file gives (unless `--fresh` runs it again): its verdict
+/// would mix two programs. A finished cell is read back with the command
+/// it recorded, whatever the file says now.
+fn commands_alike(a: &Args, m: &Matrix, dir: &Path) -> Result<(), String> {
+    if a.fresh {
+        return Ok(());
+    }
+    for (l, f) in cells(m) {
+        let cell = dir.join(cell_dir(l, f));
+        let Some(ran) = recorded_command(&cell) else {
+            continue;
+        };
+        if ran == l.command || kept(&cell, m).is_some() || !has_runs(&cell) {
+            continue;
+        }
+        return Err(format!(
+            "{}: the cell's runs used `{}`, and the matrix file now gives `{}`: going on \
+             would mix two commands in one verdict: give its command back, --fresh, or \
+             another --out",
+            cell.join(COMMAND).display(),
+            ran.join(" "),
+            l.command.join(" ")
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a cell's directory holds runs: a `runs.csv`, or a run's
+/// report (`seed-<N>/index.html`).
+fn has_runs(cell: &Path) -> bool {
+    let run_report = |e: std::fs::DirEntry| {
+        let name = e.file_name();
+        name.to_str().is_some_and(|n| n.starts_with("seed-"))
+            && e.path().join("index.html").is_file()
+    };
+    cell.join("runs.csv").is_file()
+        || std::fs::read_dir(cell).is_ok_and(|d| d.flatten().any(run_report))
 }
 
 /// The matrix file, read and parsed, `--seeds` applied; exit 2 if bad.

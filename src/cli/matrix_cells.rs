@@ -16,7 +16,7 @@ use redlock_harness::runner::parse_set;
 use redlock_harness::scenario::matrix::{Fault, Library, Matrix};
 use redlock_harness::scenario::Scenario;
 use redlock_harness::sweep::lab::{finished, has_run_report, run_sweeps, Sweep, Swept};
-use redlock_harness::sweep::matrix::{cell_dir, kept, spread, swept};
+use redlock_harness::sweep::matrix::{cell_dir, kept, recorded_command, spread, swept, COMMAND};
 use redlock_harness::sweep::rows::RunRow;
 use redlock_harness::sweep::settle::{stop_point, Rule};
 use redlock_report::matrix::{Cell, Outcome};
@@ -120,6 +120,7 @@ pub(crate) fn plan<'a>(
     }
     let la = lab_args(a, l, file, found.dir.clone());
     let scenario = load(&la)?;
+    record_command(l, &found.dir)?;
     // An interrupted cell goes on after the runs it finished.
     let before = match a.fresh {
         true => Vec::new(),
@@ -334,6 +335,20 @@ fn assemble<'a>(
         .collect()
 }
 
+/// Records in a cell's directory the client command its runs use
+/// ([`COMMAND`]). A cell that goes on after runs of another command was
+/// refused before anything was written (`matrix::commands_alike`).
+fn record_command(l: &Library, cell: &Path) -> Result<(), u8> {
+    let text = serde_json::to_string(&l.command).expect("a list of strings") + "\n";
+    std::fs::write(cell.join(COMMAND), text).map_err(|e| {
+        eprintln!(
+            "redlock-sim matrix: cannot write to {}: {e}",
+            cell.display()
+        );
+        exit::SOFTWARE
+    })
+}
+
 /// Records in a cell's directory what served its runs.
 fn record_served(a: &Options, cell: &Path) -> Result<(), u8> {
     let text = format!("{}\n", a.servers.as_str());
@@ -371,8 +386,9 @@ fn write_cell(
         written =
             write_rows(&dir.join("runs.csv"), &[], rows).and_then(|()| prune_runs(dir, first));
     }
-    let cmd = &c.library.command;
-    let written = written.and_then(|()| write(dir, scenario, c.file, seeds, rows, cmd));
+    // A cell read back keeps the command it ran with.
+    let cmd = recorded_command(dir).unwrap_or_else(|| c.library.command.clone());
+    let written = written.and_then(|()| write(dir, scenario, c.file, seeds, rows, &cmd));
     written.map(drop).map_err(|e| {
         eprintln!("redlock-sim matrix: cannot write to {}: {e}", dir.display());
         exit::SOFTWARE

@@ -617,25 +617,28 @@ fn a_bad_matrix_file_is_exit_2_naming_the_line_and_writes_nothing() {
 /// A matrix file's `violating_after`: a cell that stopped at 10 of 10
 /// goes on from seed 11 when the file asks for 12, its first ten runs
 /// kept as they were, and says so; with the key gone again, the runs past
-/// the default's stop are dropped, their directories removed.
+/// the default's stop are dropped, their directories removed. And the
+/// command a cell recorded (`command.json`): read back under a file that
+/// now gives another, the cell keeps the command it ran in its report,
+/// the matrix's report names it, and going on with the other is refused.
 #[test]
-fn violating_after_makes_a_settled_cell_go_on_and_its_absence_cuts_it_back() {
+fn violating_after_makes_a_settled_cell_go_on_and_a_cell_keeps_its_command() {
     let dir = std::env::temp_dir().join(format!("redlock-matrix-after-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let text = |after: &str| {
+    let text = |after: &str, extra: &str| {
         format!(
             "name = \"after\"\ndescription = \"violating_after's test\"\nseeds = \"1..=14\"\n{after}\n\
              [[library]]\nname = \"redlock-sim's client\"\nversion = \"built-in\"\n\
-             language = \"Rust\"\nkind = \"redlock\"\ncommand = [{BIN:?}, \"lab-client\"]\n\n\
+             language = \"Rust\"\nkind = \"redlock\"\ncommand = [{BIN:?}, \"lab-client\"{extra}]\n\n\
              [[fault]]\nname = \"restart\"\nredlock = \"tests/data/lab/crash_restart.toml\"\n\
              not_single = \"none\"\n"
         )
     };
     let (file, out) = (dir.join("m.toml"), dir.join("out"));
     let cell = out.join("redlock-sim-s-client-built-in/restart");
-    let run = |after: &str| {
-        std::fs::write(&file, text(after)).unwrap();
+    let matrix = |after: &str, extra: &str| {
+        std::fs::write(&file, text(after, extra)).unwrap();
         let o = Command::new(BIN)
             .arg("matrix")
             .arg(&file)
@@ -643,8 +646,14 @@ fn violating_after_makes_a_settled_cell_go_on_and_its_absence_cuts_it_back() {
             .arg(&out)
             .output()
             .expect("the binary runs");
-        let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert_eq!(o.status.code(), Some(0), "{err}");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let run = |after: &str| {
+        let (code, err) = matrix(after, "");
+        assert_eq!(code, Some(0), "{err}");
         err
     };
     let ten: Vec<String> = (1..=10).map(|s| s.to_string()).collect();
@@ -655,6 +664,35 @@ fn violating_after_makes_a_settled_cell_go_on_and_its_absence_cuts_it_back() {
     );
     assert_eq!(seeds(&cell), ten);
     let before = std::fs::read_to_string(cell.join("runs.csv")).unwrap();
+    let recorded = std::fs::read_to_string(cell.join("command.json")).unwrap();
+    assert_eq!(recorded.trim(), format!("[{BIN:?},\"lab-client\"]"));
+
+    // The file now gives another command: read back, the cell keeps its.
+    let (code, err) = matrix("", ", \"--other\"");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !err.contains(": seed "),
+        "a cell read back runs nothing: {err}"
+    );
+    let report = std::fs::read_to_string(cell.join("report.md")).unwrap();
+    assert!(
+        report.contains(&format!("-- {BIN} lab-client`")),
+        "{report}"
+    );
+    assert!(!report.contains("--other"), "{report}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains(&format!("its runs under restart used `{BIN} lab-client`")),
+        "{report}"
+    );
+    // Going on with it would mix two commands: refused, nothing written.
+    let (code, err) = matrix("violating_after = 12", ", \"--other\"");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("command.json: the cell's runs used"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(cell.join("runs.csv")).unwrap(),
+        before
+    );
 
     let err = run("violating_after = 12");
     assert!(

@@ -294,25 +294,48 @@ fn document(out: &MatrixOutput) -> Vec<Block> {
     doc.push(Block::List(not_cells(out)));
     doc.push(Block::H(2, "Libraries".into()));
     doc.push(Block::List(
-        m.libraries
-            .iter()
-            .map(|l| {
-                let mut line = vec![
-                    bold(format!("{} {}", l.name, l.version)),
-                    text(format!(" ({}, {}): ", l.language, l.kind.as_str())),
-                    code(l.command.join(" ")),
-                ];
-                if !l.set.is_empty() {
-                    line.push(text(", every scenario with ".to_string()));
-                    line.push(code(l.set.join(" ")));
-                }
-                line
-            })
-            .collect(),
+        m.libraries.iter().map(|l| library_line(out, l)).collect(),
     ));
     doc.push(Block::H(2, "Regenerate".into()));
     doc.push(Block::P(vec![code(out.command.clone())]));
     doc
+}
+
+/// A library's line: its command and settings, and the cells whose runs
+/// used another command than the file gives now (as each recorded it).
+fn library_line(out: &MatrixOutput, l: &Library) -> Vec<Inline> {
+    let mut line = vec![
+        bold(format!("{} {}", l.name, l.version)),
+        text(format!(" ({}, {}): ", l.language, l.kind.as_str())),
+        code(l.command.join(" ")),
+    ];
+    if !l.set.is_empty() {
+        line.push(text(", every scenario with ".to_string()));
+        line.push(code(l.set.join(" ")));
+    }
+    // Each other command, with the faults of the cells that ran it.
+    let mut other: Vec<(&[String], Vec<&str>)> = Vec::new();
+    let same = |c: &&Cell| c.library.name == l.name && c.library.version == l.version;
+    for c in out.cells.iter().filter(same) {
+        let Some(ran) = c.swept().and_then(|s| s.command.as_deref()) else {
+            continue;
+        };
+        if ran == l.command.as_slice() {
+            continue;
+        }
+        match other.iter_mut().find(|(cmd, _)| *cmd == ran) {
+            Some((_, faults)) => faults.push(&c.fault.name),
+            None => other.push((ran, vec![&c.fault.name])),
+        }
+    }
+    for (cmd, faults) in other {
+        line.push(text(format!(
+            "; its runs under {} used ",
+            faults.join(", ")
+        )));
+        line.push(code(cmd.join(" ")));
+    }
+    line
 }
 
 /// Which servers the runs had, in words.

@@ -37,6 +37,24 @@ pub struct Swept<'a> {
     pub inconclusive: Vec<(u64, String)>,
     /// Why it stopped where it did.
     pub stop: Stop,
+    /// The client command its runs used, as the cell recorded it
+    /// ([`COMMAND`]); `None` in a cell of a version that did not record
+    /// it, taken to be the matrix file's.
+    pub command: Option<Vec<String>>,
+}
+
+/// The file in a cell's directory that records the client command its
+/// runs used (a JSON array of the words), written as the cell starts to
+/// run, so that a cell read back is reported with the command it ran, not
+/// the one the matrix file gives now.
+pub const COMMAND: &str = "command.json";
+
+/// The client command a cell in `dir` recorded ([`COMMAND`]), if it did.
+pub fn recorded_command(dir: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(dir.join(COMMAND)).ok()?;
+    serde_json::from_str::<Vec<String>>(&text)
+        .ok()
+        .filter(|c| !c.is_empty())
 }
 
 /// What one library got on one fault.
@@ -303,6 +321,7 @@ pub fn swept<'a>(file: &'a str, dir: String, at: &Path, rows: &[RunRow], rule: R
         kinds: (overlap, stale),
         inconclusive,
         stop,
+        command: recorded_command(at),
     }
 }
 
