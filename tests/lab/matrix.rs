@@ -682,7 +682,7 @@ fn violating_after_makes_a_settled_cell_go_on_and_a_cell_keeps_its_command() {
     assert!(!report.contains("--other"), "{report}");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        report.contains(&format!("its runs under restart used `{BIN} lab-client`")),
+        report.contains(&format!("every one of its runs used `{BIN} lab-client`")),
         "{report}"
     );
     // Going on with it would mix two commands: refused, nothing written.

@@ -328,11 +328,15 @@ fn library_line(out: &MatrixOutput, l: &Library) -> Vec<Inline> {
             None => other.push((ran, vec![&c.fault.name])),
         }
     }
+    let all = (out.cells.iter().filter(same))
+        .filter(|c| c.swept().is_some())
+        .count();
     for (cmd, faults) in other {
-        line.push(text(format!(
-            "; its runs under {} used ",
-            faults.join(", ")
-        )));
+        let which = match faults.len() == all {
+            true => "every one of its runs used ".to_string(),
+            false => format!("its runs under \"{}\" used ", faults.join("\", \"")),
+        };
+        line.push(text(format!("; {which}")));
         line.push(code(cmd.join(" ")));
     }
     line
