@@ -163,7 +163,7 @@ pub(crate) fn run<'a>(
                 before: before.clone(),
                 cmd: &la.cmd,
                 dir: &c.dir,
-                stop: Some(Rule::of(m)),
+                rule: Some(Rule::of(m)),
                 weight: c.library.weight(),
             }
         }

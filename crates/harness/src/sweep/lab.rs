@@ -36,7 +36,7 @@ pub struct Sweep<'a> {
     pub dir: &'a Path,
     /// With a rule, no further than its verdict is settled by it
     /// ([`super::settle`]); without, every seed.
-    pub stop: Option<Rule>,
+    pub rule: Option<Rule>,
     /// Slots of `jobs` one of its runs takes (at least 1): more for a
     /// runtime heavy to start, a JVM.
     pub weight: usize,
@@ -54,7 +54,7 @@ struct Plan<'a> {
 
 /// Runs the seeds of `seeds` in order, `jobs` at once, each seed's client
 /// logs in `dir/seed-<N>/clients/`, handing each run as it ends (or why it
-/// could not be made) to `each`, with its directory; with a `stop` rule, no
+/// could not be made) to `each`, with its directory; with a `rule`, no
 /// further than the cell's verdict is settled by it. `before` are the rows of
 /// the first seeds, run earlier (an interrupted sweep's, see
 /// [`finished`]): the sweep goes on after them. The rows in seed order, or
@@ -68,7 +68,7 @@ pub fn run_seeds(
     jobs: usize,
     dir: &Path,
     servers: Servers,
-    stop: Option<Rule>,
+    rule: Option<Rule>,
     each: impl Fn(&Result<LabRun, LabError>, &Path) -> Result<(), LabError> + Sync,
 ) -> Result<Swept, LabError> {
     let sweep = Sweep {
@@ -77,7 +77,7 @@ pub fn run_seeds(
         before,
         cmd,
         dir,
-        stop,
+        rule,
         weight: 1,
     };
     let each = |_: usize, r: &Result<LabRun, LabError>, out: &Path| each(r, out);
@@ -121,9 +121,9 @@ fn plan(mut sweep: Sweep<'_>) -> Plan<'_> {
         before.len() <= all.len() && before.iter().zip(&all).all(|(r, &s)| r.seed == s),
         "the rows run before are the sweep's first seeds"
     );
-    let (before, past) = up_to_the_stop(before, sweep.stop);
+    let (before, past) = up_to_the_stop(before, sweep.rule);
     let settled_by = sweep
-        .stop
+        .rule
         .is_some_and(|rule| settled(&before, rule).is_some());
     let list = match settled_by {
         true => Vec::new(),
@@ -166,7 +166,7 @@ where
                 _ => {
                     let mut rows = s.before.clone();
                     rows.extend(results.iter().flatten().cloned());
-                    s.stop.is_some_and(|rule| settled(&rows, rule).is_some())
+                    s.rule.is_some_and(|rule| settled(&rows, rule).is_some())
                 }
             },
         ),
@@ -189,14 +189,14 @@ fn swept(p: &Plan<'_>, prefix: Prefix<Result<RunRow, LabError>>) -> Result<Swept
     );
     let mut dropped = p.past.clone();
     dropped.extend(prefix.dropped.iter().map(|&i| p.list[i]));
-    Ok(finish(rows, p.sweep.stop, dropped))
+    Ok(finish(rows, p.sweep.rule, dropped))
 }
 
-/// `rows` up to where the stopping rule `stop` settles them (all of them
+/// `rows` up to where the stopping rule `rule` settles them (all of them
 /// without one), and the seeds past that point: an interrupted sweep may
 /// have finished runs it would have dropped.
-fn up_to_the_stop(mut rows: Vec<RunRow>, stop: Option<Rule>) -> (Vec<RunRow>, Vec<u64>) {
-    let n = match stop {
+fn up_to_the_stop(mut rows: Vec<RunRow>, rule: Option<Rule>) -> (Vec<RunRow>, Vec<u64>) {
+    let n = match rule {
         Some(rule) => stop_point(&rows, rule).0,
         None => rows.len(),
     };
