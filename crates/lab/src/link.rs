@@ -89,7 +89,8 @@ pub struct Link {
     pub up: watch::Sender<Setting>,
     /// The server-to-client direction.
     pub down: watch::Sender<Setting>,
-    server: watch::Sender<SocketAddr>,
+    /// Where new connections go; `None` while the server is gone.
+    server: watch::Sender<Option<SocketAddr>>,
     reset: Arc<watch::Sender<u64>>,
     tasks: JoinSet<()>,
 }
@@ -135,7 +136,7 @@ impl Link {
         let addr = listener.local_addr()?;
         let (up, up_rx) = watch::channel(setting);
         let (down, down_rx) = watch::channel(setting);
-        let (server, server_rx) = watch::channel(server);
+        let (server, server_rx) = watch::channel(Some(server));
         let reset = Arc::new(watch::channel(0).0);
         let shared = Shared {
             up: up_rx,
@@ -159,7 +160,18 @@ impl Link {
     /// Where new connections go from now on (a node that restarted on
     /// other ports).
     pub fn set_server(&self, server: SocketAddr) {
-        self.server.send_replace(server);
+        self.server.send_replace(Some(server));
+    }
+
+    /// The server crashed: every connection through the link ends now
+    /// with a reset ([`Link::reset`]), and new ones are refused (a reset)
+    /// until [`Link::set_server`] names where it came back. The link
+    /// never connects to the gone server's address: once freed, its port
+    /// may be any other program's (another run's node, on a busy
+    /// machine), which would answer in the server's place.
+    pub fn server_gone(&self) {
+        self.server.send_replace(None);
+        self.reset();
     }
 
     /// The server is gone (a crash): every connection through the link
@@ -192,7 +204,7 @@ async fn accept_loop(listener: TcpListener, shared: Shared, seed: u64) {
 struct Shared {
     up: watch::Receiver<Setting>,
     down: watch::Receiver<Setting>,
-    server: watch::Receiver<SocketAddr>,
+    server: watch::Receiver<Option<SocketAddr>>,
     reset: Arc<watch::Sender<u64>>,
     extra: Extra,
 }
@@ -242,7 +254,11 @@ async fn forward(client: &mut TcpStream, shared: &mut Shared, rng: &mut ChaCha8R
     let Some((early, early_reads)) = handshake(client, shared, rng).await else {
         return false;
     };
-    let server = *shared.server.borrow();
+    // A server gone (crashed, not yet back) refuses, as its closed port
+    // would: its address is not connected to.
+    let Some(server) = *shared.server.borrow() else {
+        return true;
+    };
     let Ok(mut upstream) = TcpStream::connect(server).await else {
         return true;
     };

@@ -148,8 +148,10 @@ impl engine::World for LabWorld {
         self.net.apply(cuts);
     }
 
-    /// The node's process ends; its links are reset (a crash does not cut
-    /// them here: a connect to its closed ports is refused).
+    /// The node's process ends; its links are reset and refuse new
+    /// connections until it is back (a crash does not cut them here: they
+    /// refuse as its closed ports would, without connecting to its old
+    /// address, which another program may have bound since).
     async fn crash(&mut self, _at: Duration, host: &str, _kill: bool, _: &mut Cuts, _: Cause) {
         let crashed = self.node(host).crash().await;
         assert!(
@@ -157,7 +159,7 @@ impl engine::World for LabWorld {
             "lab: {host} was up by the engine's count but not by its own"
         );
         for (_, link) in self.net.links_into(host) {
-            link.reset();
+            link.server_gone();
         }
         self.rec.node_down(host);
     }

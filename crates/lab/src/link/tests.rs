@@ -257,6 +257,36 @@ async fn a_refused_connect_is_a_reset_and_a_moved_server_is_followed() {
     assert_eq!(rx.recv().await.unwrap().1.as_deref(), Some(&b"z"[..]));
 }
 
+/// A crashed server's link refuses new connections itself: a program
+/// that took the freed port since (here a listener still at the old
+/// address, as another run's node could be) is never connected to, and
+/// nothing reaches it until the link is told where the server came back.
+#[tokio::test]
+async fn a_gone_server_is_refused_by_the_link_even_when_its_port_answers() {
+    let (addr, mut rx) = server().await;
+    let link = Link::open(addr, Setting::open(MS), 10).await.unwrap();
+    link.server_gone();
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    let _ = c.write_all(b"SET").await;
+    let mut b = [0u8; 1];
+    let got = tokio::time::timeout(SLACK, c.read(&mut b))
+        .await
+        .expect("client still open");
+    assert_eq!(
+        got.expect_err("a reset").kind(),
+        std::io::ErrorKind::ConnectionReset
+    );
+    assert!(
+        tokio::time::timeout(100 * MS, rx.recv()).await.is_err(),
+        "the old address was connected to"
+    );
+    let (back, mut back_rx) = server().await;
+    link.set_server(back);
+    let mut c = TcpStream::connect(link.addr).await.unwrap();
+    c.write_all(b"z").await.unwrap();
+    assert_eq!(back_rx.recv().await.unwrap().1.as_deref(), Some(&b"z"[..]));
+}
+
 #[tokio::test]
 async fn dropping_the_link_ends_its_connections_and_frees_its_port() {
     let (addr, mut rx) = server().await;
